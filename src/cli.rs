@@ -1,0 +1,384 @@
+//! The command line: `cargo kprof [OPTIONS] [-- BENCH_ARGS]` and its subcommands.
+//!
+//! Parsing is pure (clap derive, no I/O); [`main`] then resolves the arguments and
+//! the manifests into one [`crate::plan::Plan`] before any process starts, the way
+//! ripgrep separates its low-level and high-level arguments. Target selection flags
+//! are cargo's own, with cargo's wording.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::error::{exit_code_of, ExitCode};
+
+/// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
+#[derive(Debug, Parser)]
+#[command(name = "cargo", bin_name = "cargo", styles = clap_cargo_styles())]
+pub enum CargoCli {
+    /// Profile CUDA kernels with Nsight Compute: build with line info, collect in stages, diagnose.
+    Kprof(KprofArgs),
+}
+
+/// `cargo kprof`.
+#[derive(Debug, Args)]
+#[command(
+    version,
+    about = "Profile CUDA kernels of Rust projects with Nsight Compute, evidence first",
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `cargo kprof list` to see the configured kernels.\n\
+                  Exit codes are listed in the README (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
+)]
+pub struct KprofArgs {
+    /// What to do; without a subcommand, profile the selected kernels.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Profiling options.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the configured kernels with their index
+    List(ListArgs),
+    /// Build a profile directory from existing ncu CSV exports (not implemented yet)
+    Import(ReservedArgs),
+    /// Re-render the summaries and reports of a profile directory (not implemented yet)
+    Report(ReservedArgs),
+    /// Compare a profile with a baseline (not implemented yet)
+    Compare(ReservedArgs),
+    /// Profile and gate on performance regressions, for CI (not implemented yet)
+    Check(ReservedArgs),
+    /// Check what profiling needs on this machine (not implemented yet)
+    Doctor(ReservedArgs),
+    /// Explain a metric, section, stage or classification (not implemented yet)
+    Explain(ReservedArgs),
+    /// Pack built targets and the plan to profile on another machine (not implemented yet)
+    Archive(ReservedArgs),
+    /// Profile from an archive on a machine without cargo (not implemented yet)
+    Run(ReservedArgs),
+}
+
+impl Command {
+    /// The subcommand's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::List(_) => "list",
+            Command::Import(_) => "import",
+            Command::Report(_) => "report",
+            Command::Compare(_) => "compare",
+            Command::Check(_) => "check",
+            Command::Doctor(_) => "doctor",
+            Command::Explain(_) => "explain",
+            Command::Archive(_) => "archive",
+            Command::Run(_) => "run",
+        }
+    }
+}
+
+/// Arguments of a subcommand that is reserved but not implemented yet.
+#[derive(Debug, Args)]
+pub struct ReservedArgs {
+    /// Arguments (ignored).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    pub args: Vec<String>,
+}
+
+/// `cargo kprof list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Which packages.
+    #[command(flatten)]
+    pub packages: PackageSelection,
+    /// Show only the kernel with this index
+    #[arg(long, value_name = "N")]
+    pub index: Option<usize>,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// Manifest and package selection, as cargo spells it.
+#[derive(Debug, Args, Default, Clone)]
+pub struct PackageSelection {
+    /// Path to Cargo.toml
+    #[arg(long, value_name = "PATH", help_heading = "Manifest Options")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package(s) to profile
+    #[arg(short = 'p', long = "package", value_name = "SPEC", help_heading = "Package Selection")]
+    pub packages: Vec<String>,
+    /// Profile every configured kernel of the workspace
+    #[arg(long, help_heading = "Package Selection")]
+    pub workspace: bool,
+}
+
+/// Output format and verbosity.
+#[derive(Debug, Args, Clone)]
+pub struct OutputArgs {
+    /// Output format
+    #[arg(long, value_enum, value_name = "FMT", default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
+    /// Use verbose output (-vv very verbose)
+    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "quiet")]
+    pub verbose: u8,
+    /// Do not print progress and notes
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Coloring
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// `--message-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MessageFormat {
+    /// Text for people.
+    Human,
+    /// One JSON object per line, for machines.
+    Json,
+}
+
+/// `--color`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Color when the terminal supports it.
+    Auto,
+    /// Always color.
+    Always,
+    /// Never color.
+    Never,
+}
+
+/// `--clock-control`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ClockControlArg {
+    /// Leave the GPU clocks alone (default).
+    None,
+    /// Lock the clocks to base during profiling.
+    Base,
+}
+
+/// Options of the default action: profile.
+#[derive(Debug, Args)]
+pub struct ProfileArgs {
+    /// Packages and manifest.
+    #[command(flatten)]
+    pub packages: PackageSelection,
+
+    /// Profile only the named bench target
+    #[arg(long, value_name = "NAME", help_heading = "Target Selection", group = "target")]
+    pub bench: Option<String>,
+    /// Profile only the named example
+    #[arg(long, value_name = "NAME", help_heading = "Target Selection", group = "target")]
+    pub example: Option<String>,
+    /// Profile only the named binary
+    #[arg(long, value_name = "NAME", help_heading = "Target Selection", group = "target")]
+    pub bin: Option<String>,
+
+    /// Space or comma separated list of features to activate
+    #[arg(short = 'F', long, value_name = "FEATURES", help_heading = "Feature Selection")]
+    pub features: Vec<String>,
+    /// Activate all available features
+    #[arg(long, help_heading = "Feature Selection")]
+    pub all_features: bool,
+    /// Do not activate the `default` feature
+    #[arg(long, help_heading = "Feature Selection")]
+    pub no_default_features: bool,
+
+    /// Build artifacts with the specified profile
+    #[arg(
+        long,
+        value_name = "PROFILE-NAME",
+        default_value = "release",
+        help_heading = "Compilation Options"
+    )]
+    pub profile: String,
+    /// Directory for all generated artifacts (kprof builds in its `kprof/` subdirectory)
+    #[arg(long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
+    pub target_dir: Option<PathBuf>,
+
+    /// Kernel name hint; becomes the ncu filter regex `.*NAME.*` (repeat to profile several)
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
+    pub kernels: Vec<String>,
+    /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
+    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
+    pub kernel_regex: Option<String>,
+    /// Profile the configured kernel with this index (see `cargo kprof list`)
+    #[arg(long, value_name = "N", help_heading = "Profiling Options", conflicts_with_all = ["kernels", "workspace"])]
+    pub index: Option<usize>,
+    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
+    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options", conflicts_with_all = ["set", "sections"])]
+    pub stages: Option<String>,
+    /// Collect this ncu section set in one stage instead of kprof's stages
+    #[arg(long, value_name = "NAME", help_heading = "Profiling Options")]
+    pub set: Option<String>,
+    /// Collect these ncu sections in one stage instead of kprof's stages
+    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Profiling Options")]
+    pub sections: Vec<String>,
+    /// Matching launches to skip before profiling (programs without the kprof harness)
+    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
+    pub launch_skip: Option<u32>,
+    /// Matching launches to profile
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    pub launch_count: Option<u32>,
+    /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
+    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
+    pub envs: Vec<(String, String)>,
+    /// GPU clock control during profiling
+    #[arg(long, value_enum, value_name = "MODE", help_heading = "Profiling Options")]
+    pub clock_control: Option<ClockControlArg>,
+    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
+    #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
+    pub output_dir: Option<PathBuf>,
+    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
+    #[arg(long, help_heading = "Profiling Options")]
+    pub dry_run: bool,
+
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
+
+    /// Arguments passed to the profiled program
+    #[arg(last = true, value_name = "BENCH_ARGS")]
+    pub bench_args: Vec<String>,
+}
+
+/// Parses `KEY=VAL` for `--env`.
+pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not KEY=VAL (e.g. --env NO_GRAPH=1)"))?;
+    if k.is_empty()
+        || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || k.starts_with(|c: char| c.is_ascii_digit())
+    {
+        return Err(format!("`{k}` is not a valid environment variable name"));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+fn clap_cargo_styles() -> clap::builder::Styles {
+    use clap::builder::styling::{AnsiColor, Effects};
+    clap::builder::Styles::styled()
+        .header(AnsiColor::Green.on_default().effects(Effects::BOLD))
+        .usage(AnsiColor::Green.on_default().effects(Effects::BOLD))
+        .literal(AnsiColor::Cyan.on_default().effects(Effects::BOLD))
+        .placeholder(AnsiColor::Cyan.on_default())
+        .error(AnsiColor::Red.on_default().effects(Effects::BOLD))
+        .valid(AnsiColor::Cyan.on_default().effects(Effects::BOLD))
+        .invalid(AnsiColor::Yellow.on_default().effects(Effects::BOLD))
+}
+
+/// Parses the process arguments, accepting both `cargo-kprof kprof ...` (how cargo
+/// runs us) and `cargo-kprof ...` (run directly).
+pub fn parse_from<I, T>(args: I) -> Result<KprofArgs, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    if args.get(1).map(|a| a != "kprof").unwrap_or(true) {
+        args.insert(1.min(args.len()), "kprof".into());
+    }
+    CargoCli::try_parse_from(args).map(|CargoCli::Kprof(a)| a)
+}
+
+/// Runs `cargo kprof` and returns the process exit code.
+pub fn main() -> i32 {
+    let args = match parse_from(std::env::args_os()) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::Usage.code() } else { ExitCode::Success.code() };
+        }
+    };
+    match crate::workflow::run(args) {
+        Ok(code) => code.code(),
+        Err(err) => {
+            eprintln!("error: {err}");
+            for cause in err.chain().skip(1) {
+                eprintln!("\nCaused by:\n    {}", cause.to_string().replace('\n', "\n    "));
+            }
+            exit_code_of(&err).code()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str) -> Result<KprofArgs, clap::Error> {
+        parse_from(std::iter::once("cargo-kprof").chain(line.split_whitespace()))
+    }
+
+    #[test]
+    fn valid_command_lines() {
+        let a = parse("kprof --kernel hgemm --dry-run").unwrap();
+        assert_eq!(a.profile.kernels, ["hgemm"]);
+        assert!(a.profile.dry_run);
+        assert_eq!(a.profile.profile, "release");
+
+        // Run directly, without cargo's `kprof` word.
+        let a = parse("--kernel copy --manifest-path demo/Cargo.toml").unwrap();
+        assert_eq!(
+            a.profile.packages.manifest_path.as_deref(),
+            Some(std::path::Path::new("demo/Cargo.toml"))
+        );
+
+        let a = parse("kprof -p demo --bench hgemm -k hgemm -k copy --stages basic,memory --launch-count 3 --env NO_GRAPH=1 -- --m 4096").unwrap();
+        assert_eq!(a.profile.packages.packages, ["demo"]);
+        assert_eq!(a.profile.bench.as_deref(), Some("hgemm"));
+        assert_eq!(a.profile.kernels, ["hgemm", "copy"]);
+        assert_eq!(a.profile.stages.as_deref(), Some("basic,memory"));
+        assert_eq!(a.profile.launch_count, Some(3));
+        assert_eq!(a.profile.envs, [("NO_GRAPH".to_string(), "1".to_string())]);
+        assert_eq!(a.profile.bench_args, ["--m", "4096"]);
+
+        let a = parse("kprof --set full --sections LaunchStats,Occupancy --index 2").unwrap();
+        assert_eq!(a.profile.sections, ["LaunchStats", "Occupancy"]);
+        assert_eq!(a.profile.index, Some(2));
+
+        let a = parse("kprof list --manifest-path x/Cargo.toml --message-format json").unwrap();
+        match a.command {
+            Some(Command::List(l)) => {
+                assert_eq!(l.output.message_format, MessageFormat::Json);
+                assert!(l.packages.manifest_path.is_some());
+            }
+            other => panic!("expected list, got {other:?}"),
+        }
+        let a = parse("kprof --workspace --clock-control base -vv --color never").unwrap();
+        assert!(a.profile.packages.workspace);
+        assert_eq!(a.profile.clock_control, Some(ClockControlArg::Base));
+        assert_eq!(a.profile.output.verbose, 2);
+        assert!(matches!(parse("kprof import --raw a.csv").unwrap().command, Some(Command::Import(_))));
+    }
+
+    #[test]
+    fn invalid_command_lines() {
+        let cases: &[(&str, &str)] = &[
+            ("kprof --bench a --example b", "cannot be used with"),
+            ("kprof --index 1 --kernel x", "cannot be used with"),
+            ("kprof --index 1 --workspace", "cannot be used with"),
+            ("kprof --stages auto --set full", "cannot be used with"),
+            ("kprof --launch-count 0", "0 is not in 1.."),
+            ("kprof --launch-skip -1", "unexpected argument"),
+            ("kprof --env NOEQUALS", "is not KEY=VAL"),
+            ("kprof --env 1BAD=x", "not a valid environment variable name"),
+            ("kprof -v -q", "cannot be used with"),
+            ("kprof --message-format xml", "invalid value 'xml'"),
+            ("kprof --clock-control max", "invalid value 'max'"),
+            ("kprof --frobnicate", "unexpected argument '--frobnicate'"),
+            ("kprof list --kernel x", "unexpected argument '--kernel'"),
+        ];
+        for (line, needle) in cases {
+            let err = parse(line).expect_err(line).to_string();
+            assert!(err.contains(needle), "{line}: expected {needle:?} in\n{err}");
+        }
+    }
+
+    #[test]
+    fn cli_is_consistent() {
+        use clap::CommandFactory;
+        CargoCli::command().debug_assert();
+    }
+}

@@ -1,0 +1,1522 @@
+//! Reading `[workspace.metadata.kprof]` and `[package.metadata.kprof]`.
+//!
+//! Cargo already parses the manifests and hands us their `metadata` tables as JSON
+//! through `cargo metadata`, so [`load`] is a pure function over a
+//! [`cargo_metadata::Metadata`]: no I/O, no cargo invocation, and unit tests feed it a
+//! JSON string. It validates everything once, up front (ripgrep's "parse, then
+//! resolve" split): the planner receives resolved [`KernelEntry`] values and never sees
+//! a raw table. Errors are [`Failure`]s with [`ExitCode::Config`] that name the
+//! manifest, the entry and the key, and carry a `help:` line with the fix. The first
+//! error wins, in a fixed order: the workspace table, then packages sorted by name,
+//! then kernel entries in manifest order, then keys in the schema order below. Unknown
+//! keys are warnings, with a suggestion when a known key is within two edits.
+//!
+//! # Schema
+//!
+//! ```toml
+//! [workspace.metadata.kprof]      # defaults for every kernel in the workspace
+//! launch-skip = 0                 # integer >= 0: kernel launches to skip before profiling
+//! launch-count = 1                # integer >= 1: launches to profile
+//! stages = "auto"                 # "auto" | "all" | ["basic", "memory", ...] | "basic,memory"
+//! env = { NO_GRAPH = "1" }        # environment for the target; values are strings
+//! tolerance-pct = 2.0             # number >= 0: noise band for comparisons
+//! clock-control = "none"          # "none" | "base": ncu --clock-control
+//!
+//! [package.metadata.kprof]        # defaults for this package's kernels: the same keys
+//!
+//! [[package.metadata.kprof.kernels]]
+//! name = "hgemm"                  # required, unique in the workspace: the kernel hint
+//! bench = "hgemm"                 # the target: exactly one of bench / example / bin / command
+//! # example = "gemm_demo"
+//! # bin = "gemm"
+//! # command = ["python3", "bench.py", "--n", "4096"]   # any program; implies runtime = "command"
+//! case = "hgemm_naive"            # harness case regex (default: the name, regex-escaped)
+//! args = ["--size", "4096"]       # extra arguments for the target
+//! regex = ".*hgemm_naive.*"       # kernel-name regex (default: .*<escaped name>.*)
+//! runtime = "harness"             # "harness" | "cuda" | "command" | "python-triton"
+//! launch-skip = 0                 # ...and any of the default keys, overriding them
+//! ```
+//!
+//! A value is resolved as kernel entry > package default > workspace default; what is
+//! set nowhere stays `None` and the plan applies its built-in default. `env` tables
+//! merge key by key instead (the nearer table wins per variable). The runtime defaults
+//! to `command` when `command` is given, else `harness` when the package depends on
+//! `kprof-harness`, else `cuda`. `python-triton` is a `command` runtime for Python
+//! programs that launch Triton kernels; it also needs `command`.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use cargo_metadata::{Metadata, Package, TargetKind};
+use serde_json::{Map, Value};
+
+use crate::error::{ExitCode, Failure};
+use crate::filter::KernelFilter;
+use crate::stage::{Stage, StageSelection};
+
+/// The crate a package depends on when its benches use the kprof harness.
+pub const HARNESS_CRATE: &str = "kprof-harness";
+
+/// Keys allowed in every kprof table: the defaults a kernel inherits.
+const SETTING_KEYS: [&str; 6] =
+    ["launch-skip", "launch-count", "stages", "env", "tolerance-pct", "clock-control"];
+/// Keys allowed only in a kernel entry.
+const KERNEL_KEYS: [&str; 10] =
+    ["name", "bench", "example", "bin", "command", "case", "args", "regex", "runtime", "kernels"];
+/// The table headers users see in messages.
+const WORKSPACE_TABLE: &str = "[workspace.metadata.kprof]";
+const PACKAGE_TABLE: &str = "[package.metadata.kprof]";
+const KERNELS_TABLE: &str = "[[package.metadata.kprof.kernels]]";
+
+/// The kprof configuration of a workspace, validated and resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The workspace root directory; profiles go to `<root>/profile/`.
+    pub workspace_root: PathBuf,
+    /// The workspace root's `Cargo.toml`, which holds `[workspace.metadata.kprof]`.
+    pub workspace_manifest_path: PathBuf,
+    /// `[workspace.metadata.kprof]`.
+    pub workspace_defaults: Settings,
+    /// Every workspace member with a `[package.metadata.kprof]` table, sorted by name.
+    pub packages: Vec<PackageDefaults>,
+    /// Every configured kernel: packages sorted by name, entries in manifest order.
+    /// A kernel's 1-based index (`--index N`) is its position here plus one.
+    pub kernels: Vec<KernelEntry>,
+    /// Problems worth telling the user that do not stop the run (unknown keys).
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// The settings every kprof table may hold; `None` means "not set here".
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Settings {
+    /// Kernel launches (matching the filter) to skip before profiling.
+    pub launch_skip: Option<u32>,
+    /// Kernel launches to profile; never 0.
+    pub launch_count: Option<u32>,
+    /// Which profiling stages to run.
+    pub stages: Option<StageSelection>,
+    /// Environment variables for the target process.
+    pub env: BTreeMap<String, String>,
+    /// Relative change (in percent) that comparisons treat as noise.
+    pub tolerance_pct: Option<f64>,
+    /// ncu's `--clock-control`.
+    pub clock_control: Option<ClockControl>,
+}
+
+impl Settings {
+    /// These settings with `nearer` layered on top: each value `nearer` sets wins, and
+    /// `env` merges variable by variable.
+    pub fn overridden_by(&self, nearer: &Settings) -> Settings {
+        let mut env = self.env.clone();
+        env.extend(nearer.env.iter().map(|(k, v)| (k.clone(), v.clone())));
+        Settings {
+            launch_skip: nearer.launch_skip.or(self.launch_skip),
+            launch_count: nearer.launch_count.or(self.launch_count),
+            stages: nearer.stages.clone().or_else(|| self.stages.clone()),
+            env,
+            tolerance_pct: nearer.tolerance_pct.or(self.tolerance_pct),
+            clock_control: nearer.clock_control.or(self.clock_control),
+        }
+    }
+}
+
+/// ncu's `--clock-control` mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClockControl {
+    /// Leave the GPU clocks alone.
+    None,
+    /// Lock the clocks to base frequency (ncu's default): steadier, not peak, numbers.
+    Base,
+}
+
+impl ClockControl {
+    /// The spelling in manifests, YAML and on ncu's command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClockControl::None => "none",
+            ClockControl::Base => "base",
+        }
+    }
+}
+
+impl fmt::Display for ClockControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How the target program launches the kernel, which decides how the launch window
+/// is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Runtime {
+    /// A bench built on `kprof-harness`, which marks the exact profiling range.
+    Harness,
+    /// A Rust program launching CUDA kernels itself; launch skip/count pick the window.
+    Cuda,
+    /// Any other program, run as given.
+    Command,
+    /// A Python program launching Triton kernels (JIT and autotune launches to skip).
+    PythonTriton,
+}
+
+impl Runtime {
+    /// The spelling in manifests and YAML.
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Harness => "harness",
+            Runtime::Cuda => "cuda",
+            Runtime::Command => "command",
+            Runtime::PythonTriton => "python-triton",
+        }
+    }
+
+    const ALL: [Runtime; 4] = [Runtime::Harness, Runtime::Cuda, Runtime::Command, Runtime::PythonTriton];
+}
+
+impl fmt::Display for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The kind of a cargo target a kernel entry names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CargoTargetKind {
+    /// `[[bench]]`, built by `cargo build --bench`.
+    Bench,
+    /// `[[example]]`.
+    Example,
+    /// `[[bin]]`.
+    Bin,
+}
+
+impl CargoTargetKind {
+    /// The manifest key and cargo flag name (`bench`, `example`, `bin`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CargoTargetKind::Bench => "bench",
+            CargoTargetKind::Example => "example",
+            CargoTargetKind::Bin => "bin",
+        }
+    }
+
+    /// The matching cargo_metadata target kind.
+    pub fn cargo_kind(self) -> TargetKind {
+        match self {
+            CargoTargetKind::Bench => TargetKind::Bench,
+            CargoTargetKind::Example => TargetKind::Example,
+            CargoTargetKind::Bin => TargetKind::Bin,
+        }
+    }
+
+    /// Every kind.
+    pub const ALL: [CargoTargetKind; 3] =
+        [CargoTargetKind::Bench, CargoTargetKind::Example, CargoTargetKind::Bin];
+}
+
+impl CargoTargetKind {
+    /// The cargo flag that selects one target of this kind (`--bench`).
+    pub fn cargo_flag(self) -> &'static str {
+        match self {
+            CargoTargetKind::Bench => "--bench",
+            CargoTargetKind::Example => "--example",
+            CargoTargetKind::Bin => "--bin",
+        }
+    }
+}
+
+impl fmt::Display for CargoTargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What program a kernel entry runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KernelTarget {
+    /// A cargo target of the kernel's package, built by kprof.
+    Cargo {
+        /// bench, example or bin.
+        kind: CargoTargetKind,
+        /// The target's name.
+        name: String,
+    },
+    /// An arbitrary program: `command[0]` with `command[1..]` as arguments.
+    Command(Vec<String>),
+}
+
+impl fmt::Display for KernelTarget {
+    /// `bench hgemm`, or `command python3 bench.py`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelTarget::Cargo { kind, name } => write!(f, "{kind} {name}"),
+            KernelTarget::Command(words) => write!(f, "command {}", words.join(" ")),
+        }
+    }
+}
+
+/// The defaults one package sets for its kernels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackageDefaults {
+    /// The package name.
+    pub package: String,
+    /// Its `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// `[package.metadata.kprof]` without `kernels`.
+    pub settings: Settings,
+}
+
+/// One `[[package.metadata.kprof.kernels]]` entry, validated and resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelEntry {
+    /// The kernel hint, unique in the workspace.
+    pub name: String,
+    /// The package whose manifest declares it.
+    pub package: String,
+    /// That package's `Cargo.toml`.
+    pub manifest_path: PathBuf,
+    /// The entry's 1-based position among the package's `kernels` entries.
+    pub entry_number: usize,
+    /// The program to run.
+    pub target: KernelTarget,
+    /// Extra arguments for the target (after `command`'s own).
+    pub args: Vec<String>,
+    /// The harness case regex; the escaped name unless `case` was given.
+    pub case: String,
+    /// The kernel-name regex for ncu's filter; `.*<escaped name>.*` unless `regex` was given.
+    pub kernel_regex: String,
+    /// Whether `regex` was written in the manifest (rather than derived from the name).
+    pub kernel_regex_explicit: bool,
+    /// How the target launches the kernel.
+    pub runtime: Runtime,
+    /// Kernel > package > workspace settings, merged.
+    pub settings: Settings,
+}
+
+impl KernelEntry {
+    /// Where the entry is written, as messages show it:
+    /// `[[package.metadata.kprof.kernels]] #2 (name = "hgemm")`.
+    pub fn location(&self) -> String {
+        entry_location(self.entry_number, Some(&self.name))
+    }
+}
+
+/// A problem in the configuration that does not stop the run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigWarning {
+    /// The manifest the problem is in.
+    pub manifest_path: PathBuf,
+    /// The key concerned.
+    pub key: String,
+    /// A known key the user probably meant, for unknown keys.
+    pub suggestion: Option<String>,
+    /// The complete message, naming key, table and manifest.
+    pub message: String,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// One row of `cargo kprof list`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ListedKernel<'a> {
+    /// The 1-based index `--index N` accepts; the same with or without `-p`.
+    pub index: usize,
+    /// The kernel.
+    pub kernel: &'a KernelEntry,
+}
+
+/// Validates and resolves the kprof tables of every workspace member.
+///
+/// Returns the first error, in manifest order, as a [`Failure`] with
+/// [`ExitCode::Config`].
+pub fn load(metadata: &Metadata) -> Result<Config, Failure> {
+    let workspace_root = PathBuf::from(metadata.workspace_root.as_std_path());
+    let workspace_manifest_path = workspace_root.join("Cargo.toml");
+    let mut warnings = Vec::new();
+
+    let workspace_defaults = match metadata.workspace_metadata.get("kprof") {
+        None => Settings::default(),
+        Some(value) => {
+            let table = Table::new(&workspace_manifest_path, WORKSPACE_TABLE.to_string(), value)?;
+            table.warn_unknown_keys(&SETTING_KEYS, Level::Workspace, &mut warnings);
+            table.settings()?
+        }
+    };
+
+    let members: HashSet<_> = metadata.workspace_members.iter().collect();
+    let mut packages: Vec<&Package> = metadata.packages.iter().filter(|p| members.contains(&p.id)).collect();
+    packages.sort_by(|a, b| (a.name.as_str(), &a.manifest_path).cmp(&(b.name.as_str(), &b.manifest_path)));
+
+    let mut package_defaults = Vec::new();
+    let mut kernels: Vec<KernelEntry> = Vec::new();
+    for package in packages {
+        let Some(value) = package.metadata.get("kprof") else {
+            continue;
+        };
+        let manifest_path = PathBuf::from(package.manifest_path.as_std_path());
+        let table = Table::new(&manifest_path, PACKAGE_TABLE.to_string(), value)?;
+        let mut package_keys = SETTING_KEYS.to_vec();
+        package_keys.push("kernels");
+        table.warn_unknown_keys(&package_keys, Level::Package, &mut warnings);
+        let settings = table.settings()?;
+        let inherited = workspace_defaults.overridden_by(&settings);
+
+        for (position, entry_value) in table.kernel_entries()?.iter().enumerate() {
+            let entry = read_kernel_entry(
+                package,
+                &manifest_path,
+                position + 1,
+                entry_value,
+                &inherited,
+                &mut warnings,
+            )?;
+            if let Some(first) = kernels.iter().find(|k| k.name == entry.name) {
+                return Err(duplicate_name_error(first, &entry));
+            }
+            kernels.push(entry);
+        }
+        package_defaults.push(PackageDefaults { package: package.name.to_string(), manifest_path, settings });
+    }
+
+    Ok(Config {
+        workspace_root,
+        workspace_manifest_path,
+        workspace_defaults,
+        packages: package_defaults,
+        kernels,
+        warnings,
+    })
+}
+
+impl Config {
+    /// The kernels of `packages` (all when empty) with their 1-based indices, in
+    /// configuration order. An unknown package name is an error.
+    pub fn listing(&self, packages: &[String]) -> Result<Vec<ListedKernel<'_>>, Failure> {
+        self.check_package_names(packages)?;
+        Ok(self
+            .kernels
+            .iter()
+            .enumerate()
+            .map(|(i, kernel)| ListedKernel { index: i + 1, kernel })
+            .filter(|listed| packages.is_empty() || packages.contains(&listed.kernel.package))
+            .collect())
+    }
+
+    /// The kernel a hint selects among those of `packages` (all when empty): an exact
+    /// name match wins, else the only name containing the hint (ignoring case).
+    pub fn select_by_hint(&self, hint: &str, packages: &[String]) -> Result<&KernelEntry, Failure> {
+        let candidates = self.listing(packages)?;
+        if candidates.is_empty() {
+            return Err(self.nothing_configured(packages));
+        }
+        if let Some(exact) = candidates.iter().find(|c| c.kernel.name == hint) {
+            return Ok(exact.kernel);
+        }
+        let needle = hint.to_lowercase();
+        let matching: Vec<&ListedKernel<'_>> =
+            candidates.iter().filter(|c| c.kernel.name.to_lowercase().contains(&needle)).collect();
+        match matching.as_slice() {
+            [only] => Ok(only.kernel),
+            [] => {
+                let mut ranked: Vec<&ListedKernel<'_>> = candidates.iter().collect();
+                ranked.sort_by_key(|c| edit_distance(&needle, &c.kernel.name.to_lowercase()));
+                let names: Vec<String> = ranked.iter().map(|c| format!("`{}`", c.kernel.name)).collect();
+                let mut failure = Failure::new(
+                    ExitCode::Config,
+                    format!("no configured kernel matches `{hint}`{}", scope(packages)),
+                )
+                .help(format!("configured kernels, closest first: {}", names.join(", ")));
+                if let Some(closest) = ranked.first() {
+                    if edit_distance(&needle, &closest.kernel.name.to_lowercase()) <= 2 {
+                        failure = failure.help(format!("did you mean `{}`?", closest.kernel.name));
+                    }
+                }
+                Err(failure.help(format!(
+                    "to profile a kernel that is not listed, add a {KERNELS_TABLE} entry for it; \
+                     `cargo kprof list` shows what is configured"
+                )))
+            }
+            several => {
+                let mut failure = Failure::new(
+                    ExitCode::Config,
+                    format!(
+                        "kernel hint `{hint}` matches {} configured kernels{}",
+                        several.len(),
+                        scope(packages)
+                    ),
+                );
+                for c in several {
+                    failure = failure.help(format!(
+                        "#{} `{}` (package `{}`, {})",
+                        c.index, c.kernel.name, c.kernel.package, c.kernel.target
+                    ));
+                }
+                let first = several[0];
+                Err(failure.help(format!(
+                    "pass an exact name (`--kernel {}`) or an index (`--index {}`)",
+                    first.kernel.name, first.index
+                )))
+            }
+        }
+    }
+
+    /// The kernel with 1-based index `index` (as `cargo kprof list` prints it), which
+    /// must belong to `packages` when any are given.
+    pub fn select_by_index(&self, index: usize, packages: &[String]) -> Result<&KernelEntry, Failure> {
+        let candidates = self.listing(packages)?;
+        if candidates.is_empty() {
+            return Err(self.nothing_configured(packages));
+        }
+        candidates.iter().find(|c| c.index == index).map(|c| c.kernel).ok_or_else(|| {
+            let indices: Vec<String> = candidates.iter().map(|c| c.index.to_string()).collect();
+            Failure::new(
+                ExitCode::Config,
+                format!("no configured kernel has index {index}{}", scope(packages)),
+            )
+            .help(format!("valid indices: {}; `cargo kprof list` shows them", indices.join(", ")))
+        })
+    }
+
+    fn check_package_names(&self, packages: &[String]) -> Result<(), Failure> {
+        for wanted in packages {
+            if !self.packages.iter().any(|p| &p.package == wanted) {
+                let known: Vec<String> = self.packages.iter().map(|p| format!("`{}`", p.package)).collect();
+                let help = if known.is_empty() {
+                    format!("no workspace member has a {PACKAGE_TABLE} table yet")
+                } else {
+                    format!("packages with kprof configuration: {}", known.join(", "))
+                };
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!(
+                        "package `{wanted}` has no {PACKAGE_TABLE} table \
+                         (or is not a workspace member)"
+                    ),
+                )
+                .help(help));
+            }
+        }
+        Ok(())
+    }
+
+    fn nothing_configured(&self, packages: &[String]) -> Failure {
+        let message = format!("no kernels are configured{}", scope(packages));
+        Failure::new(ExitCode::Config, message).help(format!(
+            "add an entry to the Cargo.toml of the package with the bench:\n\n    \
+             {KERNELS_TABLE}\n    name = \"hgemm\"\n    bench = \"hgemm\"\n"
+        ))
+    }
+}
+
+fn scope(packages: &[String]) -> String {
+    match packages {
+        [] => " in this workspace".to_string(),
+        [one] => format!(" in package `{one}`"),
+        many => {
+            format!(" in packages {}", many.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
+fn entry_location(number: usize, name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("{KERNELS_TABLE} #{number} (name = {name:?})"),
+        None => format!("{KERNELS_TABLE} #{number}"),
+    }
+}
+
+fn duplicate_name_error(first: &KernelEntry, second: &KernelEntry) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "`name` in {} of {}: kernel name {:?} is already used by {} of {}",
+            second.location(),
+            second.manifest_path.display(),
+            second.name,
+            first.location(),
+            first.manifest_path.display()
+        ),
+    )
+    .help(
+        "kernel names must be unique in the workspace; rename one of them \
+         (the `regex` key keeps the ncu filter if the kernel itself has the same name)",
+    )
+}
+
+/// Which kind of kprof table a key is read in; used to explain misplaced keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Workspace,
+    Package,
+    Kernel,
+}
+
+/// A kprof table being read: its manifest, its header for messages, its keys.
+struct Table<'a> {
+    manifest: &'a Path,
+    location: String,
+    map: &'a Map<String, Value>,
+}
+
+impl<'a> Table<'a> {
+    fn new(manifest: &'a Path, location: String, value: &'a Value) -> Result<Self, Failure> {
+        match value {
+            Value::Object(map) => Ok(Table { manifest, location, map }),
+            other => {
+                let header = location.trim_start_matches('[').trim_end_matches(']').to_string();
+                Err(Failure::new(
+                    ExitCode::Config,
+                    format!(
+                        "{location} of {}: expected a table, found {}",
+                        manifest.display(),
+                        describe(other)
+                    ),
+                )
+                .help(format!("write it as a table: `[{header}]` followed by `key = value` lines")))
+            }
+        }
+    }
+
+    fn error(&self, key: &str, problem: impl fmt::Display) -> Failure {
+        Failure::new(
+            ExitCode::Config,
+            format!("`{key}` in {} of {}: {problem}", self.location, self.manifest.display()),
+        )
+    }
+
+    fn type_error(&self, key: &str, expected: &str, found: &Value, example: &str) -> Failure {
+        self.error(key, format_args!("expected {expected}, found {}", describe(found)))
+            .help(format!("for example: `{example}`"))
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    fn warn_unknown_keys(&self, allowed: &[&str], level: Level, warnings: &mut Vec<ConfigWarning>) {
+        for key in self.map.keys() {
+            if allowed.contains(&key.as_str()) {
+                continue;
+            }
+            let mut suggestion = None;
+            let message = if level != Level::Kernel && KERNEL_KEYS.contains(&key.as_str()) {
+                let place = if key == "kernels" { PACKAGE_TABLE } else { KERNELS_TABLE };
+                format!(
+                    "key `{key}` in {} of {} is ignored: it belongs in {place}",
+                    self.location,
+                    self.manifest.display()
+                )
+            } else {
+                let known =
+                    SETTING_KEYS.iter().chain(KERNEL_KEYS.iter()).filter(|k| allowed.contains(k)).copied();
+                suggestion = closest_key(key, known).map(str::to_string);
+                let mut message = format!(
+                    "unknown key `{key}` in {} of {} is ignored",
+                    self.location,
+                    self.manifest.display()
+                );
+                if let Some(s) = &suggestion {
+                    message.push_str(&format!("; did you mean `{s}`?"));
+                }
+                message
+            };
+            warnings.push(ConfigWarning {
+                manifest_path: self.manifest.to_path_buf(),
+                key: key.clone(),
+                suggestion,
+                message,
+            });
+        }
+    }
+
+    fn settings(&self) -> Result<Settings, Failure> {
+        Ok(Settings {
+            launch_skip: self.integer("launch-skip", 0, "launch-skip = 5")?,
+            launch_count: self.integer("launch-count", 1, "launch-count = 3")?,
+            stages: self.stages()?,
+            env: self.env()?,
+            tolerance_pct: self.tolerance()?,
+            clock_control: self.clock_control()?,
+        })
+    }
+
+    fn integer(&self, key: &str, min: u32, example: &str) -> Result<Option<u32>, Failure> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        let expected = if min == 0 { "a non-negative integer" } else { "an integer >= 1" };
+        let Value::Number(number) = value else {
+            return Err(self.type_error(key, expected, value, example));
+        };
+        match number.as_u64() {
+            Some(n) if n < u64::from(min) => Err(self
+                .error(key, format_args!("must be at least {min}, found {n}"))
+                .help(format!("for example: `{example}`"))),
+            Some(n) => u32::try_from(n).map(Some).map_err(|_| {
+                self.error(key, format_args!("{n} is too large (at most {})", u32::MAX))
+                    .help(format!("for example: `{example}`"))
+            }),
+            None if number.as_i64().is_some() => Err(self
+                .error(key, format_args!("must not be negative, found {number}"))
+                .help(format!("for example: `{example}`"))),
+            None => Err(self.type_error(key, expected, value, example)),
+        }
+    }
+
+    fn stages(&self) -> Result<Option<StageSelection>, Failure> {
+        const EXAMPLE: &str = "stages = [\"basic\", \"memory\"]";
+        let Some(value) = self.get("stages") else {
+            return Ok(None);
+        };
+        let selection = match value {
+            Value::String(text) => StageSelection::parse_str(text),
+            Value::Array(items) => {
+                let mut names = Vec::with_capacity(items.len());
+                for item in items {
+                    match item {
+                        Value::String(name) if name == "auto" || name == "all" => {
+                            return Err(self
+                                .error("stages", format_args!("`{name}` cannot be part of a list"))
+                                .help(format!(
+                                    "write `stages = \"{name}\"` on its own, or list stage names"
+                                )));
+                        }
+                        Value::String(name) => names.push(name.as_str()),
+                        other => {
+                            return Err(self.type_error("stages", "a list of stage names", other, EXAMPLE));
+                        }
+                    }
+                }
+                if names.is_empty() {
+                    return Err(self
+                        .error("stages", "the list is empty")
+                        .help(format!("remove the key to use `auto`, or list stages: `{EXAMPLE}`")));
+                }
+                StageSelection::from_names(names)
+            }
+            other => {
+                return Err(self.type_error(
+                    "stages",
+                    "\"auto\", \"all\" or a list of stage names",
+                    other,
+                    EXAMPLE,
+                ))
+            }
+        };
+        selection.map(Some).map_err(|unknown| {
+            let stage_names = Stage::ALL.iter().map(|s| s.name());
+            let mut failure = self.error("stages", &unknown);
+            if let Some(close) = closest_key(&unknown.0, stage_names) {
+                failure = failure.help(format!("did you mean `{close}`?"));
+            }
+            failure.help(format!("for example: `{EXAMPLE}`"))
+        })
+    }
+
+    fn env(&self) -> Result<BTreeMap<String, String>, Failure> {
+        let Some(value) = self.get("env") else {
+            return Ok(BTreeMap::new());
+        };
+        let Value::Object(vars) = value else {
+            return Err(self.type_error("env", "a table of strings", value, "env = { NO_GRAPH = \"1\" }"));
+        };
+        let mut env = BTreeMap::new();
+        for (name, value) in vars {
+            let key = format!("env.{name}");
+            if name.is_empty() || name.contains('=') || name.contains('\0') {
+                return Err(self
+                    .error(&key, "is not a valid environment variable name")
+                    .help("use a name without `=`, like `NO_GRAPH`"));
+            }
+            match value {
+                Value::String(text) => {
+                    env.insert(name.clone(), text.clone());
+                }
+                Value::Number(_) | Value::Bool(_) => {
+                    return Err(self
+                        .error(&key, format_args!("expected a string, found {}", describe(value)))
+                        .help(format!("environment values are strings; quote it: `{name} = \"{value}\"`")));
+                }
+                other => {
+                    return Err(self.type_error(&key, "a string", other, &format!("{name} = \"1\"")));
+                }
+            }
+        }
+        Ok(env)
+    }
+
+    fn tolerance(&self) -> Result<Option<f64>, Failure> {
+        const EXAMPLE: &str = "tolerance-pct = 2.0";
+        let Some(value) = self.get("tolerance-pct") else {
+            return Ok(None);
+        };
+        match value.as_f64() {
+            Some(pct) if pct.is_finite() && pct >= 0.0 => Ok(Some(pct)),
+            Some(pct) => Err(self
+                .error("tolerance-pct", format_args!("must be a number >= 0, found {pct}"))
+                .help(format!("for example: `{EXAMPLE}`"))),
+            None => Err(self.type_error("tolerance-pct", "a number >= 0", value, EXAMPLE)),
+        }
+    }
+
+    fn clock_control(&self) -> Result<Option<ClockControl>, Failure> {
+        self.one_of("clock-control", &[ClockControl::None, ClockControl::Base], ClockControl::name)
+    }
+
+    /// A string that must be one of `choices` (by `name`).
+    fn one_of<T: Copy>(
+        &self,
+        key: &str,
+        choices: &[T],
+        name: fn(T) -> &'static str,
+    ) -> Result<Option<T>, Failure> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        let spelled: Vec<String> = choices.iter().map(|c| format!("\"{}\"", name(*c))).collect();
+        let expected = spelled.join(" or ");
+        let example = format!("{key} = {}", spelled[0]);
+        let Value::String(text) = value else {
+            return Err(self.type_error(key, &expected, value, &example));
+        };
+        choices.iter().copied().find(|c| name(*c) == text).map(Some).ok_or_else(|| {
+            self.error(key, format_args!("expected {expected}, found {text:?}"))
+                .help(format!("for example: `{example}`"))
+        })
+    }
+
+    fn string(&self, key: &str, example: &str) -> Result<Option<&'a str>, Failure> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(text)) if text.trim().is_empty() => {
+                Err(self.error(key, "must not be empty").help(format!("for example: `{example}`")))
+            }
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(other) => Err(self.type_error(key, "a string", other, example)),
+        }
+    }
+
+    fn string_list(&self, key: &str, example: &str) -> Result<Option<Vec<String>>, Failure> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        let Value::Array(items) = value else {
+            return Err(self.type_error(key, "an array of strings", value, example));
+        };
+        items
+            .iter()
+            .map(|item| match item {
+                Value::String(text) => Ok(text.clone()),
+                other => Err(self.type_error(key, "an array of strings", other, example)),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    fn regex(&self, key: &str, example: &str) -> Result<Option<&'a str>, Failure> {
+        let Some(pattern) = self.string(key, example)? else {
+            return Ok(None);
+        };
+        match regex::Regex::new(pattern) {
+            Ok(_) => Ok(Some(pattern)),
+            Err(err) => {
+                Err(self.error(key, format_args!("invalid regex {pattern:?}:\n{err}")).help(format!(
+                    "escape regex metacharacters with `\\\\` in TOML strings, or use a literal \
+                     string; for example: `{example}`"
+                )))
+            }
+        }
+    }
+
+    fn kernel_entries(&self) -> Result<&'a [Value], Failure> {
+        const EXAMPLE: &str =
+            "[[package.metadata.kprof.kernels]]\n    name = \"hgemm\"\n    bench = \"hgemm\"";
+        match self.get("kernels") {
+            None => Ok(&[]),
+            Some(Value::Array(items)) => {
+                for (i, item) in items.iter().enumerate() {
+                    if !item.is_object() {
+                        return Err(self
+                            .error(
+                                "kernels",
+                                format_args!("entry #{} is {}, not a table", i + 1, describe(item)),
+                            )
+                            .help(format!(
+                                "write each kernel as an array-of-tables entry:\n\n    {EXAMPLE}\n"
+                            )));
+                    }
+                }
+                Ok(items)
+            }
+            Some(other) => Err(self
+                .error("kernels", format_args!("expected an array of tables, found {}", describe(other)))
+                .help(format!("write each kernel as an array-of-tables entry:\n\n    {EXAMPLE}\n"))),
+        }
+    }
+}
+
+fn read_kernel_entry(
+    package: &Package,
+    manifest: &Path,
+    number: usize,
+    value: &Value,
+    inherited: &Settings,
+    warnings: &mut Vec<ConfigWarning>,
+) -> Result<KernelEntry, Failure> {
+    // The name first, so that every later message can show it.
+    let unnamed = Table::new(manifest, entry_location(number, None), value)?;
+    let name = match unnamed.get("name") {
+        None => {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("{} of {}: missing required key `name`", unnamed.location, manifest.display()),
+            )
+            .help("name the kernel (the hint matched against kernel names): `name = \"hgemm\"`"));
+        }
+        Some(_) => unnamed.string("name", "name = \"hgemm\"")?.unwrap_or_default().to_string(),
+    };
+    let table = Table { location: entry_location(number, Some(&name)), ..unnamed };
+
+    let mut allowed = SETTING_KEYS.to_vec();
+    allowed.extend(KERNEL_KEYS.iter().filter(|k| **k != "kernels"));
+    table.warn_unknown_keys(&allowed, Level::Kernel, warnings);
+
+    let mut cargo_targets = Vec::new();
+    for kind in CargoTargetKind::ALL {
+        if let Some(target_name) = table.string(kind.name(), &format!("{kind} = \"{name}\""))? {
+            cargo_targets.push((kind, target_name));
+        }
+    }
+    let command = table.string_list("command", "command = [\"python3\", \"bench.py\"]")?;
+    let target = match (cargo_targets.as_slice(), command) {
+        ([], None) => {
+            return Err(table.error("bench", "the entry names no target").help(format!(
+                "add exactly one of `bench = \"{name}\"`, `example = \"...\"`, `bin = \"...\"` \
+                 or `command = [\"program\", \"arg\"]`"
+            )));
+        }
+        ([], Some(words)) if words.is_empty() || words[0].trim().is_empty() => {
+            return Err(table
+                .error("command", "the first element must be the program to run")
+                .help("for example: `command = [\"python3\", \"bench.py\"]`"));
+        }
+        ([], Some(words)) => KernelTarget::Command(words),
+        ([(kind, target_name)], None) => {
+            check_target_exists(&table, package, *kind, target_name)?;
+            KernelTarget::Cargo { kind: *kind, name: target_name.to_string() }
+        }
+        (cargo, command) => {
+            let mut keys: Vec<&str> = cargo.iter().map(|(kind, _)| kind.name()).collect();
+            if command.is_some() {
+                keys.push("command");
+            }
+            let listed: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            let problem = format!("the entry names {} targets ({})", keys.len(), listed.join(" and "));
+            return Err(table.error(keys[1], problem).help(
+                "keep exactly one of `bench`, `example`, `bin` or `command`; \
+                 declare another entry for the other target",
+            ));
+        }
+    };
+
+    let runtime = match table.one_of("runtime", &Runtime::ALL, Runtime::name)? {
+        Some(runtime @ (Runtime::Command | Runtime::PythonTriton))
+            if !matches!(target, KernelTarget::Command(_)) =>
+        {
+            let problem =
+                format!("`runtime = \"{runtime}\"` needs a `command`, but the entry names {target}");
+            return Err(table.error("runtime", problem).help(
+                "remove `runtime` to profile the cargo target, \
+                 or replace the target with `command = [\"program\", \"arg\"]`",
+            ));
+        }
+        Some(runtime @ (Runtime::Harness | Runtime::Cuda)) if matches!(target, KernelTarget::Command(_)) => {
+            let problem =
+                format!("`runtime = \"{runtime}\"` needs a cargo target, but the entry names a `command`");
+            return Err(table.error("runtime", problem).help(
+                "remove `runtime` (a command runs as `runtime = \"command\"`), \
+                 or name a `bench`, `example` or `bin` instead of `command`",
+            ));
+        }
+        Some(runtime) => runtime,
+        None if matches!(target, KernelTarget::Command(_)) => Runtime::Command,
+        None if depends_on_harness(package) => Runtime::Harness,
+        None => Runtime::Cuda,
+    };
+    if runtime == Runtime::Harness && !depends_on_harness(package) {
+        warnings.push(ConfigWarning {
+            manifest_path: manifest.to_path_buf(),
+            key: "runtime".to_string(),
+            suggestion: None,
+            message: format!(
+                "`runtime = \"harness\"` in {} of {}, \
+                 but package `{}` does not depend on `{HARNESS_CRATE}`",
+                table.location,
+                manifest.display(),
+                package.name
+            ),
+        });
+    }
+
+    let case = table.regex("case", &format!("case = \"{name}_naive\""))?;
+    let args = table.string_list("args", "args = [\"--size\", \"4096\"]")?.unwrap_or_default();
+    let regex = table.regex("regex", &format!("regex = \".*{name}.*\""))?;
+    let own_settings = table.settings()?;
+
+    Ok(KernelEntry {
+        package: package.name.to_string(),
+        manifest_path: manifest.to_path_buf(),
+        entry_number: number,
+        target,
+        args,
+        case: case.map_or_else(|| crate::filter::escape_regex(&name), str::to_string),
+        kernel_regex: regex.map_or_else(|| KernelFilter::from_hint(&name).pattern, str::to_string),
+        kernel_regex_explicit: regex.is_some(),
+        runtime,
+        settings: inherited.overridden_by(&own_settings),
+        name,
+    })
+}
+
+fn depends_on_harness(package: &Package) -> bool {
+    package.dependencies.iter().any(|d| d.name == HARNESS_CRATE)
+}
+
+fn check_target_exists(
+    table: &Table<'_>,
+    package: &Package,
+    kind: CargoTargetKind,
+    name: &str,
+) -> Result<(), Failure> {
+    let cargo_kind = kind.cargo_kind();
+    let existing: Vec<&str> =
+        package.targets.iter().filter(|t| t.kind.contains(&cargo_kind)).map(|t| t.name.as_str()).collect();
+    if existing.contains(&name) {
+        return Ok(());
+    }
+    let available = if existing.is_empty() {
+        format!("package `{}` has no {kind} targets", package.name)
+    } else {
+        let listed: Vec<String> = existing.iter().map(|n| format!("`{n}`")).collect();
+        format!("the {kind} targets of package `{}` are: {}", package.name, listed.join(", "))
+    };
+    let mut failure = table
+        .error(kind.name(), format_args!("package `{}` has no {kind} target named `{name}`", package.name));
+    if let Some(close) = closest_key(name, existing.iter().copied()) {
+        failure = failure.help(format!("did you mean `{kind} = \"{close}\"`?"));
+    }
+    let declare = match kind {
+        CargoTargetKind::Bench => {
+            format!("create `benches/{name}.rs`, or declare `[[bench]] name = \"{name}\"`")
+        }
+        CargoTargetKind::Example => {
+            format!("create `examples/{name}.rs`, or declare `[[example]] name = \"{name}\"`")
+        }
+        CargoTargetKind::Bin => {
+            format!("create `src/bin/{name}.rs`, or declare `[[bin]] name = \"{name}\"`")
+        }
+    };
+    Err(failure.help(available).help(declare))
+}
+
+/// A short description of a JSON value's type for messages: `the string "ten"`.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "nothing".to_string(),
+        Value::Bool(b) => format!("the boolean {b}"),
+        Value::Number(n) if n.is_f64() => format!("the number {n}"),
+        Value::Number(n) => format!("the integer {n}"),
+        Value::String(s) => format!("the string {s:?}"),
+        Value::Array(_) => "an array".to_string(),
+        Value::Object(_) => "a table".to_string(),
+    }
+}
+
+/// The candidate nearest to `word` if it is within two edits (case-insensitive,
+/// `_` read as `-`).
+fn closest_key<'k>(word: &str, candidates: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+    let normalized = word.to_ascii_lowercase().replace('_', "-");
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(&normalized, c), c))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Optimal-string-alignment distance: insertions, deletions, substitutions and
+/// transpositions of neighbours each cost one.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let width = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * width + j] = if i == 0 {
+                j
+            } else if j == 0 {
+                i
+            } else {
+                let cost = usize::from(a[i - 1] != b[j - 1]);
+                let mut best = (d[(i - 1) * width + j] + 1)
+                    .min(d[i * width + j - 1] + 1)
+                    .min(d[(i - 1) * width + j - 1] + cost);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A package for [`metadata`]: name, `[package.metadata]`, targets as
+    /// `(kind, name)`, dependency names.
+    fn package(name: &str, metadata: Value, targets: &[(&str, &str)], deps: &[&str]) -> Value {
+        let targets: Vec<Value> = std::iter::once(("lib", name))
+            .chain(targets.iter().copied())
+            .map(|(kind, target)| json!({"name": target, "kind": [kind], "src_path": format!("/ws/{name}/src/{target}.rs")}))
+            .collect();
+        let dependencies: Vec<Value> = deps
+            .iter()
+            .map(|d| json!({"name": d, "req": "*", "kind": null, "optional": false, "uses_default_features": true, "features": []}))
+            .collect();
+        json!({
+            "name": name,
+            "version": "0.1.0",
+            "id": format!("path+file:///ws/{name}#0.1.0"),
+            "dependencies": dependencies,
+            "targets": targets,
+            "features": {},
+            "manifest_path": format!("/ws/{name}/Cargo.toml"),
+            "metadata": metadata,
+        })
+    }
+
+    fn metadata(workspace: Value, packages: Vec<Value>) -> Metadata {
+        let members: Vec<Value> = packages.iter().map(|p| p["id"].clone()).collect();
+        let doc = json!({
+            "packages": packages,
+            "workspace_members": members,
+            "resolve": null,
+            "workspace_root": "/ws",
+            "target_directory": "/ws/target",
+            "metadata": workspace,
+            "version": 1,
+        });
+        serde_json::from_value(doc).unwrap()
+    }
+
+    fn one_package(kprof: Value) -> Metadata {
+        metadata(
+            Value::Null,
+            vec![package("gemm", json!({ "kprof": kprof }), &[("bench", "hgemm"), ("bench", "sgemm")], &[])],
+        )
+    }
+
+    fn error_of(kprof: Value) -> String {
+        let failure = load(&one_package(kprof)).unwrap_err();
+        assert_eq!(failure.code, ExitCode::Config);
+        failure.to_string()
+    }
+
+    #[test]
+    fn reads_every_key() {
+        let config = load(&one_package(json!({ "kernels": [{
+            "name": "hgemm",
+            "bench": "hgemm",
+            "case": "hgemm_naive",
+            "args": ["--size", "4096"],
+            "regex": ".*hgemm_naive.*",
+            "launch-skip": 2,
+            "launch-count": 3,
+            "stages": ["memory", "basic"],
+            "env": { "NO_GRAPH": "1" },
+            "tolerance-pct": 1,
+            "clock-control": "base",
+            "runtime": "cuda",
+        }]})))
+        .unwrap();
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        let k = &config.kernels[0];
+        assert_eq!(k.name, "hgemm");
+        assert_eq!(k.package, "gemm");
+        assert_eq!(k.manifest_path, Path::new("/ws/gemm/Cargo.toml"));
+        assert_eq!(k.target, KernelTarget::Cargo { kind: CargoTargetKind::Bench, name: "hgemm".into() });
+        assert_eq!(k.case, "hgemm_naive");
+        assert_eq!(k.args, ["--size", "4096"]);
+        assert_eq!(k.kernel_regex, ".*hgemm_naive.*");
+        assert!(k.kernel_regex_explicit);
+        assert_eq!(k.runtime, Runtime::Cuda);
+        let s = &k.settings;
+        assert_eq!((s.launch_skip, s.launch_count), (Some(2), Some(3)));
+        assert_eq!(s.stages, Some(StageSelection::List(vec![Stage::Basic, Stage::Memory])));
+        assert_eq!(s.env.get("NO_GRAPH").map(String::as_str), Some("1"));
+        assert_eq!(s.tolerance_pct, Some(1.0));
+        assert_eq!(s.clock_control, Some(ClockControl::Base));
+        assert_eq!(config.workspace_root, Path::new("/ws"));
+        assert_eq!(config.workspace_manifest_path, Path::new("/ws/Cargo.toml"));
+    }
+
+    #[test]
+    fn defaults_come_from_the_name() {
+        let config =
+            load(&one_package(json!({ "kernels": [{ "name": "gemm<128, 64>::run", "bench": "hgemm" }] })))
+                .unwrap();
+        let k = &config.kernels[0];
+        assert_eq!(k.kernel_regex, r".*gemm<128, 64>::run.*");
+        assert_eq!(k.case, "gemm<128, 64>::run");
+        assert!(!k.kernel_regex_explicit);
+        assert_eq!(k.settings, Settings::default());
+    }
+
+    #[test]
+    fn stages_accept_strings_and_lists() {
+        for (written, expected) in [
+            (json!("auto"), StageSelection::Auto),
+            (json!("all"), StageSelection::All),
+            (json!("memory,basic"), StageSelection::List(vec![Stage::Basic, Stage::Memory])),
+            (json!(["sol"]), StageSelection::List(vec![Stage::SpeedOfLight])),
+        ] {
+            let config = load(&one_package(json!({ "stages": written }))).unwrap();
+            assert_eq!(config.packages[0].settings.stages, Some(expected));
+        }
+    }
+
+    #[test]
+    fn kernel_beats_package_beats_workspace() {
+        let ws = json!({ "kprof": {
+            "launch-skip": 10, "launch-count": 2, "stages": "all", "tolerance-pct": 5.0,
+            "env": { "A": "ws", "B": "ws" },
+        }});
+        let pkg = json!({ "kprof": {
+            "launch-count": 4, "env": { "B": "pkg", "C": "pkg" }, "clock-control": "none",
+            "kernels": [
+                { "name": "hgemm", "bench": "hgemm", "launch-count": 7, "env": { "C": "kernel" } },
+                { "name": "sgemm", "bench": "sgemm" },
+            ],
+        }});
+        let config =
+            load(&metadata(ws, vec![package("gemm", pkg, &[("bench", "hgemm"), ("bench", "sgemm")], &[])]))
+                .unwrap();
+        let [hgemm, sgemm] = &config.kernels[..] else { panic!("{:?}", config.kernels) };
+        assert_eq!(hgemm.settings.launch_skip, Some(10));
+        assert_eq!(hgemm.settings.launch_count, Some(7));
+        assert_eq!(sgemm.settings.launch_count, Some(4));
+        assert_eq!(hgemm.settings.stages, Some(StageSelection::All));
+        assert_eq!(hgemm.settings.tolerance_pct, Some(5.0));
+        assert_eq!(hgemm.settings.clock_control, Some(ClockControl::None));
+        let env =
+            |k: &KernelEntry| k.settings.env.iter().map(|(a, b)| format!("{a}={b}")).collect::<Vec<_>>();
+        assert_eq!(env(hgemm), ["A=ws", "B=pkg", "C=kernel"]);
+        assert_eq!(env(sgemm), ["A=ws", "B=pkg", "C=pkg"]);
+        assert_eq!(config.workspace_defaults.launch_skip, Some(10));
+        assert_eq!(config.packages[0].settings.launch_count, Some(4));
+    }
+
+    #[test]
+    fn runtime_defaults() {
+        let kernels = json!({ "kprof": { "kernels": [
+            { "name": "a", "bench": "hgemm" },
+            { "name": "b", "command": ["python3", "bench.py"] },
+            { "name": "c", "command": ["python3", "t.py"], "runtime": "python-triton" },
+        ]}});
+        let with = load(&metadata(
+            Value::Null,
+            vec![package("p", kernels.clone(), &[("bench", "hgemm")], &["kprof-harness"])],
+        ))
+        .unwrap();
+        let runtimes: Vec<Runtime> = with.kernels.iter().map(|k| k.runtime).collect();
+        assert_eq!(runtimes, [Runtime::Harness, Runtime::Command, Runtime::PythonTriton]);
+        assert_eq!(with.kernels[1].target, KernelTarget::Command(vec!["python3".into(), "bench.py".into()]));
+        assert_eq!(with.kernels[1].target.to_string(), "command python3 bench.py");
+        let without =
+            load(&metadata(Value::Null, vec![package("p", kernels, &[("bench", "hgemm")], &["cudarc"])]))
+                .unwrap();
+        assert_eq!(without.kernels[0].runtime, Runtime::Cuda);
+        assert!(without.warnings.is_empty());
+    }
+
+    #[test]
+    fn harness_runtime_without_the_dependency_warns() {
+        let config = load(&one_package(
+            json!({ "kernels": [{ "name": "h", "bench": "hgemm", "runtime": "harness" }] }),
+        ))
+        .unwrap();
+        assert_eq!(config.warnings.len(), 1);
+        assert!(
+            config.warnings[0].message.contains("does not depend on `kprof-harness`"),
+            "{}",
+            config.warnings[0]
+        );
+    }
+
+    #[test]
+    fn runtime_and_target_must_agree() {
+        let msg = error_of(json!({ "kernels": [{ "name": "h", "bench": "hgemm", "runtime": "command" }] }));
+        assert!(
+            msg.contains("`runtime = \"command\"` needs a `command`, but the entry names bench hgemm"),
+            "{msg}"
+        );
+        let msg = error_of(json!({ "kernels": [{ "name": "h", "command": ["x"], "runtime": "cuda" }] }));
+        assert!(msg.contains("needs a cargo target"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_keys_warn_with_suggestions() {
+        let ws = json!({ "kprof": { "launch_count": 3, "kernels": [] } });
+        let pkg = json!({ "kprof": {
+            "lauch-skip": 1, "colour": "red", "bench": "x",
+            "kernels": [{ "name": "h", "bench": "hgemm", "Stages": "all", "regx": ".*" }],
+        }});
+        let config = load(&metadata(ws, vec![package("gemm", pkg, &[("bench", "hgemm")], &[])])).unwrap();
+        let found: Vec<(&str, Option<&str>)> =
+            config.warnings.iter().map(|w| (w.key.as_str(), w.suggestion.as_deref())).collect();
+        assert_eq!(
+            found,
+            [
+                ("kernels", None),
+                ("launch_count", Some("launch-count")),
+                ("bench", None),
+                ("colour", None),
+                ("lauch-skip", Some("launch-skip")),
+                ("Stages", Some("stages")),
+                ("regx", Some("regex")),
+            ]
+        );
+        let messages: Vec<String> = config.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            messages[1],
+            "unknown key `launch_count` in [workspace.metadata.kprof] of /ws/Cargo.toml is ignored; did you mean `launch-count`?"
+        );
+        assert_eq!(
+            messages[0],
+            "key `kernels` in [workspace.metadata.kprof] of /ws/Cargo.toml is ignored: it belongs in [package.metadata.kprof]"
+        );
+        assert!(messages[6]
+            .contains("in [[package.metadata.kprof.kernels]] #1 (name = \"h\") of /ws/gemm/Cargo.toml"));
+        assert_eq!(
+            messages[3],
+            "unknown key `colour` in [package.metadata.kprof] of /ws/gemm/Cargo.toml is ignored"
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_key_and_entry() {
+        let msg =
+            error_of(json!({ "kernels": [{ "name": "hgemm", "bench": "hgemm", "launch-count": "ten" }] }));
+        assert_eq!(
+            msg,
+            "`launch-count` in [[package.metadata.kprof.kernels]] #1 (name = \"hgemm\") of /ws/gemm/Cargo.toml: \
+             expected an integer >= 1, found the string \"ten\"\n  help: for example: `launch-count = 3`"
+        );
+        let msg = error_of(json!({ "launch-skip": -1 }));
+        assert!(
+            msg.starts_with(
+                "`launch-skip` in [package.metadata.kprof] of /ws/gemm/Cargo.toml: must not be negative"
+            ),
+            "{msg}"
+        );
+        let msg = error_of(json!({ "launch-count": 0 }));
+        assert!(msg.contains("must be at least 1, found 0"), "{msg}");
+        let msg = error_of(json!({ "launch-skip": 1.5 }));
+        assert!(msg.contains("found the number 1.5"), "{msg}");
+        let msg = error_of(json!({ "tolerance-pct": -2.0 }));
+        assert!(msg.contains("must be a number >= 0"), "{msg}");
+        let msg = error_of(json!({ "clock-control": "max" }));
+        assert!(msg.contains("expected \"none\" or \"base\", found \"max\""), "{msg}");
+        let msg = error_of(json!({ "env": { "NO_GRAPH": 1 } }));
+        assert!(msg.contains("`env.NO_GRAPH` in [package.metadata.kprof]"), "{msg}");
+        assert!(msg.contains("quote it: `NO_GRAPH = \"1\"`"), "{msg}");
+        let msg = error_of(json!({ "kernels": [{ "name": "h", "bench": "hgemm", "args": "--size 4096" }] }));
+        assert!(msg.contains("`args` in [[package.metadata.kprof.kernels]] #1 (name = \"h\")"), "{msg}");
+        assert!(msg.contains("expected an array of strings"), "{msg}");
+    }
+
+    #[test]
+    fn stage_errors() {
+        let msg = error_of(json!({ "stages": ["basic", "memroy"] }));
+        assert!(msg.contains("unknown stage `memroy`"), "{msg}");
+        assert!(msg.contains("did you mean `memory`?"), "{msg}");
+        assert!(error_of(json!({ "stages": ["auto", "basic"] })).contains("`auto` cannot be part of a list"));
+        assert!(error_of(json!({ "stages": [] })).contains("the list is empty"));
+        assert!(error_of(json!({ "stages": 3 })).contains("found the integer 3"));
+    }
+
+    #[test]
+    fn entry_shape_errors() {
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "bench": "hgemm" }, { "bench": "hgemm" }] }));
+        assert!(
+            msg.starts_with(
+                "[[package.metadata.kprof.kernels]] #2 of /ws/gemm/Cargo.toml: missing required key `name`"
+            ),
+            "{msg}"
+        );
+        assert!(error_of(json!({ "kernels": [{ "name": "" , "bench": "hgemm" }] }))
+            .contains("`name` in [[package.metadata.kprof.kernels]] #1 of"));
+        let msg = error_of(json!({ "kernels": [{ "name": "a" }] }));
+        assert!(msg.contains("the entry names no target"), "{msg}");
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "bench": "hgemm", "bin": "x" }] }));
+        assert!(msg.contains("`bin` in [[package.metadata.kprof.kernels]] #1 (name = \"a\")"), "{msg}");
+        assert!(msg.contains("names 2 targets (`bench` and `bin`)"), "{msg}");
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "bench": "hgemm", "command": ["x"] }] }));
+        assert!(msg.contains("`command` in") && msg.contains("(`bench` and `command`)"), "{msg}");
+        let msg = error_of(json!({ "kernels": { "name": "a" } }));
+        assert!(
+            msg.contains("`kernels` in [package.metadata.kprof]")
+                && msg.contains("expected an array of tables"),
+            "{msg}"
+        );
+        assert!(error_of(json!({ "kernels": ["a"] })).contains("entry #1 is the string \"a\", not a table"));
+        let msg = error_of(json!("hgemm"));
+        assert!(
+            msg.starts_with(
+                "[package.metadata.kprof] of /ws/gemm/Cargo.toml: expected a table, found the string"
+            ),
+            "{msg}"
+        );
+        assert!(error_of(json!({ "kernels": [{ "name": "a", "command": [] }] }))
+            .contains("the first element must be the program"));
+    }
+
+    #[test]
+    fn missing_targets_list_what_exists() {
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "bench": "hgem" }] }));
+        assert!(msg.contains("package `gemm` has no bench target named `hgem`"), "{msg}");
+        assert!(msg.contains("did you mean `bench = \"hgemm\"`?"), "{msg}");
+        assert!(msg.contains("the bench targets of package `gemm` are: `hgemm`, `sgemm`"), "{msg}");
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "example": "demo" }] }));
+        assert!(msg.contains("package `gemm` has no example targets"), "{msg}");
+    }
+
+    #[test]
+    fn invalid_regexes() {
+        let msg = error_of(json!({ "kernels": [{ "name": "a", "bench": "hgemm", "regex": "hgemm(" }] }));
+        assert!(msg.starts_with("`regex` in [[package.metadata.kprof.kernels]] #1 (name = \"a\") of /ws/gemm/Cargo.toml: invalid regex \"hgemm(\""), "{msg}");
+        assert!(error_of(json!({ "kernels": [{ "name": "a", "bench": "hgemm", "case": "[" }] }))
+            .contains("`case` in"));
+    }
+
+    #[test]
+    fn duplicate_names_across_packages() {
+        let a = json!({ "kprof": { "kernels": [{ "name": "hgemm", "bench": "hgemm" }] } });
+        let b = json!({ "kprof": { "kernels": [{ "name": "other", "bench": "hgemm" }, { "name": "hgemm", "bench": "hgemm" }] } });
+        let failure = load(&metadata(
+            Value::Null,
+            vec![package("b", b, &[("bench", "hgemm")], &[]), package("a", a, &[("bench", "hgemm")], &[])],
+        ))
+        .unwrap_err();
+        assert_eq!(
+            failure.message,
+            "`name` in [[package.metadata.kprof.kernels]] #2 (name = \"hgemm\") of /ws/b/Cargo.toml: kernel name \"hgemm\" \
+             is already used by [[package.metadata.kprof.kernels]] #1 (name = \"hgemm\") of /ws/a/Cargo.toml"
+        );
+        assert!(failure.help[0].contains("rename one of them"));
+    }
+
+    #[test]
+    fn non_members_are_ignored() {
+        let mut meta = one_package(json!({ "kernels": [{ "name": "a", "bench": "hgemm" }] }));
+        let dep = package("dep", json!({ "kprof": "broken" }), &[], &[]);
+        meta.packages.push(serde_json::from_value(dep).unwrap());
+        assert_eq!(load(&meta).unwrap().kernels.len(), 1);
+    }
+
+    fn selection_config() -> Config {
+        let a = json!({ "kprof": { "kernels": [
+            { "name": "hgemm", "bench": "g" }, { "name": "hgemm_tiled", "bench": "g" }, { "name": "sgemm", "bench": "g" },
+        ]}});
+        let b = json!({ "kprof": { "kernels": [{ "name": "Softmax", "bench": "s" }] } });
+        load(&metadata(
+            Value::Null,
+            vec![package("b", b, &[("bench", "s")], &[]), package("a", a, &[("bench", "g")], &[])],
+        ))
+        .unwrap()
+    }
+
+    #[test]
+    fn listing_is_stable_and_filtered() {
+        let config = selection_config();
+        let all: Vec<(usize, &str)> =
+            config.listing(&[]).unwrap().iter().map(|l| (l.index, l.kernel.name.as_str())).collect();
+        assert_eq!(all, [(1, "hgemm"), (2, "hgemm_tiled"), (3, "sgemm"), (4, "Softmax")]);
+        let only_b: Vec<usize> = config.listing(&["b".into()]).unwrap().iter().map(|l| l.index).collect();
+        assert_eq!(only_b, [4]);
+        let err = config.listing(&["c".into()]).unwrap_err().to_string();
+        assert!(
+            err.contains("package `c` has no [package.metadata.kprof] table") && err.contains("`a`, `b`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn selection_by_hint() {
+        let config = selection_config();
+        assert_eq!(config.select_by_hint("hgemm", &[]).unwrap().name, "hgemm");
+        assert_eq!(config.select_by_hint("TILED", &[]).unwrap().name, "hgemm_tiled");
+        assert_eq!(config.select_by_hint("softmax", &[]).unwrap().name, "Softmax");
+        assert!(config.select_by_hint("gemm", &["b".into(), "a".into()]).is_err());
+
+        let ambiguous = config.select_by_hint("gemm", &[]).unwrap_err();
+        assert_eq!(ambiguous.code, ExitCode::Config);
+        let text = ambiguous.to_string();
+        assert!(
+            text.starts_with("kernel hint `gemm` matches 3 configured kernels in this workspace"),
+            "{text}"
+        );
+        assert!(text.contains("#2 `hgemm_tiled` (package `a`, bench g)"), "{text}");
+        assert!(text.contains("`--kernel hgemm`") && text.contains("`--index 1`"), "{text}");
+
+        let none = config.select_by_hint("sgem_", &[]).unwrap_err().to_string();
+        assert!(none.starts_with("no configured kernel matches `sgem_`"), "{none}");
+        assert!(none.contains("closest first: `sgemm`, `hgemm`"), "{none}");
+        assert!(none.contains("did you mean `sgemm`?"), "{none}");
+
+        let scoped = config.select_by_hint("hgemm", &["b".into()]).unwrap_err().to_string();
+        assert!(scoped.starts_with("no configured kernel matches `hgemm` in package `b`"), "{scoped}");
+    }
+
+    #[test]
+    fn selection_by_index() {
+        let config = selection_config();
+        assert_eq!(config.select_by_index(3, &[]).unwrap().name, "sgemm");
+        assert_eq!(config.select_by_index(4, &["b".into()]).unwrap().name, "Softmax");
+        let err = config.select_by_index(1, &["b".into()]).unwrap_err().to_string();
+        assert!(
+            err.contains("no configured kernel has index 1 in package `b`")
+                && err.contains("valid indices: 4"),
+            "{err}"
+        );
+        let empty = load(&metadata(Value::Null, vec![])).unwrap();
+        assert!(empty
+            .select_by_hint("x", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("no kernels are configured"));
+    }
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("launch-count", "launch-count"), 0);
+        assert_eq!(edit_distance("lauch-count", "launch-count"), 1);
+        assert_eq!(edit_distance("lanuch-count", "launch-count"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(closest_key("launch_count", SETTING_KEYS), Some("launch-count"));
+        assert_eq!(closest_key("colour", SETTING_KEYS), None);
+    }
+}

@@ -1,0 +1,253 @@
+//! One stage of a plan as one exact `ncu` command line.
+//!
+//! The stage definitions here are the first cut: ncu sections chosen per question.
+//! Their replay cost is what matters (a naive memory follow-up costs more passes than
+//! `--set full`), so every definition is meant to be measured and tuned; the pass
+//! counts seen on real runs belong next to them.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::ClockControl;
+use crate::filter::KernelFilter;
+use crate::process::ProcessBuilder;
+use crate::stage::Stage;
+
+/// Which launches of the filtered kernel are profiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LaunchWindow {
+    /// The kprof harness opens a profiler range around exactly the requested launches:
+    /// ncu runs with `--profile-from-start off` and needs no skip/count guess.
+    HarnessRange {
+        /// How many launches of each selected case the harness makes inside the range.
+        launch_count: u32,
+    },
+    /// A plain program: skip the first launches that match, then profile some.
+    SkipCount {
+        /// Matching launches to skip (warm-up, JIT, autotuning).
+        launch_skip: u32,
+        /// Matching launches to profile.
+        launch_count: u32,
+    },
+}
+
+/// What a stage asks ncu to collect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StageCollection {
+    /// One of our named stages.
+    Named(Stage),
+    /// A user's `--set`/`--sections` request, passed through as given.
+    Custom {
+        /// `--set NAME`, if any.
+        set: Option<String>,
+        /// `--section NAME` for each.
+        sections: Vec<String>,
+    },
+}
+
+impl StageCollection {
+    /// A short name for file names and messages.
+    pub fn name(&self) -> &str {
+        match self {
+            StageCollection::Named(s) => s.name(),
+            StageCollection::Custom { .. } => "custom",
+        }
+    }
+
+    /// The raw CSV file name under `details/`.
+    pub fn raw_file_name(&self) -> &str {
+        match self {
+            StageCollection::Named(s) => s.raw_file_name(),
+            StageCollection::Custom { .. } => "01_custom_raw.csv",
+        }
+    }
+
+    /// The ncu options that select what is collected and how it is printed.
+    pub fn ncu_args(&self) -> Vec<String> {
+        let sections: &[&str] = match self {
+            StageCollection::Custom { set, sections } => {
+                let mut out = Vec::new();
+                if let Some(set) = set {
+                    out.extend(["--set".to_string(), set.clone()]);
+                }
+                for s in sections {
+                    out.extend(["--section".to_string(), s.clone()]);
+                }
+                out.extend(["--csv".to_string(), "--page".to_string(), "raw".to_string()]);
+                return out;
+            }
+            StageCollection::Named(Stage::Full) => {
+                return strings(&["--set", "full", "--csv", "--page", "raw"]);
+            }
+            StageCollection::Named(Stage::Source) => {
+                return strings(&[
+                    "--section",
+                    "SourceCounters",
+                    "--section",
+                    "WarpStateStats",
+                    "--csv",
+                    "--page",
+                    "source",
+                    "--print-source",
+                    "cuda,sass",
+                ]);
+            }
+            StageCollection::Named(Stage::Basic) => &["SpeedOfLight", "LaunchStats", "Occupancy"],
+            StageCollection::Named(Stage::SpeedOfLight) => &["SpeedOfLight", "SpeedOfLight_RooflineChart"],
+            StageCollection::Named(Stage::Memory) => {
+                &["MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables"]
+            }
+            StageCollection::Named(Stage::Compute) => {
+                &["ComputeWorkloadAnalysis", "InstructionStats", "WarpStateStats"]
+            }
+            StageCollection::Named(Stage::Occupancy) => {
+                &["Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats"]
+            }
+            StageCollection::Named(Stage::Roofline) => &[
+                "SpeedOfLight",
+                "SpeedOfLight_RooflineChart",
+                "SpeedOfLight_HierarchicalSingleRooflineChart",
+            ],
+        };
+        let mut out = Vec::new();
+        for s in sections {
+            out.extend(["--section".to_string(), s.to_string()]);
+        }
+        out.extend(strings(&["--csv", "--page", "raw"]));
+        out
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
+}
+
+/// The program being profiled: what it is, its arguments, environment and directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetCommand {
+    /// The executable.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Extra environment variables (sorted; includes the harness' `KPROF_*` contract).
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The working directory.
+    pub cwd: PathBuf,
+}
+
+/// Everything needed to write one stage's ncu command.
+#[derive(Debug, Clone)]
+pub struct StageRun<'a> {
+    /// What to collect.
+    pub collection: &'a StageCollection,
+    /// Which kernels.
+    pub filter: &'a KernelFilter,
+    /// Which launches.
+    pub window: LaunchWindow,
+    /// Clock control.
+    pub clock_control: ClockControl,
+    /// Where ncu writes its output (CSV preceded by its `==PROF==` lines).
+    pub log_file: &'a Path,
+    /// The profiled program.
+    pub target: &'a TargetCommand,
+}
+
+/// The exact ncu invocation for one stage.
+pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
+    let mut p = ProcessBuilder::new(ncu);
+    p.args(["--clock-control", run.clock_control.name()]);
+    match run.window {
+        LaunchWindow::HarnessRange { .. } => {
+            p.args(["--profile-from-start", "off"]);
+        }
+        LaunchWindow::SkipCount { launch_skip, launch_count } => {
+            p.args(["--launch-skip".to_string(), launch_skip.to_string()]);
+            p.args(["--launch-count".to_string(), launch_count.to_string()]);
+        }
+    }
+    p.args(run.filter.ncu_args());
+    p.args(run.collection.ncu_args());
+    p.arg("--log-file").arg(run.log_file);
+    p.arg(&run.target.program);
+    p.args(&run.target.args);
+    for (k, v) in &run.target.env {
+        p.env(k.clone(), v.clone());
+    }
+    p.cwd(&run.target.cwd);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> TargetCommand {
+        let mut env = std::collections::BTreeMap::new();
+        env.insert("KPROF_PROFILE".to_string(), "1".to_string());
+        TargetCommand {
+            program: "/ws/target/kprof/release/deps/copy-1234".into(),
+            args: vec!["--size".into(), "1 GiB".into()],
+            env,
+            cwd: "/ws/demo".into(),
+        }
+    }
+
+    #[test]
+    fn harness_stage_uses_profiler_range() {
+        let t = target();
+        let filter = KernelFilter::from_hint("copy");
+        let c = StageCollection::Named(Stage::Basic);
+        let cmd = stage_command(
+            Path::new("/usr/local/cuda/bin/ncu"),
+            &StageRun {
+                collection: &c,
+                filter: &filter,
+                window: LaunchWindow::HarnessRange { launch_count: 1 },
+                clock_control: ClockControl::None,
+                log_file: Path::new("/ws/profile/copy_1/details/01_basic_raw.csv"),
+                target: &t,
+            },
+        );
+        assert_eq!(
+            cmd.to_string(),
+            "cd /ws/demo && env KPROF_PROFILE=1 /usr/local/cuda/bin/ncu --clock-control none \
+             --profile-from-start off --kernel-name 'regex:.*copy.*' --section SpeedOfLight \
+             --section LaunchStats --section Occupancy --csv --page raw \
+             --log-file /ws/profile/copy_1/details/01_basic_raw.csv \
+             /ws/target/kprof/release/deps/copy-1234 --size '1 GiB'"
+        );
+    }
+
+    #[test]
+    fn plain_program_uses_skip_and_count() {
+        let t = target();
+        let filter = KernelFilter::regex("^k$");
+        let c = StageCollection::Custom { set: Some("full".into()), sections: vec!["SourceCounters".into()] };
+        let cmd = stage_command(
+            Path::new("ncu"),
+            &StageRun {
+                collection: &c,
+                filter: &filter,
+                window: LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
+                clock_control: ClockControl::Base,
+                log_file: Path::new("out.csv"),
+                target: &t,
+            },
+        );
+        let line = cmd.command_line();
+        assert!(line.contains("--clock-control base --launch-skip 5 --launch-count 3 --kernel-name 'regex:^k$' --set full --section SourceCounters --csv --page raw"), "{line}");
+        assert!(!line.contains("--profile-from-start"));
+    }
+
+    #[test]
+    fn every_stage_prints_csv() {
+        for s in Stage::ALL {
+            let args = StageCollection::Named(s).ncu_args();
+            assert!(args.contains(&"--csv".to_string()), "{s}");
+            let page = args.iter().position(|a| a == "--page").map(|i| args[i + 1].as_str());
+            assert_eq!(page, Some(if s == Stage::Source { "source" } else { "raw" }), "{s}");
+        }
+    }
+}

@@ -1,0 +1,481 @@
+//! Resolving the command line and the manifests into one [`Plan`].
+//!
+//! Everything is decided here, before any process starts: which kernels, which
+//! targets to build, each kernel's filter, launch window, stages, environment and
+//! working directory. Later steps only carry the plan out, and `--dry-run` shows it.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use cargo_metadata::Metadata;
+
+use crate::build::{BuildRequest, BuildTarget, Features};
+use crate::cli::{ClockControlArg, MessageFormat, OutputArgs, ProfileArgs};
+use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Runtime};
+use crate::error::{ExitCode, Failure};
+use crate::filter::KernelFilter;
+use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
+use crate::stage::StageSelection;
+
+/// What kprof will do, fully resolved.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The workspace root; `profile/` lives here.
+    pub workspace_root: PathBuf,
+    /// Where profile directories are created (`<workspace root>/profile`).
+    pub profile_root: PathBuf,
+    /// The one build of every cargo target the kernels need; `None` when none do.
+    pub build: Option<BuildRequest>,
+    /// The kernels, in selection order.
+    pub kernels: Vec<KernelPlan>,
+    /// `--output-dir`: the profile directory (one kernel) or its parent (several).
+    pub output_dir: Option<PathBuf>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// Output format and verbosity.
+    pub output: OutputArgs,
+    /// Notes for the user about choices made (ignored options, defaults taken).
+    pub notes: Vec<String>,
+}
+
+/// The program a kernel is profiled in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlannedTarget {
+    /// A cargo target, built by [`Plan::build`].
+    Cargo(BuildTarget),
+    /// Any program, run as given (`command = [...]`).
+    Command(Vec<String>),
+}
+
+/// Which stages, or the compatibility `--set`/`--sections` request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StagePlan {
+    /// Our stages.
+    Stages(StageSelection),
+    /// One stage collecting exactly what the user asked ncu for.
+    Custom(StageCollection),
+}
+
+/// One kernel to profile.
+#[derive(Debug, Clone)]
+pub struct KernelPlan {
+    /// The kernel's name or hint; the profile directory id starts with it.
+    pub name: String,
+    /// Where it was configured (`[[package.metadata.kprof.kernels]] #2 (name = "x")` in
+    /// a manifest), or `None` for an ad-hoc command-line selection.
+    pub configured_at: Option<String>,
+    /// The package, for cargo targets.
+    pub package: Option<String>,
+    /// The program.
+    pub target: PlannedTarget,
+    /// How the program launches the kernel.
+    pub runtime: Runtime,
+    /// Arguments for the program (configured ones, then `-- BENCH_ARGS`).
+    pub args: Vec<String>,
+    /// Environment for the program (configured, then `--env`), without the harness contract.
+    pub env: BTreeMap<String, String>,
+    /// The working directory (the package root, as `cargo bench` uses).
+    pub cwd: PathBuf,
+    /// The ncu kernel filter; `None` means discovery (no hint was given).
+    pub filter: Option<KernelFilter>,
+    /// The harness case regex (`KPROF_CASE`), for harness targets.
+    pub case: Option<String>,
+    /// Which launches are profiled.
+    pub window: LaunchWindow,
+    /// Which stages.
+    pub stages: StagePlan,
+    /// ncu clock control.
+    pub clock_control: ClockControl,
+    /// Tolerance for comparisons, percent.
+    pub tolerance_pct: f64,
+}
+
+impl KernelPlan {
+    /// The environment the profiled program gets under ncu: its own, plus the harness
+    /// contract (`KPROF_PROFILE`, `KPROF_CASE`, `KPROF_LAUNCH_COUNT`) for harness targets.
+    pub fn profiling_env(&self) -> BTreeMap<String, String> {
+        let mut env = self.env.clone();
+        if let (Runtime::Harness, LaunchWindow::HarnessRange { launch_count }) = (self.runtime, self.window) {
+            env.insert("KPROF_PROFILE".into(), "1".into());
+            env.insert("KPROF_LAUNCH_COUNT".into(), launch_count.to_string());
+            if let Some(case) = &self.case {
+                env.insert("KPROF_CASE".into(), case.clone());
+            }
+        }
+        env
+    }
+}
+
+/// Built-in defaults when neither the command line nor the manifests set a value.
+pub mod defaults {
+    /// Launches profiled by default in a harness range.
+    pub const HARNESS_LAUNCH_COUNT: u32 = 1;
+    /// Deterministic microbenchmarks (a Rust program launching kernels itself): skip 5, profile 3.
+    pub const CUDA_WINDOW: (u32, u32) = (5, 3);
+    /// Iterative programs (any command): skip 10, profile 1.
+    pub const COMMAND_WINDOW: (u32, u32) = (10, 1);
+    /// Triton JIT programs: skip 20 (JIT and autotune launches), profile 1.
+    pub const TRITON_WINDOW: (u32, u32) = (20, 1);
+    /// Comparison tolerance, percent.
+    pub const TOLERANCE_PCT: f64 = 2.0;
+}
+
+/// Resolves the profile command line against the workspace's metadata and configuration.
+pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
+    let packages = &args.packages.packages;
+    let mut notes = Vec::new();
+    let mut kernels = Vec::new();
+
+    let explicit_target = args
+        .bench
+        .as_ref()
+        .map(|n| (CargoTargetKind::Bench, n))
+        .or(args.example.as_ref().map(|n| (CargoTargetKind::Example, n)))
+        .or(args.bin.as_ref().map(|n| (CargoTargetKind::Bin, n)));
+
+    if let Some(index) = args.index {
+        kernels.push(from_entry(config.select_by_index(index, packages)?, None, args, &mut notes)?);
+    } else if let Some((kind, name)) = explicit_target {
+        let package = target_package(metadata, packages, kind, name)?;
+        let hints: Vec<Option<&String>> =
+            if args.kernels.is_empty() { vec![None] } else { args.kernels.iter().map(Some).collect() };
+        for hint in hints {
+            // A configured entry for this very target and hint keeps its settings.
+            let configured = hint.and_then(|h| {
+                config.kernels.iter().find(|k| {
+                    k.package == package
+                        && k.name == *h
+                        && k.target == KernelTarget::Cargo { kind, name: name.clone() }
+                })
+            });
+            match configured {
+                Some(entry) => kernels.push(from_entry(entry, hint.map(String::as_str), args, &mut notes)?),
+                None => kernels.push(ad_hoc(
+                    metadata,
+                    config,
+                    &package,
+                    kind,
+                    name,
+                    hint.map(String::as_str),
+                    args,
+                    &mut notes,
+                )?),
+            }
+        }
+    } else if !args.kernels.is_empty() {
+        for hint in &args.kernels {
+            kernels.push(from_entry(config.select_by_hint(hint, packages)?, Some(hint), args, &mut notes)?);
+        }
+    } else {
+        let listed = config.listing(packages)?;
+        if listed.is_empty() || (listed.len() > 1 && !args.packages.workspace && packages.is_empty()) {
+            let names: Vec<String> =
+                listed.iter().map(|l| format!("#{} {}", l.index, l.kernel.name)).collect();
+            let mut f = Failure::new(ExitCode::Config, "no kernel selected");
+            if names.is_empty() {
+                f = f.help(
+                    "configure kernels in [[package.metadata.kprof.kernels]] (see the README), \
+                     or pass a target and a hint: --bench NAME --kernel HINT",
+                );
+            } else {
+                f = f
+                    .help(format!("configured kernels: {}", names.join(", ")))
+                    .help("pick one with --kernel NAME or --index N, or profile them all with --workspace");
+            }
+            return Err(f.into());
+        }
+        for l in listed {
+            kernels.push(from_entry(l.kernel, None, args, &mut notes)?);
+        }
+    }
+
+    if let Some(re) = &args.kernel_regex {
+        regex::Regex::new(re).map_err(|e| {
+            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
+                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
+        })?;
+    }
+
+    let cargo_targets: Vec<BuildTarget> = {
+        let mut t: Vec<BuildTarget> = kernels
+            .iter()
+            .filter_map(|k| match &k.target {
+                PlannedTarget::Cargo(t) => Some(t.clone()),
+                PlannedTarget::Command(_) => None,
+            })
+            .collect();
+        t.sort();
+        t.dedup();
+        t
+    };
+    let build = if cargo_targets.is_empty() {
+        None
+    } else {
+        let base = args.target_dir.clone().unwrap_or_else(|| metadata.target_directory.clone().into());
+        Some(BuildRequest {
+            cargo,
+            manifest_path: config.workspace_manifest_path.clone(),
+            target_dir: base.join("kprof"),
+            profile: args.profile.clone(),
+            features: Features {
+                features: args
+                    .features
+                    .iter()
+                    .flat_map(|f| f.split([',', ' ']))
+                    .filter(|f| !f.is_empty())
+                    .map(String::from)
+                    .collect(),
+                all_features: args.all_features,
+                no_default_features: args.no_default_features,
+            },
+            targets: cargo_targets,
+            user_nvcc_append_flags: std::env::var("NVCC_APPEND_FLAGS").ok(),
+        })
+    };
+    if let Some(b) = &build {
+        if let Some(flags) = &b.user_nvcc_append_flags {
+            if crate::build::has_device_debug_flag(flags) {
+                notes.push(format!(
+                    "NVCC_APPEND_FLAGS contains -G ({flags}): device debug code is unoptimised, so the profile \
+                     will not show release behaviour; remove -G (kprof adds -lineinfo for source mapping)"
+                ));
+            }
+        }
+    }
+
+    Ok(Plan {
+        workspace_root: config.workspace_root.clone(),
+        profile_root: config.workspace_root.join("profile"),
+        build,
+        kernels,
+        output_dir: args.output_dir.clone(),
+        dry_run: args.dry_run,
+        output: args.output.clone(),
+        notes,
+    })
+}
+
+fn package_dir(manifest_path: &Path) -> PathBuf {
+    manifest_path.parent().map(Path::to_path_buf).unwrap_or_default()
+}
+
+/// A plan for a configured kernel, with command-line overrides applied.
+fn from_entry(
+    entry: &KernelEntry,
+    hint: Option<&str>,
+    args: &ProfileArgs,
+    notes: &mut Vec<String>,
+) -> Result<KernelPlan> {
+    let (target, mut program_args, package) = match &entry.target {
+        KernelTarget::Cargo { kind, name } => (
+            PlannedTarget::Cargo(BuildTarget {
+                package: entry.package.clone(),
+                kind: *kind,
+                name: name.clone(),
+            }),
+            Vec::new(),
+            Some(entry.package.clone()),
+        ),
+        KernelTarget::Command(words) => (PlannedTarget::Command(words.clone()), Vec::new(), None),
+    };
+    program_args.extend(entry.args.iter().cloned());
+    program_args.extend(args.bench_args.iter().cloned());
+    let filter = match (&args.kernel_regex, hint) {
+        (Some(re), _) => KernelFilter::regex(re.clone()),
+        (None, Some(h)) if h != entry.name => KernelFilter::from_hint(h),
+        _ => KernelFilter::regex(entry.kernel_regex.clone()),
+    };
+    let s = &entry.settings;
+    let plan = KernelPlan {
+        name: entry.name.clone(),
+        configured_at: Some(format!("{} in {}", entry.location(), entry.manifest_path.display())),
+        package,
+        target,
+        runtime: entry.runtime,
+        args: program_args,
+        env: merged_env(&s.env, &args.envs),
+        cwd: package_dir(&entry.manifest_path),
+        filter: Some(filter),
+        case: (entry.runtime == Runtime::Harness).then(|| entry.case.clone()),
+        window: window_for(
+            entry.runtime,
+            args.launch_skip.or(s.launch_skip),
+            args.launch_count.or(s.launch_count),
+            &entry.name,
+            notes,
+        ),
+        stages: stage_plan(args, s.stages.clone())?,
+        clock_control: clock(args.clock_control, s.clock_control),
+        tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
+    };
+    Ok(plan)
+}
+
+/// A plan for a target named on the command line with no configured entry.
+#[allow(clippy::too_many_arguments)]
+fn ad_hoc(
+    metadata: &Metadata,
+    config: &Config,
+    package: &str,
+    kind: CargoTargetKind,
+    target_name: &str,
+    hint: Option<&str>,
+    args: &ProfileArgs,
+    notes: &mut Vec<String>,
+) -> Result<KernelPlan> {
+    let pkg = metadata.packages.iter().find(|p| p.name.as_str() == package);
+    let uses_harness = pkg.is_some_and(|p| p.dependencies.iter().any(|d| d.name == "kprof-harness"));
+    let runtime = if uses_harness { Runtime::Harness } else { Runtime::Cuda };
+    let pkg_settings = config.packages.iter().find(|p| p.package == package).map(|p| &p.settings);
+    let s = match pkg_settings {
+        Some(p) => config.workspace_defaults.overridden_by(p),
+        None => config.workspace_defaults.clone(),
+    };
+    let filter = match (&args.kernel_regex, hint) {
+        (Some(re), _) => Some(KernelFilter::regex(re.clone())),
+        (None, Some(h)) => Some(KernelFilter::from_hint(h)),
+        (None, None) => None,
+    };
+    let name = hint.map(String::from).unwrap_or_else(|| target_name.to_string());
+    Ok(KernelPlan {
+        configured_at: None,
+        package: Some(package.to_string()),
+        target: PlannedTarget::Cargo(BuildTarget {
+            package: package.to_string(),
+            kind,
+            name: target_name.to_string(),
+        }),
+        runtime,
+        args: args.bench_args.clone(),
+        env: merged_env(&s.env, &args.envs),
+        cwd: pkg
+            .map(|p| package_dir(p.manifest_path.as_std_path()))
+            .unwrap_or_else(|| config.workspace_root.clone()),
+        filter,
+        // Ad hoc: every case of the bench runs in the window; the filter picks kernels.
+        case: None,
+        window: window_for(
+            runtime,
+            args.launch_skip.or(s.launch_skip),
+            args.launch_count.or(s.launch_count),
+            &name,
+            notes,
+        ),
+        stages: stage_plan(args, s.stages.clone())?,
+        clock_control: clock(args.clock_control, s.clock_control),
+        tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
+        name,
+    })
+}
+
+/// The package that has the named target: among `-p` packages, else the workspace members.
+fn target_package(
+    metadata: &Metadata,
+    packages: &[String],
+    kind: CargoTargetKind,
+    name: &str,
+) -> Result<String> {
+    let members: Vec<&cargo_metadata::Package> = metadata.workspace_packages();
+    let owners: Vec<&&cargo_metadata::Package> = members
+        .iter()
+        .filter(|p| packages.is_empty() || packages.iter().any(|w| w == p.name.as_str()))
+        .filter(|p| p.targets.iter().any(|t| t.name == name && kind_matches(kind, &t.kind)))
+        .collect();
+    match owners.as_slice() {
+        [one] => Ok(one.name.to_string()),
+        [] => {
+            let available: Vec<String> = members
+                .iter()
+                .flat_map(|p| {
+                    p.targets
+                        .iter()
+                        .filter(|t| kind_matches(kind, &t.kind))
+                        .map(move |t| format!("{} ({})", t.name, p.name))
+                })
+                .collect();
+            let mut f = Failure::new(ExitCode::Config, format!("no {} target named `{name}`", kind.name()));
+            f = if available.is_empty() {
+                f.help(format!("the workspace has no {} targets", kind.name()))
+            } else {
+                f.help(format!("available {} targets: {}", kind.name(), available.join(", ")))
+            };
+            Err(f.into())
+        }
+        many => {
+            let names: Vec<&str> = many.iter().map(|p| p.name.as_str()).collect();
+            Err(Failure::new(
+                ExitCode::Config,
+                format!("{} `{name}` exists in several packages: {}", kind.name(), names.join(", ")),
+            )
+            .help("pick one with -p PACKAGE")
+            .into())
+        }
+    }
+}
+
+fn kind_matches(kind: CargoTargetKind, kinds: &[cargo_metadata::TargetKind]) -> bool {
+    kinds.contains(&kind.cargo_kind())
+}
+
+fn merged_env(configured: &BTreeMap<String, String>, cli: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut env = configured.clone();
+    env.extend(cli.iter().cloned());
+    env
+}
+
+fn clock(cli: Option<ClockControlArg>, configured: Option<config::ClockControl>) -> ClockControl {
+    match (cli, configured) {
+        (Some(ClockControlArg::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
+        _ => ClockControl::None,
+    }
+}
+
+fn window_for(
+    runtime: Runtime,
+    skip: Option<u32>,
+    count: Option<u32>,
+    name: &str,
+    notes: &mut Vec<String>,
+) -> LaunchWindow {
+    match runtime {
+        Runtime::Harness => {
+            if skip.is_some_and(|s| s > 0) {
+                notes.push(format!(
+                    "{name}: launch-skip is ignored for harness targets; the harness opens the profiling range after its warm-up"
+                ));
+            }
+            LaunchWindow::HarnessRange { launch_count: count.unwrap_or(defaults::HARNESS_LAUNCH_COUNT) }
+        }
+        Runtime::Cuda | Runtime::Command | Runtime::PythonTriton => {
+            let (s, c) = match runtime {
+                Runtime::Cuda => defaults::CUDA_WINDOW,
+                Runtime::PythonTriton => defaults::TRITON_WINDOW,
+                _ => defaults::COMMAND_WINDOW,
+            };
+            LaunchWindow::SkipCount { launch_skip: skip.unwrap_or(s), launch_count: count.unwrap_or(c) }
+        }
+    }
+}
+
+fn stage_plan(args: &ProfileArgs, configured: Option<StageSelection>) -> Result<StagePlan> {
+    if args.set.is_some() || !args.sections.is_empty() {
+        return Ok(StagePlan::Custom(StageCollection::Custom {
+            set: args.set.clone(),
+            sections: args.sections.clone(),
+        }));
+    }
+    match &args.stages {
+        Some(s) => Ok(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
+            Failure::new(ExitCode::Config, format!("--stages: {e}"))
+                .help("e.g. --stages auto, --stages all, --stages basic,memory")
+        })?)),
+        None => Ok(StagePlan::Stages(configured.unwrap_or_default())),
+    }
+}
+
+/// Whether output should be JSON.
+pub fn is_json(output: &OutputArgs) -> bool {
+    output.message_format == MessageFormat::Json
+}

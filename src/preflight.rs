@@ -1,0 +1,194 @@
+//! What profiling needs on this machine, checked before anything runs.
+//!
+//! A fresh machine without a GPU must hear exactly what is missing and how to fix
+//! it, all at once, not one problem per attempt. `cargo kprof doctor` grows from
+//! these checks.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use crate::error::{ExitCode, Failure};
+use crate::ncu::{locate_ncu, NcuLocation};
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// What was checked (`ncu`, `CUDA driver`, `GPU`).
+    pub what: &'static str,
+    /// `Ok(detail)` or `Err(problem)`.
+    pub result: Result<String, String>,
+    /// How to fix a failure.
+    pub fix: Option<String>,
+}
+
+/// The environment the checks read, passed in so tests can drive every case.
+#[derive(Debug, Clone)]
+pub struct ProbeInputs {
+    /// `NCU`.
+    pub ncu_env: Option<OsString>,
+    /// `PATH`.
+    pub path_env: Option<OsString>,
+    /// `profile/ncu_path` of the workspace.
+    pub ncu_path_file: PathBuf,
+    /// Device nodes to look for (`/dev/nvidiactl`).
+    pub device_nodes: Vec<PathBuf>,
+    /// Whether the CUDA driver library could be loaded (and from which name).
+    pub driver: Result<String, String>,
+}
+
+impl ProbeInputs {
+    /// Reads this process's environment and this machine.
+    pub fn from_machine(ncu_path_file: &Path) -> Self {
+        ProbeInputs {
+            ncu_env: std::env::var_os("NCU"),
+            path_env: std::env::var_os("PATH"),
+            ncu_path_file: ncu_path_file.to_path_buf(),
+            device_nodes: vec![PathBuf::from("/dev/nvidiactl")],
+            driver: probe_cuda_driver(),
+        }
+    }
+}
+
+/// Tries to load the CUDA driver library the way CUDA programs do.
+pub fn probe_cuda_driver() -> Result<String, String> {
+    let names: &[&str] = if cfg!(windows) { &["nvcuda.dll"] } else { &["libcuda.so.1", "libcuda.so"] };
+    let mut last = String::new();
+    for name in names {
+        // SAFETY: loading libcuda runs no code of ours; its initialisers are the
+        // same ones every CUDA program runs.
+        match unsafe { libloading::Library::new(*name) } {
+            Ok(_) => return Ok(format!("{name} loaded")),
+            Err(e) => last = e.to_string(),
+        }
+    }
+    Err(format!("the NVIDIA driver library ({}) could not be loaded: {last}", names.join(" or ")))
+}
+
+/// Runs the checks profiling needs; returns them all and the ncu found, if any.
+pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Option<NcuLocation>) {
+    let mut checks = Vec::new();
+    let ncu = locate_ncu(inputs.ncu_env.as_deref(), inputs.path_env.as_deref(), &inputs.ncu_path_file);
+    let found = ncu.as_ref().ok().cloned();
+    checks.push(match ncu {
+        Ok(loc) => Check {
+            what: "ncu",
+            result: Ok(format!("{} (from {})", loc.path.display(), loc.source)),
+            fix: None,
+        },
+        Err(e) => Check {
+            what: "ncu",
+            result: Err(format!("Nsight Compute's `ncu` was not found: {e}")),
+            fix: Some(if e.bad_override {
+                "point NCU at the ncu binary (e.g. NCU=/usr/local/cuda/bin/ncu), or unset it".to_string()
+            } else {
+                format!(
+                    "install Nsight Compute (it ships with the CUDA toolkit) and put it on PATH, \
+                     set NCU=/path/to/ncu, or write its path into {}",
+                    inputs.ncu_path_file.display()
+                )
+            }),
+        },
+    });
+    checks.push(match &inputs.driver {
+        Ok(d) => Check { what: "CUDA driver", result: Ok(d.clone()), fix: None },
+        Err(e) => Check {
+            what: "CUDA driver",
+            result: Err(e.clone()),
+            fix: Some(
+                "run on a machine with an NVIDIA GPU and its driver installed (`nvidia-smi` must work there)"
+                    .to_string(),
+            ),
+        },
+    });
+    let node = inputs.device_nodes.iter().find(|p| p.exists());
+    checks.push(match (node, inputs.device_nodes.first()) {
+        (Some(p), _) => Check { what: "GPU", result: Ok(format!("{} present", p.display())), fix: None },
+        (None, Some(p)) => Check {
+            what: "GPU",
+            result: Err(format!("no NVIDIA GPU device node ({} does not exist)", p.display())),
+            fix: Some(
+                "check `nvidia-smi`; in a container, pass the GPU through (e.g. --gpus all)".to_string(),
+            ),
+        },
+        (None, None) => {
+            Check { what: "GPU", result: Ok("not checked on this platform".to_string()), fix: None }
+        }
+    });
+    (checks, found)
+}
+
+/// Turns failed checks into one error that names everything missing, or returns the ncu.
+pub fn require_profiling(checks: &[Check], ncu: Option<NcuLocation>) -> Result<NcuLocation, Failure> {
+    let failed: Vec<&Check> = checks.iter().filter(|c| c.result.is_err()).collect();
+    match (failed.is_empty(), ncu) {
+        (true, Some(ncu)) => Ok(ncu),
+        _ => {
+            let mut msg = String::from("cannot profile on this machine:");
+            for c in &failed {
+                if let Err(problem) = &c.result {
+                    msg.push_str(&format!("\n  - {}: {}", c.what, problem));
+                }
+            }
+            let mut f = Failure::new(ExitCode::MissingTool, msg);
+            for c in &failed {
+                if let Some(fix) = &c.fix {
+                    f = f.help(format!("{}: {}", c.what, fix));
+                }
+            }
+            Err(f.help("`--dry-run` builds and writes the commands without a GPU"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_everything_missing_at_once() {
+        let t = tempfile::tempdir().unwrap();
+        let inputs = ProbeInputs {
+            ncu_env: None,
+            path_env: Some(t.path().as_os_str().to_owned()),
+            ncu_path_file: t.path().join("profile/ncu_path"),
+            device_nodes: vec![t.path().join("nvidiactl")],
+            driver: Err("the NVIDIA driver library (libcuda.so.1) could not be loaded: nope".into()),
+        };
+        let (checks, ncu) = check_profiling_prerequisites(&inputs);
+        assert!(ncu.is_none());
+        let err = require_profiling(&checks, ncu).unwrap_err();
+        assert_eq!(err.code, ExitCode::MissingTool);
+        let text = err.to_string();
+        for needle in [
+            "ncu: Nsight Compute's `ncu` was not found: NCU is not set; `ncu` is not on PATH;",
+            "CUDA driver: the NVIDIA driver library (libcuda.so.1) could not be loaded",
+            "GPU: no NVIDIA GPU device node",
+            "help: ncu: install Nsight Compute",
+            "NCU=/path/to/ncu",
+            "profile/ncu_path",
+        ] {
+            assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+        }
+    }
+
+    #[test]
+    fn passes_when_all_present() {
+        let t = tempfile::tempdir().unwrap();
+        let ncu = t.path().join("ncu");
+        std::fs::write(&ncu, "").unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let inputs = ProbeInputs {
+            ncu_env: Some(ncu.clone().into_os_string()),
+            path_env: None,
+            ncu_path_file: t.path().join("ncu_path"),
+            device_nodes: vec![t.path().to_path_buf()],
+            driver: Ok("libcuda.so.1 loaded".into()),
+        };
+        let (checks, found) = check_profiling_prerequisites(&inputs);
+        assert_eq!(require_profiling(&checks, found).unwrap().path, ncu);
+    }
+}

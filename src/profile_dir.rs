@@ -1,0 +1,562 @@
+//! The profile directory: `<workspace root>/profile/<id>/` and `profile/ncu_path`.
+//!
+//! A profile is evidence, so nothing here ever overwrites or deletes. Each run gets a
+//! fresh directory named `{sanitized_kernel}_{YYYYMMDD_HHMMSS}`, created with
+//! [`std::fs::create_dir`] on the final component: that call fails atomically when the
+//! directory exists, so two runs started in the same second (even concurrently) get
+//! `<id>` and `<id>_2` rather than sharing one. A directory the user names explicitly
+//! is accepted only while it is empty, and claimed by atomically creating `details/`
+//! in it. `ncu_path` is created with `create_new` and never rewritten, because the
+//! user edits it to match their sudoers rule.
+//!
+//! Timestamps are UTC, computed from [`SystemTime`] by hand (Howard Hinnant's
+//! days-to-civil algorithm): local time would need a time-zone database crate for
+//! one string, and UTC ids sort the same on every machine a profile is copied to.
+//! The clock is a parameter (`now: SystemTime`) so tests pin it.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::error::{ExitCode, Failure};
+use crate::stage::Stage;
+
+/// The file under the profiles root naming the ncu binary that sudo mode runs.
+pub const NCU_PATH_FILE: &str = "ncu_path";
+/// What [`ensure_ncu_path`] writes when the file is absent.
+pub const DEFAULT_NCU_PATH: &str = "/usr/local/cuda/bin/ncu";
+/// The longest kernel part of a profile id, in characters.
+pub const MAX_KERNEL_ID_LEN: usize = 64;
+/// How many `<id>_N` suffixes [`ProfileDir::create_unique`] tries before giving up.
+pub const MAX_COLLISION_SUFFIX: u32 = 1000;
+
+/// The profiles root of a workspace: `<workspace root>/profile`.
+pub fn profiles_root(workspace_root: &Path) -> PathBuf {
+    workspace_root.join("profile")
+}
+
+/// A kernel name reduced to `[A-Za-z0-9_-]`: other characters become `_`, runs of
+/// `_` collapse, `_`/`-` are trimmed from both ends, the result is cut to
+/// [`MAX_KERNEL_ID_LEN`] characters, and an empty result becomes `kernel`.
+pub fn sanitize_kernel_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len().min(MAX_KERNEL_ID_LEN));
+    for c in name.chars() {
+        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
+        if !(c == '_' && out.ends_with('_')) {
+            out.push(c);
+        }
+    }
+    // Only ASCII remains, so every byte index is a char boundary.
+    let trimmed = out.trim_matches(['_', '-']);
+    let cut = trimmed.get(..MAX_KERNEL_ID_LEN).unwrap_or(trimmed).trim_end_matches(['_', '-']);
+    if cut.is_empty() {
+        "kernel".to_string()
+    } else {
+        cut.to_string()
+    }
+}
+
+/// A UTC date and time to the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct UtcTimestamp {
+    /// The year (proleptic Gregorian).
+    pub year: i64,
+    /// 1..=12.
+    pub month: u32,
+    /// 1..=31.
+    pub day: u32,
+    /// 0..=23.
+    pub hour: u32,
+    /// 0..=59.
+    pub minute: u32,
+    /// 0..=59.
+    pub second: u32,
+}
+
+impl UtcTimestamp {
+    /// The UTC time of `time`, truncated to the second. Times before 1970 count back.
+    pub fn from_system_time(time: SystemTime) -> Self {
+        let seconds = match time.duration_since(SystemTime::UNIX_EPOCH) {
+            Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            Err(before) => {
+                // Round towards the past, so 0.5 s before the epoch is 23:59:59.
+                let d = before.duration();
+                let whole = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
+                -whole - i64::from(d.subsec_nanos() > 0)
+            }
+        };
+        Self::from_unix_seconds(seconds)
+    }
+
+    /// The UTC time `seconds` after 1970-01-01T00:00:00Z.
+    pub fn from_unix_seconds(seconds: i64) -> Self {
+        let days = seconds.div_euclid(86_400);
+        let of_day = seconds.rem_euclid(86_400);
+        let (year, month, day) = civil_from_days(days);
+        // of_day < 86 400, so these fit in u32.
+        let of_day = of_day as u32;
+        UtcTimestamp { year, month, day, hour: of_day / 3600, minute: of_day / 60 % 60, second: of_day % 60 }
+    }
+
+    /// `YYYYMMDD_HHMMSS`, as in profile ids.
+    pub fn compact(&self) -> String {
+        format!(
+            "{:04}{:02}{:02}_{:02}{:02}{:02}",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+}
+
+impl fmt::Display for UtcTimestamp {
+    /// RFC 3339: `2026-05-15T12:00:00Z`, as in `run_manifest.yaml`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+            self.year, self.month, self.day, self.hour, self.minute, self.second
+        )
+    }
+}
+
+/// The proleptic Gregorian `(year, month, day)` of a count of days since 1970-01-01.
+///
+/// Howard Hinnant's `civil_from_days`: shift to eras of 400 years starting on
+/// March 1st, so leap days fall at the end of each year.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097); // [0, 146096]
+                                            // [0, 399]
+    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    // [0, 365]
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153; // [0, 11], March = 0
+    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// A profile id: `{sanitized_kernel}_{YYYYMMDD_HHMMSS}` (UTC).
+pub fn profile_id(kernel: &str, now: SystemTime) -> String {
+    format!("{}_{}", sanitize_kernel_name(kernel), UtcTimestamp::from_system_time(now).compact())
+}
+
+/// One profile's directory and the paths of what a run writes into it.
+///
+/// Only [`ProfileDir::create_unique`] and [`ProfileDir::create_explicit`] touch the
+/// file system; [`ProfileDir::at`] and the path accessors are pure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileDir {
+    dir: PathBuf,
+    id: String,
+}
+
+impl ProfileDir {
+    /// Creates `<profiles_root>/<id>/` (or `<id>_2`, `<id>_3`, … when taken) and its
+    /// `details/`. `profiles_root` itself is created when missing.
+    pub fn create_unique(profiles_root: &Path, id: &str) -> Result<Self, Failure> {
+        create_dir_all(profiles_root)?;
+        for n in 1..=MAX_COLLISION_SUFFIX {
+            let candidate = if n == 1 { id.to_string() } else { format!("{id}_{n}") };
+            let dir = profiles_root.join(&candidate);
+            match fs::create_dir(&dir) {
+                Ok(()) => {
+                    let profile = ProfileDir { dir, id: candidate };
+                    create_dir(&profile.details_dir())?;
+                    return Ok(profile);
+                }
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(err) => return Err(io_failure("cannot create profile directory", &dir, &err)),
+            }
+        }
+        Err(Failure::new(
+            ExitCode::Failure,
+            format!(
+                "cannot create a profile directory for `{id}` in {}: \
+                 `{id}` through `{id}_{MAX_COLLISION_SUFFIX}` all exist",
+                profiles_root.display()
+            ),
+        )
+        .help("move old profiles out of the way, or pass an output directory explicitly"))
+    }
+
+    /// Uses `dir`, which the user named, for a profile: it is created when it does not
+    /// exist and accepted when it is an empty directory; anything else is refused and
+    /// left untouched. The id is the directory's name.
+    pub fn create_explicit(dir: &Path) -> Result<Self, Failure> {
+        if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+            create_dir_all(parent)?;
+        }
+        match fs::create_dir(dir) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                if !dir.is_dir() {
+                    return Err(refuse(dir, "exists and is not a directory"));
+                }
+                let mut entries =
+                    fs::read_dir(dir).map_err(|e| io_failure("cannot read output directory", dir, &e))?;
+                if entries.next().is_some() {
+                    return Err(refuse(dir, "is not empty"));
+                }
+            }
+            Err(err) => return Err(io_failure("cannot create output directory", dir, &err)),
+        }
+        let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
+        let profile = ProfileDir { dir: dir.to_path_buf(), id };
+        // Claim the directory: if another run got here first, `details/` exists.
+        match fs::create_dir(profile.details_dir()) {
+            Ok(()) => Ok(profile),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {
+                Err(refuse(dir, "is being used by another run"))
+            }
+            Err(err) => Err(io_failure("cannot create directory", &profile.details_dir(), &err)),
+        }
+    }
+
+    /// An existing profile directory (for reports and comparisons); touches nothing.
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        let dir = dir.into();
+        let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
+        ProfileDir { dir, id }
+    }
+
+    /// The profile id: the directory's name.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The profile directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `profile-target.yaml`: what was profiled and how.
+    pub fn target_spec_path(&self) -> PathBuf {
+        self.dir.join("profile-target.yaml")
+    }
+
+    /// `commands.sh`: the exact commands run, replayable.
+    pub fn commands_script_path(&self) -> PathBuf {
+        self.dir.join("commands.sh")
+    }
+
+    /// `run_manifest.yaml`: versions, times, exit statuses, produced files.
+    pub fn run_manifest_path(&self) -> PathBuf {
+        self.dir.join("run_manifest.yaml")
+    }
+
+    /// `final_report.md`.
+    pub fn final_report_path(&self) -> PathBuf {
+        self.dir.join("final_report.md")
+    }
+
+    /// `details/`: raw CSVs and extracted metrics.
+    pub fn details_dir(&self) -> PathBuf {
+        self.dir.join("details")
+    }
+
+    /// `details/00_environment.txt`.
+    pub fn environment_path(&self) -> PathBuf {
+        self.details_dir().join("00_environment.txt")
+    }
+
+    /// `details/00_discovery_raw.csv`, written only when discovery ran.
+    pub fn discovery_raw_path(&self) -> PathBuf {
+        self.details_dir().join("00_discovery_raw.csv")
+    }
+
+    /// `details/kernel_candidates.json`, written only when discovery ran.
+    pub fn kernel_candidates_path(&self) -> PathBuf {
+        self.details_dir().join("kernel_candidates.json")
+    }
+
+    /// `details/<NN>_<stage>_raw.csv` for one stage.
+    pub fn stage_raw_path(&self, stage: Stage) -> PathBuf {
+        self.details_dir().join(stage.raw_file_name())
+    }
+
+    /// `details/metrics_raw.csv`.
+    pub fn metrics_raw_path(&self) -> PathBuf {
+        self.details_dir().join("metrics_raw.csv")
+    }
+
+    /// `details/metrics_summary.json`.
+    pub fn metrics_summary_path(&self) -> PathBuf {
+        self.details_dir().join("metrics_summary.json")
+    }
+
+    /// `details/metrics_extracted.jsonl`.
+    pub fn metrics_extracted_path(&self) -> PathBuf {
+        self.details_dir().join("metrics_extracted.jsonl")
+    }
+
+    /// `details/source_hotspots.csv`.
+    pub fn source_hotspots_path(&self) -> PathBuf {
+        self.details_dir().join("source_hotspots.csv")
+    }
+
+    /// `details/bottleneck_decision.json`.
+    pub fn bottleneck_decision_path(&self) -> PathBuf {
+        self.details_dir().join("bottleneck_decision.json")
+    }
+
+    /// `comparison/`, created only when a comparison runs (see [`ProfileDir::ensure_dir`]).
+    pub fn comparison_dir(&self) -> PathBuf {
+        self.dir.join("comparison")
+    }
+
+    /// `comparison/regression_report.md`.
+    pub fn regression_report_path(&self) -> PathBuf {
+        self.comparison_dir().join("regression_report.md")
+    }
+
+    /// `visual/`, created only when the visual report is enabled.
+    pub fn visual_dir(&self) -> PathBuf {
+        self.dir.join("visual")
+    }
+
+    /// `visual/profile_summary.png`.
+    pub fn visual_summary_path(&self) -> PathBuf {
+        self.visual_dir().join("profile_summary.png")
+    }
+
+    /// Creates an optional subdirectory (such as [`ProfileDir::comparison_dir`]) when
+    /// missing; an existing one is kept as it is.
+    pub fn ensure_dir(&self, sub_dir: &Path) -> Result<(), Failure> {
+        create_dir_all(sub_dir)
+    }
+}
+
+/// Creates `<profiles_root>/ncu_path` with [`DEFAULT_NCU_PATH`] when it is absent, and
+/// leaves an existing file alone. Returns the file's path.
+pub fn ensure_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
+    create_dir_all(profiles_root)?;
+    let file = profiles_root.join(NCU_PATH_FILE);
+    match fs::OpenOptions::new().write(true).create_new(true).open(&file) {
+        Ok(mut handle) => {
+            handle
+                .write_all(format!("{DEFAULT_NCU_PATH}\n").as_bytes())
+                .map_err(|e| io_failure("cannot write", &file, &e))?;
+            Ok(file)
+        }
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(file),
+        Err(err) => Err(io_failure("cannot create", &file, &err)),
+    }
+}
+
+/// The ncu binary named in `<profiles_root>/ncu_path`: its one non-blank line, trimmed.
+pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
+    let file = profiles_root.join(NCU_PATH_FILE);
+    let text = fs::read_to_string(&file).map_err(|e| {
+        io_failure("cannot read", &file, &e).help(format!(
+            "sudo mode runs the ncu named in this file; \
+             create it: printf '%s\\n' {DEFAULT_NCU_PATH} > {}",
+            file.display()
+        ))
+    })?;
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    match lines.as_slice() {
+        [path] => Ok(PathBuf::from(path)),
+        found => {
+            let problem =
+                if found.is_empty() { "is empty".to_string() } else { format!("has {} lines", found.len()) };
+            Err(Failure::new(
+                ExitCode::Config,
+                format!("{} {problem}; it must hold exactly one path to ncu", file.display()),
+            )
+            .help(format!(
+                "write the path your sudoers NOPASSWD rule allows: \
+                 printf '%s\\n' /absolute/path/to/ncu > {}",
+                file.display()
+            )))
+        }
+    }
+}
+
+fn refuse(dir: &Path, why: &str) -> Failure {
+    Failure::new(
+        ExitCode::Failure,
+        format!("output directory {} {why}; profiles are never written over existing files", dir.display()),
+    )
+    .help(
+        "pass a directory that does not exist yet, \
+         or leave out the output directory to get a fresh `profile/<id>/`",
+    )
+}
+
+fn create_dir(dir: &Path) -> Result<(), Failure> {
+    fs::create_dir(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
+}
+
+fn create_dir_all(dir: &Path) -> Result<(), Failure> {
+    fs::create_dir_all(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
+}
+
+fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
+    Failure::new(ExitCode::Failure, format!("{what} {}: {err}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn at(seconds: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
+    }
+
+    #[test]
+    fn sanitizes_kernel_names() {
+        for (name, expected) in [
+            ("hgemm_byzj_v0", "hgemm_byzj_v0"),
+            ("void hgemm<128, 64>(float*)", "void_hgemm_128_64_float"),
+            ("ns::kernel", "ns_kernel"),
+            ("__hgemm__", "hgemm"),
+            ("-x-", "x"),
+            ("a  b", "a_b"),
+            ("a__b", "a_b"),
+            ("gemm-v2", "gemm-v2"),
+            ("héllo", "h_llo"),
+            ("../../etc", "etc"),
+            ("", "kernel"),
+            ("***", "kernel"),
+            ("_-_", "kernel"),
+        ] {
+            assert_eq!(sanitize_kernel_name(name), expected, "for {name:?}");
+        }
+    }
+
+    #[test]
+    fn kernel_part_is_bounded() {
+        let long = "k".repeat(200);
+        assert_eq!(sanitize_kernel_name(&long).len(), MAX_KERNEL_ID_LEN);
+        // A cut that lands after a separator does not leave it dangling.
+        let name = format!("{}_tail", "a".repeat(MAX_KERNEL_ID_LEN - 1));
+        assert_eq!(sanitize_kernel_name(&name), "a".repeat(MAX_KERNEL_ID_LEN - 1));
+        let multibyte = "é".repeat(100);
+        assert_eq!(sanitize_kernel_name(&multibyte), "kernel");
+        let mixed = format!("{}x", "aé".repeat(40));
+        assert!(sanitize_kernel_name(&mixed).len() <= MAX_KERNEL_ID_LEN);
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        assert_eq!(civil_from_days(59), (1970, 3, 1));
+        assert_eq!(civil_from_days(10_957), (2000, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+        assert_eq!(civil_from_days(20_588), (2026, 5, 15));
+        assert_eq!(civil_from_days(-719_468), (0, 3, 1));
+        assert_eq!(civil_from_days(2_932_896), (9999, 12, 31));
+    }
+
+    #[test]
+    fn timestamps() {
+        let t = UtcTimestamp::from_system_time(at(1_778_846_400));
+        assert_eq!(t.compact(), "20260515_120000");
+        assert_eq!(t.to_string(), "2026-05-15T12:00:00Z");
+        assert_eq!(UtcTimestamp::from_unix_seconds(951_825_599).to_string(), "2000-02-29T11:59:59Z");
+        assert_eq!(UtcTimestamp::from_unix_seconds(-1).to_string(), "1969-12-31T23:59:59Z");
+        let just_before = SystemTime::UNIX_EPOCH - Duration::from_millis(500);
+        assert_eq!(UtcTimestamp::from_system_time(just_before).compact(), "19691231_235959");
+        assert_eq!(profile_id("hgemm<float>", at(1_778_846_400)), "hgemm_float_20260515_120000");
+    }
+
+    #[test]
+    fn same_second_collisions_get_suffixes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = profiles_root(tmp.path());
+        let id = profile_id("hgemm", at(1_778_846_400));
+        let first = ProfileDir::create_unique(&root, &id).unwrap();
+        let second = ProfileDir::create_unique(&root, &id).unwrap();
+        let third = ProfileDir::create_unique(&root, &id).unwrap();
+        assert_eq!(first.id(), "hgemm_20260515_120000");
+        assert_eq!(second.id(), "hgemm_20260515_120000_2");
+        assert_eq!(third.id(), "hgemm_20260515_120000_3");
+        assert!(second.details_dir().is_dir());
+        assert_eq!(second.path(), root.join("hgemm_20260515_120000_2"));
+        assert_eq!(second.target_spec_path(), second.path().join("profile-target.yaml"));
+        assert_eq!(second.stage_raw_path(Stage::Memory), second.path().join("details/03_memory_raw.csv"));
+        assert!(!second.comparison_dir().exists() && !second.visual_dir().exists());
+        second.ensure_dir(&second.visual_dir()).unwrap();
+        assert!(second.visual_dir().is_dir());
+    }
+
+    #[test]
+    fn collisions_are_bounded() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::create_dir(tmp.path().join("k")).unwrap();
+        for n in 2..=MAX_COLLISION_SUFFIX {
+            fs::create_dir(tmp.path().join(format!("k_{n}"))).unwrap();
+        }
+        let err = ProfileDir::create_unique(tmp.path(), "k").unwrap_err();
+        assert!(err.message.contains("`k` through `k_1000` all exist"), "{err}");
+    }
+
+    #[test]
+    fn explicit_dirs_must_be_new_or_empty() {
+        let tmp = tempfile::tempdir().unwrap();
+        let fresh = tmp.path().join("nested/mine");
+        let profile = ProfileDir::create_explicit(&fresh).unwrap();
+        assert_eq!(profile.id(), "mine");
+        assert!(profile.details_dir().is_dir());
+
+        let empty = tmp.path().join("empty");
+        fs::create_dir(&empty).unwrap();
+        assert!(ProfileDir::create_explicit(&empty).is_ok());
+        // Now claimed (details/ exists): a second run must not share it.
+        let err = ProfileDir::create_explicit(&empty).unwrap_err();
+        assert!(err.message.contains("is not empty"), "{err}");
+
+        let used = tmp.path().join("used");
+        fs::create_dir(&used).unwrap();
+        fs::write(used.join("notes.txt"), "keep me").unwrap();
+        let err = ProfileDir::create_explicit(&used).unwrap_err();
+        assert_eq!(
+            err.message,
+            format!(
+                "output directory {} is not empty; profiles are never written over existing files",
+                used.display()
+            )
+        );
+        assert!(err.help[0].contains("does not exist yet"));
+        assert_eq!(fs::read_to_string(used.join("notes.txt")).unwrap(), "keep me");
+        assert_eq!(fs::read_dir(&used).unwrap().count(), 1);
+
+        let file = tmp.path().join("file");
+        fs::write(&file, "x").unwrap();
+        assert!(ProfileDir::create_explicit(&file).unwrap_err().message.contains("is not a directory"));
+        assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn ncu_path_is_created_once_and_never_overwritten() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = profiles_root(tmp.path());
+        let file = ensure_ncu_path(&root).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "/usr/local/cuda/bin/ncu\n");
+        assert_eq!(read_ncu_path(&root).unwrap(), Path::new(DEFAULT_NCU_PATH));
+
+        fs::write(&file, "  /opt/cuda/bin/ncu  \n\n").unwrap();
+        ensure_ncu_path(&root).unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "  /opt/cuda/bin/ncu  \n\n");
+        assert_eq!(read_ncu_path(&root).unwrap(), Path::new("/opt/cuda/bin/ncu"));
+
+        fs::write(&file, "\n").unwrap();
+        let err = read_ncu_path(&root).unwrap_err();
+        assert_eq!(err.code, ExitCode::Config);
+        assert!(err.message.contains("ncu_path is empty"), "{err}");
+        fs::write(&file, "/a/ncu\n/b/ncu\n").unwrap();
+        assert!(read_ncu_path(&root).unwrap_err().message.contains("ncu_path has 2 lines"));
+        let missing = read_ncu_path(&tmp.path().join("nowhere")).unwrap_err();
+        assert!(
+            missing.message.starts_with("cannot read") && missing.help[0].contains("printf"),
+            "{missing}"
+        );
+    }
+}

@@ -1,0 +1,424 @@
+//! Carrying out a command: resolve, check, build, write the profile directory, collect.
+//!
+//! This is the only place that sequences the pipeline; each step lives in its own
+//! module with typed inputs and outputs. Messages for people go to stderr, results
+//! (paths, JSON) to stdout, as cargo does.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::build::{self, BuildOutput};
+use crate::cli::{Command, KprofArgs, ListArgs, OutputArgs, ProfileArgs};
+use crate::config::{self, Config};
+use crate::error::{ExitCode, Failure};
+use crate::ncu::{self, StageCollection, StageRun, TargetCommand};
+use crate::plan::{self, KernelPlan, Plan, PlannedTarget, StagePlan};
+use crate::preflight;
+use crate::process::{shell_quote, ProcessBuilder};
+use crate::profile_dir::{self, ProfileDir};
+use crate::stage::{Stage, StageSelection};
+use crate::target_spec;
+
+/// Runs the parsed command line.
+pub fn run(args: KprofArgs) -> Result<ExitCode> {
+    match args.command {
+        None => profile(&args.profile),
+        Some(Command::List(list_args)) => list(&list_args),
+        Some(other) => Err(Failure::new(
+            ExitCode::Unimplemented,
+            format!("`cargo kprof {}` is not implemented in this version", other.name()),
+        )
+        .help("`cargo kprof --help` lists what works today")
+        .into()),
+    }
+}
+
+fn say(output: &OutputArgs, line: impl AsRef<str>) {
+    if !output.quiet {
+        eprintln!("{}", line.as_ref());
+    }
+}
+
+fn load_workspace(
+    manifest_path: Option<&Path>,
+    output: &OutputArgs,
+) -> Result<(cargo_metadata::Metadata, Config)> {
+    let cargo = build::cargo_binary();
+    let metadata = build::metadata(&cargo, manifest_path)?;
+    let config = config::load(&metadata)?;
+    for w in &config.warnings {
+        say(output, format!("warning: {w}"));
+    }
+    Ok((metadata, config))
+}
+
+/// `cargo kprof list`.
+fn list(args: &ListArgs) -> Result<ExitCode> {
+    let (_, config) = load_workspace(args.packages.manifest_path.as_deref(), &args.output)?;
+    let mut rows = config.listing(&args.packages.packages)?;
+    if let Some(i) = args.index {
+        rows.retain(|r| r.index == i);
+        if rows.is_empty() {
+            config.select_by_index(i, &args.packages.packages)?;
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    if plan::is_json(&args.output) {
+        let kernels: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "index": r.index,
+                    "name": r.kernel.name,
+                    "package": r.kernel.package,
+                    "target": r.kernel.target.to_string(),
+                    "runtime": r.kernel.runtime.name(),
+                    "args": r.kernel.args,
+                    "case": r.kernel.case,
+                    "filter": format!("regex:{}", r.kernel.kernel_regex),
+                })
+            })
+            .collect();
+        writeln!(out, "{}", json!({ "kernels": kernels }))?;
+        return Ok(ExitCode::Success);
+    }
+    if rows.is_empty() {
+        say(&args.output, "no kernels are configured; see the README for [[package.metadata.kprof.kernels]]");
+        return Ok(ExitCode::Success);
+    }
+    let table: Vec<[String; 5]> = rows
+        .iter()
+        .map(|r| {
+            [
+                r.index.to_string(),
+                r.kernel.package.clone(),
+                r.kernel.target.to_string(),
+                r.kernel.name.clone(),
+                r.kernel.args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "),
+            ]
+        })
+        .collect();
+    let header = ["INDEX", "PACKAGE", "TARGET", "KERNEL", "ARGS"];
+    let mut widths = header.map(str::len);
+    for row in &table {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                s.push_str(cell);
+            } else {
+                s.push_str(&format!("{cell:<w$}  "));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    writeln!(out, "{}", line(&header))?;
+    for row in &table {
+        let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+        writeln!(out, "{}", line(&cells))?;
+    }
+    Ok(ExitCode::Success)
+}
+
+/// The stages to write commands for before any metric is known.
+fn planned_collections(kernel: &KernelPlan) -> Vec<StageCollection> {
+    match &kernel.stages {
+        StagePlan::Custom(c) => vec![c.clone()],
+        StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
+        StagePlan::Stages(StageSelection::All) => {
+            Stage::ALL.into_iter().filter(|s| *s != Stage::Full).map(StageCollection::Named).collect()
+        }
+        StagePlan::Stages(StageSelection::List(l)) => l.iter().copied().map(StageCollection::Named).collect(),
+    }
+}
+
+/// The program a kernel runs in, once built.
+fn target_command(kernel: &KernelPlan, built: Option<&BuildOutput>) -> Result<TargetCommand> {
+    let (program, mut args) = match &kernel.target {
+        PlannedTarget::Cargo(t) => {
+            let exe = built.and_then(|b| b.executable(t)).with_context(|| {
+                format!(
+                    "no executable was built for {} `{}` of package `{}`",
+                    t.kind.name(),
+                    t.name,
+                    t.package
+                )
+            })?;
+            (exe.to_path_buf(), Vec::new())
+        }
+        PlannedTarget::Command(words) => {
+            let (first, rest) = words.split_first().context("empty command")?;
+            (PathBuf::from(first), rest.to_vec())
+        }
+    };
+    args.extend(kernel.args.iter().cloned());
+    Ok(TargetCommand { program, args, env: kernel.profiling_env(), cwd: kernel.cwd.clone() })
+}
+
+/// One kernel's profile directory and the commands written into it.
+struct PreparedKernel<'a> {
+    kernel: &'a KernelPlan,
+    dir: ProfileDir,
+    target: TargetCommand,
+    stage_commands: Vec<(StageCollection, ProcessBuilder)>,
+}
+
+/// The default action: profile the selected kernels.
+fn profile(args: &ProfileArgs) -> Result<ExitCode> {
+    let output = &args.output;
+    let (metadata, config) = load_workspace(args.packages.manifest_path.as_deref(), output)?;
+    let plan = plan::resolve(args, &metadata, &config, build::cargo_binary())?;
+    for note in &plan.notes {
+        say(output, format!("note: {note}"));
+    }
+    if let Some(k) = plan.kernels.iter().find(|k| k.filter.is_none()) {
+        return Err(Failure::new(
+            ExitCode::Unimplemented,
+            format!("no kernel hint for `{}`: kernel discovery is not implemented in this version", k.name),
+        )
+        .help("name the kernel: --kernel NAME (a substring of the kernel's function name)")
+        .into());
+    }
+
+    profile_dir::ensure_ncu_path(&plan.profile_root)?;
+    let ncu_location = if plan.dry_run {
+        None
+    } else {
+        let inputs =
+            preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
+        let (checks, found) = preflight::check_profiling_prerequisites(&inputs);
+        Some(preflight::require_profiling(&checks, found)?)
+    };
+    let ncu_path = match &ncu_location {
+        Some(loc) => loc.path.clone(),
+        // A dry run shows the ncu a real run would use, or the default path.
+        None => {
+            let inputs =
+                preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
+            ncu::locate_ncu(inputs.ncu_env.as_deref(), inputs.path_env.as_deref(), &inputs.ncu_path_file)
+                .map(|l| l.path)
+                .unwrap_or_else(|_| PathBuf::from("ncu"))
+        }
+    };
+
+    let built = match &plan.build {
+        Some(req) => {
+            say(output, format!("Building with line info: {}", req.command()));
+            Some(req.run()?)
+        }
+        None => None,
+    };
+
+    let mut prepared = Vec::new();
+    for kernel in &plan.kernels {
+        prepared.push(prepare_kernel(&plan, kernel, built.as_ref(), &ncu_path)?);
+    }
+    report_prepared(&plan, &prepared)?;
+    if plan.dry_run {
+        return Ok(ExitCode::Success);
+    }
+    Err(Failure::new(
+        ExitCode::Unimplemented,
+        "staged ncu collection is not implemented in this version; the profile directory holds the exact commands",
+    )
+    .help(format!("run them yourself: sh {}", prepared[0].dir.commands_script_path().display()))
+    .into())
+}
+
+fn prepare_kernel<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    built: Option<&BuildOutput>,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
+    let id = profile_dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let dir = match (&plan.output_dir, plan.kernels.len()) {
+        (Some(d), 1) => ProfileDir::create_explicit(d)?,
+        (Some(d), _) => {
+            std::fs::create_dir_all(d).with_context(|| format!("could not create {}", d.display()))?;
+            ProfileDir::create_unique(d, &id)?
+        }
+        (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
+    };
+    let target = target_command(kernel, built)?;
+    let filter = kernel.filter.as_ref().context("kernel filter")?;
+    let stage_commands = planned_collections(kernel)
+        .into_iter()
+        .map(|c| {
+            let log = dir.details_dir().join(c.raw_file_name());
+            let cmd = ncu::command::stage_command(
+                ncu_path,
+                &StageRun {
+                    collection: &c,
+                    filter,
+                    window: kernel.window,
+                    clock_control: kernel.clock_control,
+                    log_file: &log,
+                    target: &target,
+                },
+            );
+            (c, cmd)
+        })
+        .collect::<Vec<_>>();
+
+    let spec = target_spec_for(plan, kernel, &target, filter, ncu_path);
+    spec.write_to(&dir.target_spec_path())?;
+    let script = commands_script(plan, kernel, &stage_commands);
+    write_new(&dir.commands_script_path(), &script)?;
+    Ok(PreparedKernel { kernel, dir, target, stage_commands })
+}
+
+/// `profile-target.yaml` for a resolved kernel: the spec document's schema, filled in.
+fn target_spec_for(
+    plan: &Plan,
+    kernel: &KernelPlan,
+    target: &TargetCommand,
+    filter: &crate::filter::KernelFilter,
+    ncu_path: &Path,
+) -> target_spec::TargetSpec {
+    use target_spec::*;
+    let (launch_skip, launch_count, profile_from_start, window) = match kernel.window {
+        ncu::LaunchWindow::HarnessRange { launch_count } => {
+            (0, launch_count, false, LaunchWindow::HarnessRange)
+        }
+        ncu::LaunchWindow::SkipCount { launch_skip, launch_count } => {
+            (launch_skip, launch_count, true, LaunchWindow::LaunchSkipCount)
+        }
+    };
+    let (stages, set, sections) = match &kernel.stages {
+        StagePlan::Stages(s) => (s.clone(), None, Vec::new()),
+        StagePlan::Custom(StageCollection::Custom { set, sections }) => {
+            (StageSelection::Auto, set.clone(), sections.clone())
+        }
+        StagePlan::Custom(StageCollection::Named(s)) => (StageSelection::List(vec![*s]), None, Vec::new()),
+    };
+    let cargo_target = match &kernel.target {
+        PlannedTarget::Cargo(t) => Some(CargoTarget { kind: t.kind, name: t.name.clone() }),
+        PlannedTarget::Command(_) => None,
+    };
+    let mut notes = NotesSection::default();
+    notes.unsupported_or_deferred_requirements.extend(
+        [
+            "final report, metrics summary, hotspots and bottleneck verdict: not produced by this version",
+            "follow-up stage selection (stages = auto): not performed by this version",
+        ]
+        .map(String::from),
+    );
+    TargetSpec {
+        schema_version: SchemaVersion::CURRENT,
+        kprof_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: TargetSection {
+            runtime: kernel.runtime,
+            executable: target.program.display().to_string(),
+            args: target.args.clone(),
+            cwd: target.cwd.clone(),
+            env: target.env.clone(),
+            package: kernel.package.clone(),
+            build_profile: cargo_target.as_ref().and(plan.build.as_ref()).map(|b| b.profile.clone()),
+            cargo_target,
+        },
+        kernel: KernelSection {
+            name: kernel.name.clone(),
+            filter_mode: filter.mode,
+            filter: filter.pattern.clone(),
+            allow_discovery_fallback: true,
+            case: kernel.case.clone(),
+        },
+        launch: LaunchSection { launch_skip, launch_count, profile_from_start, window },
+        privilege: PrivilegeSection::default(),
+        profiling: ProfilingSection {
+            ncu_bin: ncu_path.display().to_string(),
+            stages,
+            clock_control: kernel.clock_control,
+            set,
+            sections,
+        },
+        outputs: OutputsSection::default(),
+        notes,
+    }
+}
+
+/// `commands.sh`: the build and every ncu command, exactly as run, replayable.
+fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection, ProcessBuilder)]) -> String {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str(&format!(
+        "# Commands of this profile of `{}`, written by cargo-kprof {}.\n# Each line is what kprof ran (or would run), quoted for a POSIX shell.\nset -e\n\n",
+        kernel.name,
+        env!("CARGO_PKG_VERSION")
+    ));
+    if let (Some(build), PlannedTarget::Cargo(_)) = (&plan.build, &kernel.target) {
+        s.push_str(
+            "# Build with line info (a separate target directory keeps the normal build cache intact)\n",
+        );
+        s.push_str(&format!("{}\n\n", build.command()));
+    }
+    for (i, (c, cmd)) in stages.iter().enumerate() {
+        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, c.name(), cmd));
+    }
+    if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+        s.push_str(
+            "# Stage 2: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
+             # basic's metrics when the profile runs; its command is recorded here once chosen.\n",
+        );
+    }
+    s
+}
+
+fn write_new(path: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("could not create {}", path.display()))?;
+    f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if path.extension().is_some_and(|e| e == "sh") {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    Ok(())
+}
+
+fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>]) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    for p in prepared {
+        if plan::is_json(&plan.output) {
+            let stages: Vec<_> = p
+                .stage_commands
+                .iter()
+                .map(|(c, cmd)| json!({ "stage": c.name(), "command": cmd.to_string() }))
+                .collect();
+            writeln!(
+                out,
+                "{}",
+                json!({
+                    "reason": if plan.dry_run { "dry-run" } else { "profile-prepared" },
+                    "kernel": p.kernel.name,
+                    "profile_dir": p.dir.path(),
+                    "program": p.target.program,
+                    "stages": stages,
+                    "follow_up": matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)),
+                })
+            )?;
+        } else {
+            say(&plan.output, format!("Profile directory: {}", p.dir.path().display()));
+            for (c, cmd) in &p.stage_commands {
+                say(&plan.output, format!("ncu command ({}):", c.name()));
+                writeln!(out, "{cmd}")?;
+            }
+            if matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+                say(&plan.output, "then one follow-up stage chosen from basic's metrics");
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,264 @@
+//! End-to-end tests of the `cargo-kprof` binary on small crates written to temp dirs.
+//!
+//! They need cargo (to read metadata and build the tiny bench) but no GPU and no ncu.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Workspace {
+    dir: tempfile::TempDir,
+}
+
+impl Workspace {
+    /// A crate `demo` with a `copy` bench (a plain main) and `[package.metadata.kprof]`.
+    fn new(kprof_toml: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join("benches")).unwrap();
+        std::fs::write(root.join("src/lib.rs"), "").unwrap();
+        std::fs::write(root.join("benches/copy.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(root.join("benches/fma.rs"), "fn main() {}\n").unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [[bench]]\nname = \"copy\"\nharness = false\n\n[[bench]]\nname = \"fma\"\nharness = false\n\n{kprof_toml}"
+            ),
+        )
+        .unwrap();
+        Workspace { dir }
+    }
+
+    fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn manifest(&self) -> PathBuf {
+        self.root().join("Cargo.toml")
+    }
+
+    /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given.
+    fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
+        cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn profiles(&self) -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.root().join("profile"))
+            .map(|rd| rd.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect())
+            .unwrap_or_default();
+        dirs.sort();
+        dirs
+    }
+}
+
+const TWO_KERNELS: &str = r#"
+[package.metadata.kprof]
+launch-count = 2
+
+[[package.metadata.kprof.kernels]]
+name = "copy"
+bench = "copy"
+runtime = "harness"
+args = ["--n", "1 << 20"]
+
+[[package.metadata.kprof.kernels]]
+name = "fma"
+bench = "fma"
+runtime = "cuda"
+"#;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn list_shows_configured_kernels_with_index() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["list"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["INDEX", "PACKAGE", "TARGET", "KERNEL", "ARGS"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        ["1", "demo", "bench", "copy", "copy", "--n", "'1", "<<", "20'"]
+    );
+    assert_eq!(lines[2].split_whitespace().collect::<Vec<_>>(), ["2", "demo", "bench", "fma", "fma"]);
+
+    let out = ws.kprof(&["list", "--index", "2", "--message-format", "json"], &[]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kernels"].as_array().unwrap().len(), 1);
+    assert_eq!(v["kernels"][0]["name"], "fma");
+    assert_eq!(v["kernels"][0]["filter"], "regex:.*fma.*");
+
+    let out = ws.kprof(&["list", "--index", "7"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("no configured kernel has index 7"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn dry_run_writes_profile_dir_and_prints_the_ncu_command() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["--kernel", "copy", "--dry-run", "--env", "NO_GRAPH=1"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dirs = ws.profiles();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let id = dirs[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(regex::Regex::new(r"^copy_\d{8}_\d{6}$").unwrap().is_match(&id), "{id}");
+
+    // The printed command is exactly the one in commands.sh.
+    let stdout = text(&out.stdout);
+    let ncu_line = stdout.lines().find(|l| l.contains("--kernel-name")).expect("an ncu command on stdout");
+    let script = std::fs::read_to_string(dirs[0].join("commands.sh")).unwrap();
+    assert!(script.lines().any(|l| l == ncu_line), "{script}");
+    for needle in [
+        "KPROF_CASE=copy",
+        "KPROF_LAUNCH_COUNT=2",
+        "KPROF_PROFILE=1",
+        "NO_GRAPH=1",
+        "--clock-control none",
+        "--profile-from-start off",
+        "--kernel-name 'regex:.*copy.*'",
+        "--csv --page raw --log-file",
+        "details/01_basic_raw.csv",
+        "--n '1 << 20'",
+    ] {
+        assert!(ncu_line.contains(needle), "missing {needle:?} in {ncu_line}");
+    }
+    assert!(script.contains("NVCC_APPEND_FLAGS=-lineinfo"), "{script}");
+    assert!(script.contains("cargo build --message-format=json-render-diagnostics"), "{script}");
+
+    let yaml = std::fs::read_to_string(dirs[0].join("profile-target.yaml")).unwrap();
+    assert!(yaml.contains("kernel:\n  name: copy\n  filter_mode: regex\n  filter: .*copy.*\n  allow_discovery_fallback: true\n"), "{yaml}");
+    assert!(yaml.contains("password_storage: forbidden"), "{yaml}");
+    assert!(yaml.contains("window: harness-range"), "{yaml}");
+    let spec = cargo_kprof::target_spec::TargetSpec::read_from(&dirs[0].join("profile-target.yaml")).unwrap();
+    assert!(
+        spec.target.executable.contains("kprof"),
+        "built into <target>/kprof: {}",
+        spec.target.executable
+    );
+    assert!(Path::new(&spec.target.executable).is_file());
+
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("profile/ncu_path")).unwrap(),
+        "/usr/local/cuda/bin/ncu\n"
+    );
+    // The harness runtime was forced on a crate that does not use the harness: warned.
+    assert!(stderr.contains("kprof-harness"), "{stderr}");
+}
+
+#[test]
+fn a_second_profile_never_touches_the_first() {
+    let ws = Workspace::new(TWO_KERNELS);
+    std::fs::create_dir_all(ws.root().join("profile")).unwrap();
+    std::fs::write(ws.root().join("profile/ncu_path"), "/opt/ncu/bin/ncu\n").unwrap();
+    for _ in 0..2 {
+        let out = ws.kprof(&["--kernel", "fma", "--dry-run"], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let dirs = ws.profiles();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    for d in &dirs {
+        assert!(d.join("commands.sh").is_file() && d.join("profile-target.yaml").is_file());
+    }
+    // A plain program gets the microbenchmark window, not a harness range.
+    let script = std::fs::read_to_string(dirs[0].join("commands.sh")).unwrap();
+    assert!(script.contains("--launch-skip 5 --launch-count 2"), "{script}");
+    // A user's ncu_path is never overwritten.
+    assert_eq!(std::fs::read_to_string(ws.root().join("profile/ncu_path")).unwrap(), "/opt/ncu/bin/ncu\n");
+}
+
+#[test]
+fn missing_ncu_is_named_before_anything_is_built() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["--kernel", "copy"], &[("NCU", "/nonexistent/ncu")]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("cannot profile on this machine"), "{stderr}");
+    assert!(stderr.contains("NCU=/nonexistent/ncu is not an executable file"), "{stderr}");
+    assert!(stderr.contains("--dry-run"), "{stderr}");
+    assert!(!ws.root().join("target/kprof").exists(), "nothing may be built when profiling cannot run");
+    assert!(ws.profiles().is_empty());
+}
+
+#[test]
+fn without_ncu_on_path_every_place_looked_at_is_named() {
+    let ws = Workspace::new(TWO_KERNELS);
+    std::fs::create_dir_all(ws.root().join("profile")).unwrap();
+    std::fs::write(ws.root().join("profile/ncu_path"), "/nonexistent/cuda/bin/ncu\n").unwrap();
+    let cargo_dir = Path::new(env!("CARGO")).parent().unwrap().to_str().unwrap().to_string();
+    let out = ws.kprof(&["--kernel", "copy"], &[("PATH", &cargo_dir)]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    for needle in
+        ["NCU is not set", "`ncu` is not on PATH", "/nonexistent/cuda/bin/ncu (from", "profile/ncu_path"]
+    {
+        assert!(stderr.contains(needle), "missing {needle:?} in {stderr}");
+    }
+}
+
+#[test]
+fn a_non_empty_output_dir_is_refused_and_left_alone() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out_dir = ws.root().join("mine");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    std::fs::write(out_dir.join("notes.txt"), "keep me").unwrap();
+    let out = ws.kprof(&["--kernel", "copy", "--dry-run", "--output-dir", out_dir.to_str().unwrap()], &[]);
+    let stderr = text(&out.stderr);
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("is not empty"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(out_dir.join("notes.txt")).unwrap(), "keep me");
+    assert_eq!(std::fs::read_dir(&out_dir).unwrap().count(), 1);
+}
+
+#[test]
+fn selection_errors_name_the_way_out() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["--dry-run"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no kernel selected") && stderr.contains("#1 copy, #2 fma"), "{stderr}");
+    assert!(stderr.contains("--workspace"), "{stderr}");
+
+    let out = ws.kprof(&["--kernel", "gemm", "--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("no configured kernel matches `gemm`"), "{}", text(&out.stderr));
+
+    let out = ws.kprof(&["--bench", "nope", "--kernel", "x", "--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("available bench targets: copy (demo), fma (demo)"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn reserved_subcommands_say_so() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["compare"], &[]);
+    assert_eq!(out.status.code(), Some(11));
+    assert!(text(&out.stderr).contains("`cargo kprof compare` is not implemented"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "--launch-count", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--launch-count"), "{}", text(&out.stderr));
+}

@@ -52,8 +52,8 @@ pub enum Command {
     Check(ReservedArgs),
     /// Check what profiling needs on this machine (not implemented yet)
     Doctor(ReservedArgs),
-    /// Explain a metric, section, stage or classification (not implemented yet)
-    Explain(ReservedArgs),
+    /// Explain a metric, section, stage or classification, from the references
+    Explain(ExplainArgs),
     /// Pack built targets and the plan to profile on another machine (not implemented yet)
     Archive(ReservedArgs),
     /// Profile from an archive on a machine without cargo (not implemented yet)
@@ -83,6 +83,15 @@ pub struct ReservedArgs {
     /// Arguments (ignored).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub args: Vec<String>,
+}
+
+/// `cargo kprof explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// A metric (`sm__throughput.avg.pct_of_peak_sustained_elapsed`), section (`Occupancy`),
+    /// stage (`memory`) or classification (`memory-bound`)
+    #[arg(value_name = "NAME")]
+    pub topic: String,
 }
 
 /// `cargo kprof list`.
@@ -351,6 +360,10 @@ mod tests {
         assert_eq!(a.profile.clock_control, Some(ClockControlArg::Base));
         assert_eq!(a.profile.output.verbose, 2);
         assert!(matches!(parse("kprof import --raw a.csv").unwrap().command, Some(Command::Import(_))));
+        match parse("kprof explain memory-bound").unwrap().command {
+            Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
+            other => panic!("expected explain, got {other:?}"),
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod preflight;
 pub mod process;
 pub mod profile_dir;
+pub mod references;
 pub mod stage;
 pub mod target_spec;
 pub mod workflow;

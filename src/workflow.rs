@@ -27,6 +27,10 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
     match args.command {
         None => profile(&args.profile),
         Some(Command::List(list_args)) => list(&list_args),
+        Some(Command::Explain(e)) => {
+            println!("{}", crate::references::explain(&e.topic)?);
+            Ok(ExitCode::Success)
+        }
         Some(other) => Err(Failure::new(
             ExitCode::Unimplemented,
             format!("`cargo kprof {}` is not implemented in this version", other.name()),

@@ -262,3 +262,17 @@ fn usage_errors_exit_2() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--launch-count"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn explain_prints_meaning_and_fixes_or_suggests() {
+    let run = |topic: &str| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain", topic]).output().unwrap()
+    };
+    let out = run("sm__throughput");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("Meaning:") && stdout.contains("Usual fixes:"), "{stdout}");
+    let out = run("ocupancy-limited");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("did you mean `occupancy-limited`"), "{}", text(&out.stderr));
+}

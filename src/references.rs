@@ -1,0 +1,803 @@
+//! The reference set under `references/`: embedded at build time, used at run time.
+//!
+//! The files are written for people first (the ncu guide, the Profiling Guide index, the
+//! metric map, the architecture notes) and two of them double as data:
+//!
+//! - `references/nvidia/architectures/gpu_specs.yaml` is parsed into [`GpuSpec`]s. Lookups
+//!   go by the device name ncu reports and must agree with the compute capability when it
+//!   is known; an unknown device is `None`, never "the closest GPU", because borrowing
+//!   another product's peaks would put wrong numbers into a report.
+//! - `references/nvidia/ncu-metric-map.md` is the single source of what `cargo kprof
+//!   explain` prints. Each `### NAME` heading with its fixed `- Field: text` bullets is one
+//!   [`Topic`]; there is no second copy in code or YAML to drift from it. What depends on
+//!   our stage definitions is derived from [`crate::ncu::StageCollection`] when printing:
+//!   a stage shows the ncu options it really runs, a metric or section the stages whose raw
+//!   CSV carries it.
+//!
+//! All six files are embedded with `include_str!` (see [`FILES`]), so the binary needs no
+//! data directory; the two data files are parsed once, on first use. The parsers are pure functions over `&str` and are tested on
+//! the embedded files (`tests/references.rs`), so a malformed reference fails CI rather
+//! than a user's run.
+//!
+//! An unknown `explain` topic is a [`Failure`] with [`ExitCode::Usage`]: the topic is a
+//! command-line argument with a closed set of valid values, the same class of mistake as a
+//! value clap rejects, and the message suggests the closest known names.
+
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::error::{ExitCode, Failure};
+use crate::ncu::StageCollection;
+use crate::stage::Stage;
+
+/// One embedded reference file: its path relative to the repository root and its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReferenceFile {
+    /// Path relative to the repository (and package) root, with `/` separators.
+    pub path: &'static str,
+    /// The file's contents as embedded at build time.
+    pub contents: &'static str,
+}
+
+/// `references/nvidia/ncu-guide.md`: the ncu command flow and the facts seen on real runs.
+pub const NCU_GUIDE: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/ncu-guide.md",
+    contents: include_str!("../references/nvidia/ncu-guide.md"),
+};
+
+/// `references/nvidia/ProfilingGuide.index.md`: where to look in NVIDIA's Profiling Guide.
+pub const PROFILING_GUIDE_INDEX: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/ProfilingGuide.index.md",
+    contents: include_str!("../references/nvidia/ProfilingGuide.index.md"),
+};
+
+/// `references/nvidia/ncu-metric-map.md`: questions, metrics, sections, stages and
+/// classifications with their meaning, evidence and usual fixes (what `explain` prints).
+pub const METRIC_MAP: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/ncu-metric-map.md",
+    contents: include_str!("../references/nvidia/ncu-metric-map.md"),
+};
+
+/// `references/nvidia/architectures/README.md`: layout and lookup order.
+pub const ARCHITECTURES_README: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/architectures/README.md",
+    contents: include_str!("../references/nvidia/architectures/README.md"),
+};
+
+/// `references/nvidia/architectures/architecture-notes.md`: how to use the spec fields.
+pub const ARCHITECTURE_NOTES: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/architectures/architecture-notes.md",
+    contents: include_str!("../references/nvidia/architectures/architecture-notes.md"),
+};
+
+/// `references/nvidia/architectures/gpu_specs.yaml`: machine-readable GPU specifications.
+pub const GPU_SPECS: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/architectures/gpu_specs.yaml",
+    contents: include_str!("../references/nvidia/architectures/gpu_specs.yaml"),
+};
+
+/// Every embedded reference file, in reading order.
+pub const FILES: [ReferenceFile; 6] =
+    [NCU_GUIDE, PROFILING_GUIDE_INDEX, METRIC_MAP, ARCHITECTURES_README, ARCHITECTURE_NOTES, GPU_SPECS];
+
+// ---------------------------------------------------------------------------------------
+// GPU specifications
+// ---------------------------------------------------------------------------------------
+
+/// One GPU product from `gpu_specs.yaml`. Field meanings and units are documented at the
+/// top of that file and in `architecture-notes.md`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GpuSpec {
+    /// The product name as `nvidia-smi` and ncu's `device__attribute_display_name` print it.
+    pub name: String,
+    /// Other spellings of the same product (never a different product).
+    #[serde(default)]
+    pub aliases: Vec<String>,
+    /// The die, e.g. `GH100`.
+    pub chip: String,
+    /// The architecture family, e.g. `Hopper`.
+    pub architecture: String,
+    /// `"major.minor"`, e.g. `"9.0"`.
+    pub compute_capability: String,
+    /// Board form factor (`SXM5`, `PCIe`, ...).
+    pub form_factor: String,
+    /// Streaming multiprocessors.
+    pub sm_count: u32,
+    /// Boost clock in MHz; the peak rates are at this clock.
+    pub boost_clock_mhz: u32,
+    /// Device memory.
+    pub memory: MemorySpec,
+    /// L2 cache size in MiB.
+    pub l2_cache_mib: f64,
+    /// Largest shared-memory carve-out per SM, in KiB.
+    pub shared_memory_per_sm_kib: u32,
+    /// Most shared memory one block may opt in to, in KiB.
+    pub shared_memory_per_block_kib: u32,
+    /// 32-bit registers per SM.
+    pub registers_per_sm: u32,
+    /// Most registers one thread may use.
+    pub registers_per_thread_max: u32,
+    /// Resident warps per SM at most.
+    pub max_warps_per_sm: u32,
+    /// Resident blocks per SM at most.
+    pub max_blocks_per_sm: u32,
+    /// Threads per block at most.
+    pub max_threads_per_block: u32,
+    /// FP32 lanes (CUDA cores) per SM.
+    pub fp32_lanes_per_sm: u32,
+    /// Dense peak rates in TFLOP/s at the boost clock.
+    pub peak_tflops: PeakRates,
+    /// Documents the figures come from.
+    pub sources: Vec<String>,
+    /// Per-field remarks: other sources, derivations, low confidence.
+    #[serde(default)]
+    pub notes: Vec<SpecNote>,
+    /// Facts read off a real device of this kind, with date and tool version.
+    #[serde(default)]
+    pub observed: Vec<String>,
+}
+
+/// Device memory of a [`GpuSpec`].
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    /// Marketed capacity in GB.
+    pub size_gb: f64,
+    /// Memory technology (`HBM3e`, `GDDR6`, ...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Peak bandwidth in GB/s (10^9 bytes per second).
+    pub bandwidth_gbps: f64,
+}
+
+/// Dense peak rates in TFLOP/s; `None` where the chip lacks the unit or data type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeakRates {
+    /// FP64 on the FMA/FP64 pipe.
+    pub fp64: Option<f64>,
+    /// FP64 on tensor cores (DMMA).
+    pub fp64_tensor: Option<f64>,
+    /// FP32 on the FMA pipe.
+    pub fp32: Option<f64>,
+    /// FP16 without tensor cores (packed pairs).
+    pub fp16: Option<f64>,
+    /// BF16 without tensor cores.
+    pub bf16: Option<f64>,
+    /// TF32 on tensor cores.
+    pub tf32_tensor: Option<f64>,
+    /// FP16 on tensor cores, FP32 accumulate.
+    pub fp16_tensor: Option<f64>,
+    /// BF16 on tensor cores, FP32 accumulate.
+    pub bf16_tensor: Option<f64>,
+    /// FP8 on tensor cores.
+    pub fp8_tensor: Option<f64>,
+}
+
+impl PeakRates {
+    /// Every rate with its field name, in file order.
+    pub fn all(&self) -> [(&'static str, Option<f64>); 9] {
+        [
+            ("fp64", self.fp64),
+            ("fp64_tensor", self.fp64_tensor),
+            ("fp32", self.fp32),
+            ("fp16", self.fp16),
+            ("bf16", self.bf16),
+            ("tf32_tensor", self.tf32_tensor),
+            ("fp16_tensor", self.fp16_tensor),
+            ("bf16_tensor", self.bf16_tensor),
+            ("fp8_tensor", self.fp8_tensor),
+        ]
+    }
+}
+
+/// A remark on one field of a [`GpuSpec`].
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecNote {
+    /// The field, as a dotted path (`peak_tflops.fp16`, `memory.bandwidth_gbps`).
+    pub field: String,
+    /// Where the figure comes from or how it was derived.
+    pub note: String,
+    /// How far to trust the figure; absent means it comes from the listed sources.
+    #[serde(default)]
+    pub confidence: Option<Confidence>,
+}
+
+/// Trust in a figure of `gpu_specs.yaml`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    /// Derived or from a secondary source; treat as approximate.
+    Low,
+    /// Probably right, not confirmed by a primary document.
+    Medium,
+    /// From a primary document or a measurement.
+    High,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GpuSpecFile {
+    #[allow(dead_code)]
+    schema_version: u32,
+    gpus: Vec<GpuSpec>,
+}
+
+impl GpuSpec {
+    /// Whether `name` is this product's name or one of its aliases (trimmed, runs of
+    /// whitespace collapsed, case-insensitive, whole string).
+    pub fn matches_name(&self, name: &str) -> bool {
+        let wanted = normalize_name(name);
+        !wanted.is_empty()
+            && std::iter::once(&self.name).chain(&self.aliases).any(|n| normalize_name(n) == wanted)
+    }
+
+    /// L2 size in bytes.
+    pub fn l2_cache_bytes(&self) -> u64 {
+        (self.l2_cache_mib * 1024.0 * 1024.0).round() as u64
+    }
+
+    /// Peak DRAM bandwidth in bytes per second.
+    pub fn bandwidth_bytes_per_second(&self) -> f64 {
+        self.memory.bandwidth_gbps * 1e9
+    }
+
+    /// Threads resident per SM at most (`max_warps_per_sm` x 32).
+    pub fn max_threads_per_sm(&self) -> u32 {
+        self.max_warps_per_sm * 32
+    }
+
+    /// The ridge point in FLOP per DRAM byte for a peak rate in TFLOP/s: below it a kernel
+    /// cannot reach that peak whatever it does, because DRAM bandwidth caps it first.
+    pub fn ridge_point(&self, peak_tflops: f64) -> f64 {
+        peak_tflops * 1e12 / self.bandwidth_bytes_per_second()
+    }
+
+    /// The note for a field (dotted path), if any.
+    pub fn note(&self, field: &str) -> Option<&SpecNote> {
+        self.notes.iter().find(|n| n.field == field)
+    }
+}
+
+fn normalize_name(name: &str) -> String {
+    name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Parses a `gpu_specs.yaml` document. Pure; [`gpu_specs`] uses it on the embedded file.
+pub fn parse_gpu_specs(yaml: &str) -> Result<Vec<GpuSpec>, serde_yaml::Error> {
+    serde_yaml::from_str::<GpuSpecFile>(yaml).map(|f| f.gpus)
+}
+
+/// The embedded GPU specifications, parsed on first use.
+///
+/// # Panics
+/// If the embedded `gpu_specs.yaml` does not parse. The file is part of the binary and
+/// `tests/references.rs` parses it, so this is a build defect, not a user error.
+pub fn gpu_specs() -> &'static [GpuSpec] {
+    static SPECS: OnceLock<Vec<GpuSpec>> = OnceLock::new();
+    SPECS.get_or_init(|| {
+        parse_gpu_specs(GPU_SPECS.contents)
+            .unwrap_or_else(|e| panic!("the embedded {} does not parse: {e}", GPU_SPECS.path))
+    })
+}
+
+/// The specification of the device ncu reports as `name` (its display name, e.g.
+/// `NVIDIA H200`), matched whole and case-insensitively against names and aliases. When
+/// `compute_capability` is given (`"9.0"`), it must agree with the entry. Returns `None`
+/// for an unknown device or a disagreeing compute capability; never a similar GPU.
+pub fn lookup_gpu(name: &str, compute_capability: Option<&str>) -> Option<&'static GpuSpec> {
+    let spec = gpu_specs().iter().find(|s| s.matches_name(name))?;
+    match compute_capability {
+        None => Some(spec),
+        Some(cc) => {
+            let wanted = parse_compute_capability(cc)?;
+            (parse_compute_capability(&spec.compute_capability) == Some(wanted)).then_some(spec)
+        }
+    }
+}
+
+/// `"9.0"` or `"9"` as (9, 0); anything else is `None`.
+fn parse_compute_capability(cc: &str) -> Option<(u32, u32)> {
+    let cc = cc.trim();
+    let (major, minor) = cc.split_once('.').unwrap_or((cc, "0"));
+    Some((major.parse().ok()?, minor.parse().ok()?))
+}
+
+// ---------------------------------------------------------------------------------------
+// The metric map and `explain`
+// ---------------------------------------------------------------------------------------
+
+/// What a [`Topic`] of the metric map describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TopicKind {
+    /// A profiling question (`memory-or-compute`, `coalescing`, ...).
+    Question,
+    /// An ncu metric, named with its rollup and sub-metric.
+    Metric,
+    /// An ncu section (`SpeedOfLight`, ...).
+    Section,
+    /// One of our stages ([`Stage`]).
+    Stage,
+    /// A bottleneck classification (`memory-bound`, ...).
+    Classification,
+}
+
+impl TopicKind {
+    /// Every kind, in the order the metric map lists them.
+    pub const ALL: [TopicKind; 5] = [
+        TopicKind::Question,
+        TopicKind::Metric,
+        TopicKind::Section,
+        TopicKind::Stage,
+        TopicKind::Classification,
+    ];
+
+    /// The word used in the metric map's `Kind:` field.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopicKind::Question => "question",
+            TopicKind::Metric => "metric",
+            TopicKind::Section => "section",
+            TopicKind::Stage => "stage",
+            TopicKind::Classification => "classification",
+        }
+    }
+
+    fn from_name(s: &str) -> Option<TopicKind> {
+        TopicKind::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+/// One entry of the metric map: a `### NAME` heading and its `- Field: text` bullets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topic {
+    /// The heading, without code quotes.
+    pub name: String,
+    /// The `Kind:` field.
+    pub kind: TopicKind,
+    /// The `Aliases:` field, split at commas, without code quotes.
+    pub aliases: Vec<String>,
+    /// The other fields in file order, continuation lines joined with single spaces.
+    pub fields: Vec<(String, String)>,
+    /// 1-based line of the heading in the metric map.
+    pub line: usize,
+}
+
+impl Topic {
+    /// A field's text (`"Meaning"`, `"Usual fixes"`, ...).
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+
+    /// The name and every alias.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.aliases.iter().map(String::as_str))
+    }
+}
+
+/// The fields every topic must have, besides `Kind`.
+pub const REQUIRED_FIELDS: [&str; 3] = ["Meaning", "Evidence", "Usual fixes"];
+
+/// Parses the metric map. Pure; [`topics`] uses it on the embedded file.
+///
+/// Only level-3 headings open entries; a level-1 or level-2 heading closes the current
+/// one, and text outside entries is ignored. Inside an entry every line is a `- Field:
+/// text` bullet, a continuation indented by two spaces, or blank. Errors name the line.
+pub fn parse_metric_map(markdown: &str) -> Result<Vec<Topic>, String> {
+    struct Open {
+        name: String,
+        line: usize,
+        fields: Vec<(String, String)>,
+    }
+
+    fn close(open: Open, out: &mut Vec<Topic>) -> Result<(), String> {
+        let mut kind = None;
+        let mut aliases = Vec::new();
+        let mut fields = Vec::new();
+        for (key, value) in open.fields {
+            if fields.iter().any(|(k, _): &(String, String)| *k == key) || (key == "Kind" && kind.is_some()) {
+                return Err(format!("line {}: `{}` repeats the field `{key}`", open.line, open.name));
+            }
+            match key.as_str() {
+                "Kind" => {
+                    kind = Some(TopicKind::from_name(&value).ok_or_else(|| {
+                        format!("line {}: `{}` has an unknown Kind `{value}`", open.line, open.name)
+                    })?);
+                }
+                "Aliases" => {
+                    aliases = value.split(',').map(strip_code).filter(|a| !a.is_empty()).collect();
+                }
+                _ => fields.push((key, value)),
+            }
+        }
+        let kind = kind.ok_or_else(|| format!("line {}: `{}` has no Kind field", open.line, open.name))?;
+        out.push(Topic { name: open.name, kind, aliases, fields, line: open.line });
+        Ok(())
+    }
+
+    let mut out = Vec::new();
+    let mut open: Option<Open> = None;
+    for (index, line) in markdown.lines().enumerate() {
+        let number = index + 1;
+        if let Some(heading) = line.strip_prefix("### ") {
+            if let Some(done) = open.take() {
+                close(done, &mut out)?;
+            }
+            let name = strip_code(heading);
+            if name.is_empty() {
+                return Err(format!("line {number}: empty heading"));
+            }
+            open = Some(Open { name, line: number, fields: Vec::new() });
+        } else if line.starts_with('#') {
+            if let Some(done) = open.take() {
+                close(done, &mut out)?;
+            }
+        } else if let Some(entry) = open.as_mut() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            if let Some(bullet) = line.strip_prefix("- ") {
+                let (key, value) = bullet
+                    .split_once(": ")
+                    .ok_or_else(|| format!("line {number}: expected `- Field: text` in `{}`", entry.name))?;
+                entry.fields.push((key.trim().to_string(), value.trim().to_string()));
+            } else if let (Some(rest), Some(last)) = (line.strip_prefix("  "), entry.fields.last_mut()) {
+                last.1.push(' ');
+                last.1.push_str(rest.trim());
+            } else {
+                return Err(format!("line {number}: unexpected text inside `{}`", entry.name));
+            }
+        }
+    }
+    if let Some(done) = open.take() {
+        close(done, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn strip_code(s: &str) -> String {
+    s.trim().trim_matches('`').trim().to_string()
+}
+
+/// The embedded metric map, parsed on first use.
+///
+/// # Panics
+/// If the embedded `ncu-metric-map.md` does not parse; like [`gpu_specs`], a build defect
+/// that `tests/references.rs` catches.
+pub fn topics() -> &'static [Topic] {
+    static TOPICS: OnceLock<Vec<Topic>> = OnceLock::new();
+    TOPICS.get_or_init(|| {
+        parse_metric_map(METRIC_MAP.contents)
+            .unwrap_or_else(|e| panic!("the embedded {} does not parse: {e}", METRIC_MAP.path))
+    })
+}
+
+/// The part of a metric name before its first `.` (the counter without rollup).
+fn base_name(name: &str) -> &str {
+    name.split('.').next().unwrap_or(name)
+}
+
+/// How a query matched its topics; decides the note `explain` prints above an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Match {
+    /// A name or alias, exactly or ignoring case, or a stage spelling.
+    Name,
+    /// The not-issued twin of a stall reason (`stall_lg (Not Issued)`, `..._not_issued`).
+    NotIssued,
+    /// A metric named by its base name or with another rollup or sub-metric.
+    Counter,
+}
+
+/// Resolves a query in this order of preference: an exact name or alias; a
+/// case-insensitive one (may be several, e.g. the `Occupancy` section and the `occupancy`
+/// stage); a stage spelling [`Stage`] accepts (`sol`, `speed_of_light`); a metric with the
+/// same base name (`sm__throughput`). Each step is tried on the query as given, then on it
+/// without a not-issued suffix.
+fn resolve(query: &str) -> (Vec<&'static Topic>, Match) {
+    let all = topics();
+    let query = query.trim();
+    let mut forms = vec![(query, Match::Name)];
+    for suffix in [" (Not Issued)", "_not_issued"] {
+        if let Some(stripped) = query.strip_suffix(suffix) {
+            forms.push((stripped, Match::NotIssued));
+        }
+    }
+    for (q, how) in forms {
+        if q.is_empty() {
+            continue;
+        }
+        let exact: Vec<_> = all.iter().filter(|t| t.names().any(|n| n == q)).collect();
+        if !exact.is_empty() {
+            return (exact, how);
+        }
+        let folded: Vec<_> = all.iter().filter(|t| t.names().any(|n| n.eq_ignore_ascii_case(q))).collect();
+        if !folded.is_empty() {
+            return (folded, how);
+        }
+        if let Ok(stage) = q.parse::<Stage>() {
+            let by_stage: Vec<_> =
+                all.iter().filter(|t| t.kind == TopicKind::Stage && t.name == stage.name()).collect();
+            if !by_stage.is_empty() {
+                return (by_stage, how);
+            }
+        }
+        let base = base_name(q);
+        if base.contains("__") {
+            let by_base: Vec<_> = all
+                .iter()
+                .filter(|t| {
+                    t.kind == TopicKind::Metric && t.names().any(|n| base_name(n).eq_ignore_ascii_case(base))
+                })
+                .collect();
+            if !by_base.is_empty() {
+                return (by_base, if how == Match::Name { Match::Counter } else { how });
+            }
+        }
+    }
+    (Vec::new(), Match::Name)
+}
+
+/// The topics a query names: an exact name or alias, a case-insensitive one (may be
+/// several, e.g. the `Occupancy` section and the `occupancy` stage), a stage spelling
+/// [`Stage`] accepts (`sol`, `speed_of_light`), or a metric with the same base name
+/// (`sm__throughput`); the not-issued twins of stall reasons resolve to the reason.
+/// Empty when nothing matches.
+pub fn find_topics(query: &str) -> Vec<&'static Topic> {
+    resolve(query).0
+}
+
+/// The meaning, evidence and usual fixes for a metric (with or without its rollup
+/// suffix), a section, a stage, a classification or a profiling question, rendered as
+/// plain text from `references/nvidia/ncu-metric-map.md`.
+///
+/// An unknown topic is a [`Failure`] with [`ExitCode::Usage`] whose help suggests the
+/// closest known names.
+pub fn explain(topic: &str) -> Result<String, Failure> {
+    let query = topic.trim();
+    let (found, how) = resolve(query);
+    if found.is_empty() {
+        return Err(unknown_topic(query));
+    }
+    let rendered: Vec<String> = found.iter().map(|t| render_topic(t, query, how)).collect();
+    Ok(rendered.join("\n\n"))
+}
+
+const WIDTH: usize = 100;
+
+fn render_topic(topic: &Topic, query: &str, how: Match) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{} ({})", topic.name, topic.kind.name());
+    let note = match how {
+        Match::Name => None,
+        Match::NotIssued => Some(format!(
+            "`{query}` counts only the samples taken when the scheduler issued nothing; \
+             otherwise it reads like the entry below."
+        )),
+        Match::Counter if base_name(query) == query => Some(format!(
+            "`{query}` is the counter's base name; ncu collects it only with a rollup such as the \
+             one above. See \"Metric structure and naming\" in {}.",
+            PROFILING_GUIDE_INDEX.path
+        )),
+        Match::Counter => Some(format!(
+            "`{query}` is another rollup or sub-metric of the same counter. See \"Metric structure \
+             and naming\" in {}.",
+            PROFILING_GUIDE_INDEX.path
+        )),
+    };
+    if let Some(note) = note {
+        wrap_field(&mut out, "Note", &note);
+    }
+    if !topic.aliases.is_empty() {
+        wrap_field(&mut out, "Also known as", &topic.aliases.join(", "));
+    }
+    for (key, value) in &topic.fields {
+        // Bold marks emphasis in the markdown; on a terminal it is noise.
+        wrap_field(&mut out, key, &value.replace("**", ""));
+    }
+    match topic.kind {
+        TopicKind::Metric | TopicKind::Section => {
+            let stages: Vec<&str> = collected_by(topic).iter().map(|s| s.name()).collect();
+            if !stages.is_empty() {
+                wrap_field(&mut out, "Collected by stages", &stages.join(", "));
+            }
+        }
+        TopicKind::Stage => {
+            if let Ok(stage) = topic.name.parse::<Stage>() {
+                let collection = StageCollection::Named(stage);
+                // One line: it is meant to be copied.
+                let _ = writeln!(out, "ncu options: {}", collection.ncu_args().join(" "));
+                wrap_field(&mut out, "Raw output", &format!("details/{}", collection.raw_file_name()));
+            }
+        }
+        TopicKind::Question | TopicKind::Classification => {}
+    }
+    let _ = write!(out, "Source: {} (line {})", METRIC_MAP.path, topic.line);
+    out
+}
+
+/// The sections a metric or section topic is collected by: for a section itself, for a
+/// metric the section names in its `Section` field (none when the field starts with
+/// "none": the name is only available through `--metrics`).
+fn sections_of(topic: &Topic) -> Vec<&str> {
+    match topic.kind {
+        TopicKind::Section => vec![topic.name.as_str()],
+        TopicKind::Metric => {
+            let text = topic.field("Section").unwrap_or_default();
+            if text.starts_with("none") {
+                return Vec::new();
+            }
+            text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|word| topics().iter().any(|t| t.kind == TopicKind::Section && t.name == *word))
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The stages whose raw CSV carries a metric or section topic. `full` collects ncu's
+/// `full` set, which holds every section in the metric map (ncu 2025.3.1 `--list-sets`);
+/// `source` prints the source page, not raw metrics, so it never counts. `launch__*`
+/// metrics need no replay and come with every stage (seen on an H200, ncu 2025.3.1).
+fn collected_by(topic: &Topic) -> Vec<Stage> {
+    let sections = sections_of(topic);
+    if sections.is_empty() {
+        return Vec::new();
+    }
+    let always = topic.kind == TopicKind::Metric && topic.name.starts_with("launch__");
+    Stage::ALL
+        .into_iter()
+        .filter(|stage| match stage {
+            Stage::Source => false,
+            Stage::Full => true,
+            _ if always => true,
+            _ => {
+                let args = StageCollection::Named(*stage).ncu_args();
+                args.windows(2).any(|w| w[0] == "--section" && sections.contains(&w[1].as_str()))
+            }
+        })
+        .collect()
+}
+
+/// Appends `Key: text` wrapped at [`WIDTH`] columns, continuation lines indented by two.
+fn wrap_field(out: &mut String, key: &str, text: &str) {
+    let mut line = format!("{key}:");
+    for word in text.split_whitespace() {
+        if line.len() + 1 + word.len() > WIDTH && line.trim_start().contains(' ') {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("  {word}");
+        } else {
+            line.push(' ');
+            line.push_str(word);
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+}
+
+fn unknown_topic(query: &str) -> Failure {
+    let mut failure = Failure::new(
+        ExitCode::Usage,
+        format!(
+            "unknown topic `{query}`: not a metric, section, stage, classification or question \
+             in {}",
+            METRIC_MAP.path
+        ),
+    );
+    let close = suggestions(query);
+    if !close.is_empty() {
+        let names: Vec<String> = close.iter().map(|n| format!("`{n}`")).collect();
+        failure = failure.help(format!("did you mean {}?", names.join(", ")));
+    }
+    let stages: Vec<&str> = Stage::ALL.iter().map(|s| s.name()).collect();
+    failure.help(format!(
+        "metrics may be given without their rollup (`sm__throughput`); stages are {}",
+        stages.join(", ")
+    ))
+}
+
+/// Up to five known names close to `query`: small edit distance on the whole name or on
+/// the base name, or one containing the other.
+pub fn suggestions(query: &str) -> Vec<&'static str> {
+    let q = query.trim().to_lowercase();
+    if q.is_empty() {
+        return Vec::new();
+    }
+    let limit = (q.chars().count() / 4).max(2);
+    let mut scored: Vec<(usize, usize, &'static str)> = Vec::new();
+    for topic in topics() {
+        for name in topic.names() {
+            let n = name.to_lowercase();
+            let mut distance = edit_distance(&q, &n);
+            if n.contains('.') || q.contains('.') {
+                distance = distance.min(edit_distance(base_name(&q), base_name(&n)));
+            }
+            let contains = q.chars().count() >= 3 && (n.contains(&q) || q.contains(&n));
+            if distance <= limit || contains {
+                let rank = if distance <= limit { distance } else { limit + 1 };
+                scored.push((rank, n.len().abs_diff(q.len()), name));
+            }
+        }
+    }
+    scored.sort();
+    let mut out: Vec<&'static str> = Vec::new();
+    for (_, _, name) in scored {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+        if out.len() == 5 {
+            break;
+        }
+    }
+    out
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_basics() {
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("sm__throughputt", "sm__throughput"), 1);
+    }
+
+    #[test]
+    fn parser_joins_continuations_and_rejects_stray_text() {
+        let md =
+            "# T\nintro\n- not an entry\n## Part\n### `a__b.sum`\n- Kind: metric\n- Meaning: one\n  two\n\
+                  - Aliases: `x`, y\n## Next\ntext\n";
+        let topics = parse_metric_map(md).unwrap();
+        assert_eq!(topics.len(), 1);
+        assert_eq!(topics[0].name, "a__b.sum");
+        assert_eq!(topics[0].field("Meaning"), Some("one two"));
+        assert_eq!(topics[0].aliases, vec!["x", "y"]);
+        assert_eq!(topics[0].line, 5);
+
+        let err = parse_metric_map("### a\n- Kind: metric\nstray\n").unwrap_err();
+        assert!(err.contains("line 3"), "{err}");
+        let err = parse_metric_map("### a\n- Meaning: m\n").unwrap_err();
+        assert!(err.contains("no Kind"), "{err}");
+        let err = parse_metric_map("### a\n- Kind: gauge\n").unwrap_err();
+        assert!(err.contains("unknown Kind"), "{err}");
+        let err = parse_metric_map("### a\n- Kind: metric\n- Meaning: x\n- Meaning: y\n").unwrap_err();
+        assert!(err.contains("repeats"), "{err}");
+    }
+
+    #[test]
+    fn compute_capability_forms() {
+        assert_eq!(parse_compute_capability("9.0"), Some((9, 0)));
+        assert_eq!(parse_compute_capability(" 9 "), Some((9, 0)));
+        assert_eq!(parse_compute_capability("8.9"), Some((8, 9)));
+        assert_eq!(parse_compute_capability("sm_90"), None);
+    }
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        let mut out = String::new();
+        wrap_field(&mut out, "Meaning", &"word ".repeat(60));
+        assert!(out.lines().all(|l| l.len() <= WIDTH), "{out}");
+        assert!(out.lines().skip(1).all(|l| l.starts_with("  word")), "{out}");
+    }
+}

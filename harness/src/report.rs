@@ -20,7 +20,7 @@
 //!   "cases": [ { "name": "hgemm_tiled/m=4096,n=4096,k=4096", "mode": "cold",
 //!                "graph": false, "batch": 1, "samples": 31, "median_ns": 9.1e6,
 //!                "min_ns": 9.0e6, "max_ns": 9.3e6, "mean_ns": 9.1e6, "stddev_ns": 2.1e4,
-//!                "rel_noise": 0.0023, "stop_reason": "converged", "check": "passed",
+//!                "rel_noise": 0.0023, "rel_stddev": 0.0025, "stop_reason": "converged", "check": "passed",
 //!                "bytes": 134217728, "flops": 137438953472, "gbps": 14.7,
 //!                "tflops": 15.1, "pct_dram_peak": 0.3, "pct_fp32_peak": 22.6 } ]
 //! }
@@ -110,8 +110,10 @@ pub struct CaseResult {
     pub mean_ns: f64,
     /// Sample standard deviation, ns.
     pub stddev_ns: f64,
-    /// `stddev / mean`.
+    /// Relative noise, robust to rare outliers (`crate::stats::robust_rel_noise`).
     pub rel_noise: f64,
+    /// `stddev / mean` over every sample.
+    pub rel_stddev: f64,
     /// `converged` or `timeout`.
     pub stop_reason: String,
     /// `passed`, `skipped` or `none` (no check registered).
@@ -156,6 +158,7 @@ impl CaseResult {
             mean_ns: s.mean,
             stddev_ns: s.stddev,
             rel_noise: s.rel_noise,
+            rel_stddev: s.rel_stddev,
             stop_reason: m.stop.as_str().to_string(),
             check: check.to_string(),
             bytes,
@@ -360,6 +363,7 @@ mod tests {
                 "pct_dram_peak",
                 "pct_fp32_peak",
                 "rel_noise",
+                "rel_stddev",
                 "samples",
                 "stddev_ns",
                 "stop_reason",

@@ -2,8 +2,9 @@
 use demo_nvcc::reduce_ptx;
 use kprof_harness::prelude::*;
 
-/// 64 Mi floats = 256 MiB read once.
-const N: usize = 1 << 26;
+/// 256 Mi floats = 1 GiB read once: about 0.4 ms on an H200, long enough that rare
+/// host-side hiccups stay under 1 % noise (at 256 MiB, 0.1 ms, they reached 1.6-1.8 %).
+const N: usize = 1 << 28;
 const THREADS: u32 = 256;
 
 fn load(gpu: &Gpu) -> Result<CudaFunction> {
@@ -13,7 +14,7 @@ fn load(gpu: &Gpu) -> Result<CudaFunction> {
 fn main() {
     let mut bench = Bench::new();
     bench
-        .case("reduce/n=67108864", |gpu| {
+        .case("reduce/n=268435456", |gpu| {
             let f = load(gpu)?;
             let blocks = gpu.info().sm_count * 8;
             let input = gpu.random::<f32>(N)?;

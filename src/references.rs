@@ -611,6 +611,11 @@ fn render_topic(topic: &Topic, query: &str, how: Match) -> String {
                 // One line: it is meant to be copied.
                 let _ = writeln!(out, "ncu options: {}", collection.ncu_args().join(" "));
                 wrap_field(&mut out, "Raw output", &format!("details/{}", collection.raw_file_name()));
+                let passes = match crate::ncu::stages::definition(stage).passes_h200 {
+                    Some(p) => format!("{p} per launch, seen on an H200 (ncu 2025.3.1)"),
+                    None => "not measured yet".to_string(),
+                };
+                wrap_field(&mut out, "Replay passes", &passes);
             }
         }
         TopicKind::Question | TopicKind::Classification => {}
@@ -643,21 +648,22 @@ fn sections_of(topic: &Topic) -> Vec<&str> {
 /// `source` prints the source page, not raw metrics, so it never counts. `launch__*`
 /// metrics need no replay and come with every stage (seen on an H200, ncu 2025.3.1).
 fn collected_by(topic: &Topic) -> Vec<Stage> {
+    use crate::ncu::stages::definition;
     let sections = sections_of(topic);
-    if sections.is_empty() {
-        return Vec::new();
-    }
-    let always = topic.kind == TopicKind::Metric && topic.name.starts_with("launch__");
+    // ncu's raw page carries the launch__* metrics whatever else a stage asks for.
+    let launch = topic.kind == TopicKind::Metric && topic.name.starts_with("launch__");
+    let requested = |stage: Stage| {
+        topic.kind == TopicKind::Metric
+            && (definition(stage).metrics.contains(&topic.name.as_str())
+                || (launch && definition(stage).page == crate::ncu::stages::Page::Raw))
+    };
+    let in_sections = |stage: Stage| definition(stage).sections.iter().any(|s| sections.contains(s));
+    let anywhere = Stage::ALL.into_iter().any(|s| requested(s) || in_sections(s)) || !sections.is_empty();
     Stage::ALL
         .into_iter()
-        .filter(|stage| match stage {
-            Stage::Source => false,
-            Stage::Full => true,
-            _ if always => true,
-            _ => {
-                let args = StageCollection::Named(*stage).ncu_args();
-                args.windows(2).any(|w| w[0] == "--section" && sections.contains(&w[1].as_str()))
-            }
+        .filter(|&stage| match stage {
+            Stage::Full => anywhere,
+            _ => requested(stage) || in_sections(stage),
         })
         .collect()
 }

@@ -372,7 +372,7 @@ fn metrics_are_explained_without_their_rollup() {
     let text = explained("sm__throughput");
     assert!(text.starts_with("sm__throughput.avg.pct_of_peak_sustained_elapsed (metric)"), "{text}");
     assert!(text.contains("base name"), "{text}");
-    assert!(text.contains("Collected by stages: basic, speed-of-light, roofline, full"), "{text}");
+    assert!(text.contains("Collected by stages: basic, speed-of-light, full"), "{text}");
     let text = explained("sm__throughput.avg.pct_of_peak_sustained_active");
     assert!(text.starts_with("sm__throughput.avg.pct_of_peak_sustained_elapsed"), "{text}");
     assert!(text.contains("another rollup"), "{text}");
@@ -383,25 +383,27 @@ fn metrics_are_explained_without_their_rollup() {
     assert!(!explained("launch__block_size").contains("Note:"));
 }
 
-/// Which stage to run for a metric; the expectations match each stage's raw CSV as seen on
-/// an H200 with ncu 2025.3.1.
+/// Which stage to run for a metric: the stage definitions' metric lists (ncu's raw page
+/// adds the launch__* metrics to every stage, as seen on an H200 with ncu 2025.3.1).
 #[test]
 fn explain_names_the_stages_that_collect_a_metric() {
     let stages = |m: &str| {
         explained(m).lines().find(|l| l.starts_with("Collected by stages:")).unwrap_or_default().to_string()
     };
-    assert_eq!(stages("dram__bytes_read.sum"), "Collected by stages: memory, full");
+    assert_eq!(stages("dram__bytes_read.sum"), "Collected by stages: memory, roofline, full");
     assert_eq!(
         stages("smsp__issue_active.avg.pct_of_peak_sustained_active"),
-        "Collected by stages: occupancy, full"
+        "Collected by stages: compute, full"
     );
     assert_eq!(stages(&stall_metric("long_scoreboard")), "Collected by stages: compute, occupancy, full");
     assert_eq!(
         stages("launch__grid_size"),
         "Collected by stages: basic, speed-of-light, memory, compute, occupancy, roofline, full"
     );
-    // Stock sections collect the FLOP counters only as rates: no stage has the totals.
-    assert_eq!(stages("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"), "");
+    assert_eq!(
+        stages("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"),
+        "Collected by stages: compute, roofline, full"
+    );
 }
 
 #[test]
@@ -498,7 +500,8 @@ fn explain_output_is_wrapped_and_cites_its_source() {
     assert!(!text.lines().any(|l| long(&l)), "{text}");
     assert!(!explained("sm__throughput").lines().any(|l| long(&l)));
     assert!(text.contains("Source: references/nvidia/ncu-metric-map.md"), "{text}");
-    assert!(text.contains("--section MemoryWorkloadAnalysis"), "{text}");
+    assert!(text.contains("--metrics dram__bytes_read.sum,"), "{text}");
+    assert!(text.contains("Replay passes: 4 per launch"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
 

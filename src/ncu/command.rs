@@ -1,9 +1,7 @@
 //! One stage of a plan as one exact `ncu` command line.
 //!
-//! The stage definitions here are the first cut: ncu sections chosen per question.
-//! Their replay cost is what matters (a naive memory follow-up costs more passes than
-//! `--set full`), so every definition is meant to be measured and tuned; the pass
-//! counts seen on real runs belong next to them.
+//! What each stage collects is defined in [`super::stages`]; this module adds the
+//! filter, the launch window, clock control and the output file around it.
 
 use std::path::{Path, PathBuf};
 
@@ -66,7 +64,8 @@ impl StageCollection {
 
     /// The ncu options that select what is collected and how it is printed.
     pub fn ncu_args(&self) -> Vec<String> {
-        let sections: &[&str] = match self {
+        match self {
+            StageCollection::Named(stage) => super::stages::definition(*stage).ncu_args(),
             StageCollection::Custom { set, sections } => {
                 let mut out = Vec::new();
                 if let Some(set) = set {
@@ -76,52 +75,10 @@ impl StageCollection {
                     out.extend(["--section".to_string(), s.clone()]);
                 }
                 out.extend(["--csv".to_string(), "--page".to_string(), "raw".to_string()]);
-                return out;
+                out
             }
-            StageCollection::Named(Stage::Full) => {
-                return strings(&["--set", "full", "--csv", "--page", "raw"]);
-            }
-            StageCollection::Named(Stage::Source) => {
-                return strings(&[
-                    "--section",
-                    "SourceCounters",
-                    "--section",
-                    "WarpStateStats",
-                    "--csv",
-                    "--page",
-                    "source",
-                    "--print-source",
-                    "cuda,sass",
-                ]);
-            }
-            StageCollection::Named(Stage::Basic) => &["SpeedOfLight", "LaunchStats", "Occupancy"],
-            StageCollection::Named(Stage::SpeedOfLight) => &["SpeedOfLight", "SpeedOfLight_RooflineChart"],
-            StageCollection::Named(Stage::Memory) => {
-                &["MemoryWorkloadAnalysis", "MemoryWorkloadAnalysis_Tables"]
-            }
-            StageCollection::Named(Stage::Compute) => {
-                &["ComputeWorkloadAnalysis", "InstructionStats", "WarpStateStats"]
-            }
-            StageCollection::Named(Stage::Occupancy) => {
-                &["Occupancy", "LaunchStats", "WarpStateStats", "SchedulerStats"]
-            }
-            StageCollection::Named(Stage::Roofline) => &[
-                "SpeedOfLight",
-                "SpeedOfLight_RooflineChart",
-                "SpeedOfLight_HierarchicalSingleRooflineChart",
-            ],
-        };
-        let mut out = Vec::new();
-        for s in sections {
-            out.extend(["--section".to_string(), s.to_string()]);
         }
-        out.extend(strings(&["--csv", "--page", "raw"]));
-        out
     }
-}
-
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
 }
 
 /// The program being profiled: what it is, its arguments, environment and directory.
@@ -210,14 +167,14 @@ mod tests {
                 target: &t,
             },
         );
-        assert_eq!(
-            cmd.to_string(),
+        let expected = format!(
             "cd /ws/demo && env KPROF_PROFILE=1 /usr/local/cuda/bin/ncu --clock-control none \
-             --profile-from-start off --kernel-name 'regex:.*copy.*' --section SpeedOfLight \
-             --section LaunchStats --section Occupancy --csv --page raw \
+             --profile-from-start off --kernel-name 'regex:.*copy.*' --metrics {} --csv --page raw \
              --log-file /ws/profile/copy_1/details/01_basic_raw.csv \
-             /ws/target/kprof/release/deps/copy-1234 --size '1 GiB'"
+             /ws/target/kprof/release/deps/copy-1234 --size '1 GiB'",
+            crate::ncu::stages::BASIC.join(",")
         );
+        assert_eq!(cmd.to_string(), expected);
     }
 
     #[test]

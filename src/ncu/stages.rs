@@ -1,0 +1,308 @@
+//! What each stage asks ncu for: metric names, in one place, with their measured cost.
+//!
+//! A stage is defined by the metrics the analysis reads from it, not by ncu's sections:
+//! sections carry many metrics nobody reads, and replay passes are what a stage costs.
+//! On an H200 (ncu 2025.3.1) the memory sections alone cost 32 passes, more than
+//! `--set full` (38) minus basic (10); the metric list below that answers the same
+//! questions costs 4. Every name here is a real gh100 metric (checked against ncu's
+//! `--query-metrics` output and recorded runs in `fixtures/h200/`), explained in
+//! `references/nvidia/ncu-metric-map.md`; tests hold both to it.
+//!
+//! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of the
+//! demo kernels on the H200; `None` where not measured yet.
+
+use crate::stage::Stage;
+
+/// How a stage's results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Page {
+    /// `--page raw`: one row per launch, one column per metric.
+    Raw,
+    /// `--page source --print-source cuda,sass`: per source line and SASS instruction.
+    Source,
+}
+
+/// One stage's collection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageDefinition {
+    /// The stage.
+    pub stage: Stage,
+    /// `--metrics` (comma-joined).
+    pub metrics: &'static [&'static str],
+    /// `--section` each.
+    pub sections: &'static [&'static str],
+    /// `--set`.
+    pub set: Option<&'static str>,
+    /// The page printed.
+    pub page: Page,
+    /// Replay passes per launch measured on the H200.
+    pub passes_h200: Option<u32>,
+}
+
+/// Duration, speed-of-light throughputs, occupancy, IPC and the launch shape: enough to
+/// pick the follow-up stage and to write a first verdict. 10 passes on the H200 (ncu's
+/// own `basic` set: 10 passes for less of what we read).
+pub const BASIC: &[&str] = &[
+    "gpu__time_duration.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "sm__inst_executed.avg.per_cycle_active",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__block_size",
+    "launch__grid_size",
+    "launch__waves_per_multiprocessor",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
+];
+
+/// Which memory level, how many bytes, hit rates, coalescing (sectors per request) and
+/// shared-memory bank conflicts. 4 passes on the H200 (the memory sections: 32).
+pub const MEMORY: &[&str] = &[
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+    "lts__t_sectors.sum",
+    "lts__t_sector_hit_rate.pct",
+    "l1tex__t_sector_hit_rate.pct",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+];
+
+/// Why warps do not issue: the average number of warps stalled per issue, per reason.
+pub const STALLS: &[&str] = &[
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_misc_per_issue_active.ratio",
+];
+
+/// Issue efficiency, pipe utilisation and the floating-point instruction counts.
+pub const PIPES_AND_FLOPS: &[&str] = &[
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+];
+
+/// Warp scheduling: how many warps are resident and eligible per cycle.
+pub const SCHEDULER: &[&str] = &[
+    "smsp__warps_active.avg.per_cycle_active",
+    "smsp__warps_eligible.avg.per_cycle_active",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+];
+
+/// FLOP counts and the bytes at each level, for the roofline point.
+pub const ROOFLINE: &[&str] = &[
+    "gpu__time_duration.sum",
+    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
+    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors.sum",
+];
+
+const COMPUTE: &[&str] = &concat_metrics::<{ PIPES_AND_FLOPS.len() + STALLS.len() }>(PIPES_AND_FLOPS, STALLS);
+const OCCUPANCY: &[&str] = &concat_metrics::<{ SCHEDULER.len() + STALLS.len() }>(SCHEDULER, STALLS);
+
+const fn concat_metrics<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < a.len() {
+        out[i] = a[i];
+        i += 1;
+    }
+    let mut j = 0;
+    while j < b.len() {
+        out[a.len() + j] = b[j];
+        j += 1;
+    }
+    out
+}
+
+/// Every stage's definition, in [`Stage::ALL`] order.
+pub const DEFINITIONS: [StageDefinition; 8] = [
+    StageDefinition {
+        stage: Stage::Basic,
+        metrics: BASIC,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(10),
+    },
+    StageDefinition {
+        stage: Stage::SpeedOfLight,
+        metrics: &[],
+        sections: &["SpeedOfLight", "SpeedOfLight_RooflineChart"],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(11),
+    },
+    StageDefinition {
+        stage: Stage::Memory,
+        metrics: MEMORY,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(4),
+    },
+    StageDefinition {
+        stage: Stage::Compute,
+        metrics: COMPUTE,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(10),
+    },
+    StageDefinition {
+        stage: Stage::Occupancy,
+        metrics: OCCUPANCY,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(7),
+    },
+    StageDefinition {
+        stage: Stage::Roofline,
+        metrics: ROOFLINE,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: None,
+    },
+    StageDefinition {
+        stage: Stage::Source,
+        metrics: &[],
+        sections: &["SourceCounters"],
+        set: None,
+        page: Page::Source,
+        passes_h200: Some(5),
+    },
+    StageDefinition {
+        stage: Stage::Full,
+        metrics: &[],
+        sections: &[],
+        set: Some("full"),
+        page: Page::Raw,
+        passes_h200: Some(38),
+    },
+];
+
+/// The definition of a stage.
+pub fn definition(stage: Stage) -> &'static StageDefinition {
+    DEFINITIONS.iter().find(|d| d.stage == stage).unwrap_or(&DEFINITIONS[0])
+}
+
+/// Every metric name any stage requests, without repeats, in definition order.
+pub fn all_metric_names() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for d in &DEFINITIONS {
+        for m in d.metrics {
+            if !out.contains(m) {
+                out.push(m);
+            }
+        }
+    }
+    out
+}
+
+impl StageDefinition {
+    /// The ncu options that collect and print this stage.
+    pub fn ncu_args(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(set) = self.set {
+            out.extend(["--set".to_string(), set.to_string()]);
+        }
+        for s in self.sections {
+            out.extend(["--section".to_string(), s.to_string()]);
+        }
+        if !self.metrics.is_empty() {
+            out.extend(["--metrics".to_string(), self.metrics.join(",")]);
+        }
+        out.extend(["--csv".to_string(), "--page".to_string()]);
+        match self.page {
+            Page::Raw => out.push("raw".to_string()),
+            Page::Source => {
+                out.extend(["source".to_string(), "--print-source".to_string(), "cuda,sass".to_string()])
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_follow_stage_order_and_are_unique() {
+        for (d, s) in DEFINITIONS.iter().zip(Stage::ALL) {
+            assert_eq!(d.stage, s);
+            let mut seen = std::collections::HashSet::new();
+            for m in d.metrics {
+                assert!(seen.insert(*m), "{m} twice in {s}");
+                assert!(m.contains("__"), "{m} is not an ncu metric name");
+            }
+        }
+        assert_eq!(COMPUTE.len(), PIPES_AND_FLOPS.len() + STALLS.len());
+        assert_eq!(COMPUTE[PIPES_AND_FLOPS.len()], STALLS[0]);
+    }
+
+    #[test]
+    fn auto_costs_well_under_the_full_set() {
+        // basic plus its most expensive possible follow-up, against --set full.
+        let full = definition(Stage::Full).passes_h200.unwrap();
+        let basic = definition(Stage::Basic).passes_h200.unwrap();
+        for follow_up in [Stage::Memory, Stage::Compute, Stage::Occupancy, Stage::SpeedOfLight] {
+            let total = basic + definition(follow_up).passes_h200.unwrap();
+            assert!(total as f64 <= 0.6 * full as f64, "basic + {follow_up} = {total} passes vs full {full}");
+        }
+    }
+
+    #[test]
+    fn args_name_metrics_once_and_the_page() {
+        let args = definition(Stage::Memory).ncu_args();
+        assert_eq!(args[0], "--metrics");
+        assert_eq!(args[1].split(',').count(), MEMORY.len());
+        assert_eq!(&args[2..], ["--csv", "--page", "raw"]);
+        let src = definition(Stage::Source).ncu_args();
+        assert_eq!(
+            src,
+            ["--section", "SourceCounters", "--csv", "--page", "source", "--print-source", "cuda,sass"]
+        );
+    }
+}

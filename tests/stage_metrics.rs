@@ -1,0 +1,58 @@
+//! Every metric a stage requests is real and explained: its base name is in ncu's
+//! `--query-metrics --chip gh100` recorded on an H200 (or, for launch and derived metrics
+//! ncu does not list there, a column of a raw page recorded from our own basic stage), and
+//! `references/nvidia/ncu-metric-map.md` explains it.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use cargo_kprof::ncu::stages::all_metric_names;
+
+fn fixtures() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200"))
+}
+
+fn queried_base_names() -> HashSet<String> {
+    let text = std::fs::read_to_string(fixtures().join("query-metrics/query_metrics_gh100.txt")).unwrap();
+    text.lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.contains("__"))
+        .map(String::from)
+        .collect()
+}
+
+/// Column names of the basic stage's raw pages recorded from `cargo kprof`'s own commands.
+fn recorded_basic_columns() -> HashSet<String> {
+    let mut cols = HashSet::new();
+    let dir = fixtures().join("demo-stages");
+    for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let csv = entry.unwrap().path().join("details/01_basic_raw.csv");
+        let Ok(text) = std::fs::read_to_string(&csv) else { continue };
+        let header = text.lines().find(|l| l.starts_with("\"ID\"")).expect("a CSV header");
+        cols.extend(header.split("\",\"").map(|c| c.trim_matches('"').to_string()));
+    }
+    assert!(!cols.is_empty(), "no recorded basic stage under {}", dir.display());
+    cols
+}
+
+#[test]
+fn every_stage_metric_is_a_real_gh100_metric() {
+    let queried = queried_base_names();
+    assert!(queried.len() > 1000, "the recording lists {} metrics", queried.len());
+    let columns = recorded_basic_columns();
+    let mut unknown = Vec::new();
+    for metric in all_metric_names() {
+        let base = metric.split('.').next().unwrap();
+        if !queried.contains(base) && !columns.contains(metric) {
+            unknown.push(metric);
+        }
+    }
+    assert!(unknown.is_empty(), "not gh100 metrics: {unknown:?}");
+}
+
+#[test]
+fn every_stage_metric_is_explained() {
+    let missing: Vec<&str> =
+        all_metric_names().into_iter().filter(|m| cargo_kprof::references::explain(m).is_err()).collect();
+    assert!(missing.is_empty(), "not in references/nvidia/ncu-metric-map.md: {missing:?}");
+}

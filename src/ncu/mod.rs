@@ -7,6 +7,7 @@
 
 pub mod command;
 pub mod locate;
+pub mod parse;
 pub mod stages;
 
 pub use command::{ClockControl, LaunchWindow, StageCollection, StageRun, TargetCommand};

@@ -42,10 +42,10 @@ pub struct KprofArgs {
 pub enum Command {
     /// List the configured kernels with their index
     List(ListArgs),
-    /// Build a profile directory from existing ncu CSV exports (not implemented yet)
-    Import(ReservedArgs),
-    /// Re-render the summaries and reports of a profile directory (not implemented yet)
-    Report(ReservedArgs),
+    /// Build a profile directory from existing ncu CSV exports and analyse them
+    Import(ImportArgs),
+    /// Re-analyse a profile directory: summaries, verdict, hotspots, final_report.md
+    Report(ReportArgs),
     /// Compare a profile with a baseline (not implemented yet)
     Compare(ReservedArgs),
     /// Profile and gate on performance regressions, for CI (not implemented yet)
@@ -83,6 +83,51 @@ pub struct ReservedArgs {
     /// Arguments (ignored).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
     pub args: Vec<String>,
+}
+
+/// Analysis options shared by `import` and `report`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct AnalysisArgs {
+    /// Bottleneck rules to use instead of the built-in rules/bottleneck.yaml
+    #[arg(long, value_name = "FILE")]
+    pub rules: Option<PathBuf>,
+    /// Report template to use instead of the built-in templates/final_report.md
+    #[arg(long, value_name = "FILE")]
+    pub template: Option<PathBuf>,
+}
+
+/// `cargo kprof import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// An ncu raw-page CSV export (`--csv --page raw`); repeat for several
+    #[arg(long = "raw", value_name = "FILE", required = true)]
+    pub raw: Vec<PathBuf>,
+    /// An ncu source-page export (`--csv --page source --print-source cuda,sass`)
+    #[arg(long, value_name = "FILE")]
+    pub source: Option<PathBuf>,
+    /// An ncu details-page export (`--csv --page details`)
+    #[arg(long, value_name = "FILE")]
+    pub details: Option<PathBuf>,
+    /// Analyse only kernels matching this hint (regex `.*HINT.*`); default: every kernel
+    #[arg(long, value_name = "HINT")]
+    pub kernel: Option<String>,
+    /// The profile directory to create (must not exist or be empty)
+    #[arg(long, value_name = "DIR", required = true)]
+    pub output_dir: PathBuf,
+    /// Rules and template.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
+}
+
+/// `cargo kprof report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The profile directory
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Rules and template.
+    #[command(flatten)]
+    pub analysis: AnalysisArgs,
 }
 
 /// `cargo kprof explain`.
@@ -359,7 +404,13 @@ mod tests {
         assert!(a.profile.packages.workspace);
         assert_eq!(a.profile.clock_control, Some(ClockControlArg::Base));
         assert_eq!(a.profile.output.verbose, 2);
-        assert!(matches!(parse("kprof import --raw a.csv").unwrap().command, Some(Command::Import(_))));
+        match parse("kprof import --raw a.csv --raw b.csv --output-dir out --kernel gemm").unwrap().command {
+            Some(Command::Import(i)) => {
+                assert_eq!(i.raw.len(), 2);
+                assert_eq!(i.kernel.as_deref(), Some("gemm"));
+            }
+            other => panic!("expected import, got {other:?}"),
+        }
         match parse("kprof explain memory-bound").unwrap().command {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
             other => panic!("expected explain, got {other:?}"),
@@ -382,6 +433,8 @@ mod tests {
             ("kprof --clock-control max", "invalid value 'max'"),
             ("kprof --frobnicate", "unexpected argument '--frobnicate'"),
             ("kprof list --kernel x", "unexpected argument '--kernel'"),
+            ("kprof import --output-dir d", "--raw <FILE>"),
+            ("kprof import --raw a.csv", "--output-dir <DIR>"),
         ];
         for (line, needle) in cases {
             let err = parse(line).expect_err(line).to_string();

@@ -8,6 +8,8 @@
 //! everything a run writes. Errors carry documented exit codes ([`error`]).
 #![warn(missing_docs)]
 
+pub mod analysis;
+pub mod analyze;
 pub mod build;
 pub mod cli;
 pub mod config;
@@ -19,6 +21,7 @@ pub mod preflight;
 pub mod process;
 pub mod profile_dir;
 pub mod references;
+pub mod report;
 pub mod stage;
 pub mod target_spec;
 pub mod workflow;

@@ -27,6 +27,33 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
     match args.command {
         None => profile(&args.profile),
         Some(Command::List(list_args)) => list(&list_args),
+        Some(Command::Import(i)) => {
+            let opts = analyze_options(&i.analysis, std::env::current_dir().ok());
+            let dir = crate::analyze::import(
+                &i.raw,
+                i.source.as_deref(),
+                i.details.as_deref(),
+                i.kernel.as_deref(),
+                &i.output_dir,
+                &opts,
+            )?;
+            print_verdicts(&dir)?;
+            Ok(ExitCode::Success)
+        }
+        Some(Command::Report(r)) => {
+            if !r.dir.join("details").is_dir() {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{} is not a profile directory (it has no details/)", r.dir.display()),
+                )
+                .into());
+            }
+            let dir = ProfileDir::at(&r.dir);
+            let opts = analyze_options(&r.analysis, std::env::current_dir().ok());
+            crate::analyze::analyze(&dir, &opts)?;
+            print_verdicts(&dir)?;
+            Ok(ExitCode::Success)
+        }
         Some(Command::Explain(e)) => {
             println!("{}", crate::references::explain(&e.topic)?);
             Ok(ExitCode::Success)
@@ -38,6 +65,32 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
         .help("`cargo kprof --help` lists what works today")
         .into()),
     }
+}
+
+fn analyze_options(
+    a: &crate::cli::AnalysisArgs,
+    source_root: Option<PathBuf>,
+) -> crate::analyze::AnalyzeOptions {
+    crate::analyze::AnalyzeOptions { rules: a.rules.clone(), template: a.template.clone(), source_root }
+}
+
+/// Prints the directory and one line per kernel verdict.
+fn print_verdicts(dir: &ProfileDir) -> Result<()> {
+    let text = std::fs::read_to_string(dir.bottleneck_decision_path())?;
+    let decision: crate::analysis::rules::BottleneckDecision = serde_json::from_str(&text)?;
+    let mut out = std::io::stdout().lock();
+    for v in &decision.kernels {
+        writeln!(
+            out,
+            "{}: {} ({} confidence{})",
+            v.kernel,
+            v.classification.name(),
+            serde_json::to_value(v.confidence)?.as_str().unwrap_or_default(),
+            v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
+        )?;
+    }
+    writeln!(out, "Report: {}", dir.final_report_path().display())?;
+    Ok(())
 }
 
 fn say(output: &OutputArgs, line: impl AsRef<str>) {

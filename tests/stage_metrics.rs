@@ -56,3 +56,25 @@ fn every_stage_metric_is_explained() {
         all_metric_names().into_iter().filter(|m| cargo_kprof::references::explain(m).is_err()).collect();
     assert!(missing.is_empty(), "not in references/nvidia/ncu-metric-map.md: {missing:?}");
 }
+
+/// The summary fields the rules read are real metrics too, and explained.
+#[test]
+fn every_summary_metric_is_real_and_explained() {
+    let queried = queried_base_names();
+    let mut columns = recorded_basic_columns();
+    let full = fixtures().join("demo-full/copy_full_raw.csv");
+    let text = std::fs::read_to_string(&full).unwrap();
+    let header = text.lines().find(|l| l.starts_with("\"ID\"")).unwrap();
+    columns.extend(header.split("\",\"").map(|c| c.trim_matches('"').to_string()));
+    let mut problems = Vec::new();
+    for f in cargo_kprof::analysis::summary::FIELDS {
+        let base = f.metric.split('.').next().unwrap();
+        if !queried.contains(base) && !columns.contains(f.metric) {
+            problems.push(format!("{} is not a gh100 metric", f.metric));
+        }
+        if cargo_kprof::references::explain(f.metric).is_err() {
+            problems.push(format!("{} is not explained in the metric map", f.metric));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+}

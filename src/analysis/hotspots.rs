@@ -1,0 +1,145 @@
+//! `source_hotspots.csv`: source lines (and the SASS under them) ranked by warp samples.
+//!
+//! From ncu's source page (`--page source --print-source cuda,sass`). A kernel's total is
+//! the sum over every file block of its function, inlined headers included, so the
+//! percentages add up to the kernel. When ncu could not open a source file (NVRTC
+//! programs, profiles taken on another machine), the caller's resolver reads the line
+//! from the workspace instead.
+
+use serde::Serialize;
+
+use crate::ncu::parse::{SourceBlock, SourcePage};
+
+/// The text ncu prints when it could not read the source file.
+pub const UNABLE_TO_OPEN: &str = "<Unable to open source file>";
+
+/// One row of the hotspot table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hotspot {
+    /// `cuda` (a source line) or `sass` (an instruction under the line before it).
+    pub kind: &'static str,
+    /// The kernel (function) name.
+    pub function: String,
+    /// The source file.
+    pub file: String,
+    /// The line number.
+    pub line: u32,
+    /// The SASS address (`sass` rows).
+    pub address: String,
+    /// The source text or the instruction.
+    pub source: String,
+    /// Warp samples.
+    pub samples: f64,
+    /// Share of the kernel's samples, percent.
+    pub pct_of_kernel: f64,
+    /// The largest stall reasons, `reason=samples` joined by `; `.
+    pub top_stalls: String,
+    /// Warp-level instructions executed.
+    pub instructions_executed: Option<f64>,
+}
+
+fn number(block: &SourceBlock, values: &[String], names: &[&str]) -> Option<f64> {
+    names
+        .iter()
+        .find_map(|n| block.column(n))
+        .and_then(|i| values.get(i))
+        .and_then(|v| crate::ncu::parse::parse_number(v))
+}
+
+fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> String {
+    let mut stalls: Vec<(String, f64)> = block
+        .columns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.starts_with("stall_") && !c.contains("(Not Issued)"))
+        .filter_map(|(i, c)| {
+            let v = crate::ncu::parse::parse_number(values.get(i)?)?;
+            (v > 0.0).then(|| (c.trim_start_matches("stall_").to_string(), v))
+        })
+        .collect();
+    stalls.sort_by(|a, b| b.1.total_cmp(&a.1));
+    stalls.truncate(n);
+    stalls
+        .iter()
+        .map(|(r, v)| format!("{r}={}", super::rules::format_value(*v)))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+const SAMPLES: &[&str] = &["# Samples", "Warp Stall Sampling (All Samples)"];
+const INSTRUCTIONS: &[&str] = &["Instructions Executed"];
+
+/// Ranks the source lines of every kernel in `page`, hottest first; each line is followed
+/// by its SASS instructions, hottest first. `resolve(file, line)` supplies source text ncu
+/// could not read.
+pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<Hotspot> {
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for b in &page.blocks {
+        let sum: f64 = b.lines.iter().filter_map(|l| number(b, &l.values, SAMPLES)).sum();
+        match totals.iter_mut().find(|(f, _)| *f == b.function_name) {
+            Some((_, t)) => *t += sum,
+            None => totals.push((b.function_name.clone(), sum)),
+        }
+    }
+    let total_of = |f: &str| totals.iter().find(|(n, _)| n == f).map(|(_, t)| *t).unwrap_or(0.0);
+    let mut lines: Vec<(f64, Vec<Hotspot>)> = Vec::new();
+    for b in &page.blocks {
+        let total = total_of(&b.function_name);
+        let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
+        for l in &b.lines {
+            let samples = number(b, &l.values, SAMPLES).unwrap_or(0.0);
+            let text = if l.source.trim().is_empty() || l.source.contains(UNABLE_TO_OPEN) {
+                resolve(&b.file_path, l.line_no).unwrap_or_else(|| l.source.clone())
+            } else {
+                l.source.clone()
+            };
+            let mut rows = vec![Hotspot {
+                kind: "cuda",
+                function: b.function_name.clone(),
+                file: b.file_path.clone(),
+                line: l.line_no,
+                address: String::new(),
+                source: text.trim().to_string(),
+                samples,
+                pct_of_kernel: pct(samples),
+                top_stalls: top_stalls(b, &l.values, 3),
+                instructions_executed: number(b, &l.values, INSTRUCTIONS),
+            }];
+            let mut sass: Vec<Hotspot> = l
+                .sass
+                .iter()
+                .filter(|s| s.address != "...")
+                .map(|s| {
+                    let n = number(b, &s.values, SAMPLES).unwrap_or(0.0);
+                    Hotspot {
+                        kind: "sass",
+                        function: b.function_name.clone(),
+                        file: b.file_path.clone(),
+                        line: l.line_no,
+                        address: s.address.clone(),
+                        source: s.instruction.trim().to_string(),
+                        samples: n,
+                        pct_of_kernel: pct(n),
+                        top_stalls: top_stalls(b, &s.values, 3),
+                        instructions_executed: number(b, &s.values, INSTRUCTIONS),
+                    }
+                })
+                .collect();
+            sass.sort_by(|a, b| b.samples.total_cmp(&a.samples));
+            rows.extend(sass);
+            lines.push((samples, rows));
+        }
+    }
+    lines.sort_by(|a, b| b.0.total_cmp(&a.0));
+    lines.into_iter().flat_map(|(_, rows)| rows).collect()
+}
+
+/// Writes the table as CSV.
+pub fn to_csv(rows: &[Hotspot]) -> Result<String, csv::Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for r in rows {
+        w.serialize(r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}

@@ -1,0 +1,431 @@
+//! Turning ncu CSV pages on disk into a profile directory's analysis outputs.
+//!
+//! Used by `cargo kprof import` (CSV exports made anywhere, by any ncu invocation) and
+//! `cargo kprof report DIR` (re-render an existing directory). Inputs are never changed:
+//! import copies them into `details/`, and every derived file is written to a temporary
+//! name and renamed into place, so a failure never leaves a half-written output.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::analysis::hotspots::{self, Hotspot};
+use crate::analysis::rules::{self, BottleneckDecision, Rules};
+use crate::analysis::summary::{self, MetricsSummary};
+use crate::error::{ExitCode, Failure};
+use crate::ncu::parse::{parse_number, scan_log, RawPage, SourcePage};
+use crate::profile_dir::ProfileDir;
+use crate::report::{self, ReportContext};
+
+/// What an import recorded about itself, so `report` can redo the same analysis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportRecord {
+    /// The files as given, with their copies under `details/`.
+    pub files: Vec<ImportedFile>,
+    /// The `--kernel` hint, if any.
+    pub kernel: Option<String>,
+}
+
+/// One imported file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedFile {
+    /// `raw`, `source` or `details`.
+    pub page: String,
+    /// The path given on the command line.
+    pub original: PathBuf,
+    /// The copy, relative to the profile directory.
+    pub copy: PathBuf,
+}
+
+/// The file an import writes its record to, under `details/`.
+pub const IMPORT_RECORD: &str = "import.json";
+
+/// Options shared by import and report.
+#[derive(Debug, Clone, Default)]
+pub struct AnalyzeOptions {
+    /// `--rules FILE`.
+    pub rules: Option<PathBuf>,
+    /// `--template FILE`.
+    pub template: Option<PathBuf>,
+    /// The workspace root, to read source lines ncu could not open.
+    pub source_root: Option<PathBuf>,
+}
+
+fn read(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Writes `text` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let tmp =
+        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    {
+        let mut f =
+            std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
+        f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", tmp.display()))?;
+        f.sync_all().ok();
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+}
+
+fn load_rules(opts: &AnalyzeOptions) -> Result<Rules> {
+    match &opts.rules {
+        Some(p) => Ok(Rules::parse(&read(p)?, &p.display().to_string())?),
+        None => Ok(Rules::builtin()),
+    }
+}
+
+fn load_template(opts: &AnalyzeOptions) -> Result<String> {
+    match &opts.template {
+        Some(p) => read(p),
+        None => Ok(report::BUILTIN_TEMPLATE.to_string()),
+    }
+}
+
+/// `cargo kprof import`: copies the exports into a new profile directory and analyses them.
+pub fn import(
+    raw: &[PathBuf],
+    source: Option<&Path>,
+    details: Option<&Path>,
+    kernel: Option<&str>,
+    output_dir: &Path,
+    opts: &AnalyzeOptions,
+) -> Result<ProfileDir> {
+    // Parse everything before creating anything, so bad input leaves no directory behind.
+    for p in raw {
+        let text = read(p)?;
+        RawPage::parse(&text, &p.display().to_string()).map_err(|e| {
+            let log = scan_log(&text);
+            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
+            if log.no_kernels_profiled {
+                f = f.help(format!(
+                    "ncu profiled no kernel in this run; it saw: {}",
+                    log.available_kernels.join(", ")
+                ));
+            }
+            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
+        })?;
+    }
+    if let Some(p) = source {
+        SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string())
+                .help("export with `--csv --page source --print-source cuda,sass`")
+        })?;
+    }
+    if let Some(p) = details {
+        crate::ncu::parse::DetailsPage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string()).help("export with `--csv --page details`")
+        })?;
+    }
+    if let Some(k) = kernel {
+        regex::Regex::new(&crate::filter::KernelFilter::from_hint(k).pattern)
+            .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
+    }
+    let dir = ProfileDir::create_explicit(output_dir)?;
+    let details_dir = dir.details_dir();
+    let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
+    let mut copy = |page: &str, from: &Path, name: String| -> Result<()> {
+        let rel = PathBuf::from("details").join(&name);
+        std::fs::copy(from, dir.path().join(&rel))
+            .with_context(|| format!("could not copy {} into {}", from.display(), details_dir.display()))?;
+        record.files.push(ImportedFile { page: page.into(), original: from.to_path_buf(), copy: rel });
+        Ok(())
+    };
+    for (i, p) in raw.iter().enumerate() {
+        copy("raw", p, format!("imported_{:02}_raw.csv", i + 1))?;
+    }
+    if let Some(p) = source {
+        copy("source", p, "imported_source.csv".into())?;
+    }
+    if let Some(p) = details {
+        copy("details", p, "imported_details.csv".into())?;
+    }
+    write_atomic(&details_dir.join(IMPORT_RECORD), &serde_json::to_string_pretty(&record)?)?;
+    analyze(&dir, opts)?;
+    Ok(dir)
+}
+
+/// The pages of a profile directory: stage raw pages, imported raw pages, a source page.
+struct Inputs {
+    raw: Vec<(String, String, RawPage)>,
+    source: Option<SourcePage>,
+    kernel_filter: Option<regex::Regex>,
+    ctx: ReportContext,
+}
+
+fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
+    let details = dir.details_dir();
+    let mut ctx = ReportContext { privilege_mode: "n/a".into(), ..Default::default() };
+    let mut raw = Vec::new();
+    let mut source = None;
+    let mut kernel_filter = None;
+    let record_path = details.join(IMPORT_RECORD);
+    let spec_path = dir.target_spec_path();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&details)
+        .with_context(|| format!("could not read {}", details.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "csv"))
+        .collect();
+    names.sort();
+    for p in &names {
+        let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+        let text = read(p)?;
+        let origin = format!("details/{name}");
+        if name == "07_source_raw.csv" || name == "imported_source.csv" {
+            source = Some(
+                SourcePage::parse(&text, &origin)
+                    .map_err(|e| Failure::new(ExitCode::Config, e.to_string()))?,
+            );
+            ctx.collected.push(format!("`{origin}`: source page"));
+            ctx.source_collected = true;
+        } else if name.ends_with("_raw.csv") && name != "metrics_raw.csv" && name != "00_discovery_raw.csv" {
+            let page =
+                RawPage::parse(&text, &origin).map_err(|e| Failure::new(ExitCode::Config, e.to_string()))?;
+            let stage = name
+                .trim_end_matches("_raw.csv")
+                .trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+            ctx.collected.push(format!(
+                "`{origin}`: {} launch(es), {} columns",
+                page.launches().count(),
+                page.columns.len()
+            ));
+            raw.push((stage.to_string(), origin, page));
+        }
+    }
+    if raw.is_empty() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("{} has no raw ncu pages to analyse", details.display()),
+        )
+        .help("import CSV exports with `cargo kprof import --raw FILE --output-dir DIR`")
+        .into());
+    }
+    if let Ok(text) = std::fs::read_to_string(&record_path) {
+        let record: ImportRecord =
+            serde_json::from_str(&text).with_context(|| format!("invalid {}", record_path.display()))?;
+        let files: Vec<String> =
+            record.files.iter().map(|f| format!("`{}` ({})", f.original.display(), f.page)).collect();
+        ctx.target_summary = format!("Imported from ncu CSV exports: {}.", files.join(", "));
+        ctx.kernel_filter = match &record.kernel {
+            Some(k) => {
+                let f = crate::filter::KernelFilter::from_hint(k);
+                kernel_filter = regex::Regex::new(&f.pattern).ok();
+                format!("`{}` (from --kernel {k})", f.to_ncu_arg())
+            }
+            None => "none: every kernel in the files".into(),
+        };
+        ctx.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
+        ctx.commands = format!(
+            "cargo kprof import {} --output-dir {}",
+            record
+                .files
+                .iter()
+                .map(|f| format!(
+                    "--{} {}",
+                    f.page,
+                    crate::process::shell_quote(&f.original.to_string_lossy())
+                ))
+                .collect::<Vec<_>>()
+                .join(" "),
+            crate::process::shell_quote(&dir.path().to_string_lossy())
+        ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
+    } else if let Ok(spec) = crate::target_spec::TargetSpec::read_from(&spec_path) {
+        ctx.title = spec.kernel.name.clone();
+        ctx.target_summary = format!(
+            "`{}` {} (runtime `{}`, cwd `{}`)",
+            spec.target.executable,
+            spec.target.args.iter().map(|a| crate::process::shell_quote(a)).collect::<Vec<_>>().join(" "),
+            spec.target.runtime.name(),
+            spec.target.cwd.display()
+        );
+        ctx.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
+        kernel_filter = regex::Regex::new(&spec.kernel.filter).ok();
+        ctx.privilege_mode = match spec.privilege.mode {
+            crate::target_spec::PrivilegeMode::None => "none".into(),
+            crate::target_spec::PrivilegeMode::FullSudo => "full_sudo".into(),
+        };
+        ctx.clock_control = Some(spec.profiling.clock_control.name().to_string());
+        ctx.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
+    }
+    if let Ok(env) = std::fs::read_to_string(details.join("00_environment.txt")) {
+        ctx.profiler_version = env.lines().find(|l| l.contains("Version")).map(|l| l.trim().to_string());
+    }
+    Ok(Inputs { raw, source, kernel_filter, ctx })
+}
+
+/// Analyses a profile directory and (re)writes its derived outputs and `final_report.md`.
+pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummary, BottleneckDecision)> {
+    let rules = load_rules(opts)?;
+    let template = load_template(opts)?;
+    let mut inputs = collect_inputs(dir)?;
+    let pages: Vec<RawPage> = inputs.raw.iter().map(|(_, _, p)| p.clone()).collect();
+    let summary = summary::summarize(&pages, inputs.kernel_filter.as_ref());
+    if summary.kernels.is_empty() {
+        return Err(Failure::new(
+            ExitCode::NoKernelMatched,
+            "no kernel in the inputs matches the kernel filter",
+        )
+        .help(format!("kernels in the files: {}", kernel_names(&pages).join(", ")))
+        .into());
+    }
+    if let Some(device) = &summary.device {
+        if crate::references::lookup_gpu(device, None).is_none() {
+            inputs.ctx.limitations.push(format!(
+                "`{device}` is not in references/nvidia/architectures/gpu_specs.yaml: no device limits are used."
+            ));
+        }
+    }
+    let decision = rules::decide_all(&rules, &summary);
+    let root = opts.source_root.clone();
+    let resolve = move |file: &str, line: u32| -> Option<String> {
+        let candidates =
+            [Some(PathBuf::from(file)), root.as_ref().map(|r| r.join(file.trim_start_matches('/')))];
+        candidates.iter().flatten().find_map(|p| {
+            std::fs::read_to_string(p)
+                .ok()
+                .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
+        })
+    };
+    let hot: Vec<Hotspot> = match &inputs.source {
+        Some(page) => hotspots::hotspots(page, &resolve)
+            .into_iter()
+            .filter(|h| inputs.kernel_filter.as_ref().is_none_or(|re| re.is_match(&h.function)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let details = dir.details_dir();
+    write_atomic(
+        &details.join("metrics_raw.csv"),
+        &merged_raw_csv(&inputs.raw, inputs.kernel_filter.as_ref())?,
+    )?;
+    write_atomic(
+        &details.join("metrics_extracted.jsonl"),
+        &extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref()),
+    )?;
+    write_atomic(&details.join("metrics_summary.json"), &(serde_json::to_string_pretty(&summary)? + "\n"))?;
+    write_atomic(
+        &details.join("bottleneck_decision.json"),
+        &(serde_json::to_string_pretty(&decision)? + "\n"),
+    )?;
+    if inputs.source.is_some() {
+        write_atomic(&details.join("source_hotspots.csv"), &hotspots::to_csv(&hot)?)?;
+    }
+    let text = report::render(&template, &inputs.ctx, &summary, &decision, &hot);
+    write_atomic(&dir.final_report_path(), &text)?;
+    Ok((summary, decision))
+}
+
+fn kernel_names(pages: &[RawPage]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in pages {
+        for l in p.launches() {
+            if !names.iter().any(|n| n == l.kernel_name()) {
+                names.push(l.kernel_name().to_string());
+            }
+        }
+    }
+    names
+}
+
+/// Columns every raw page starts with; not metrics.
+const FIXED: &[&str] = &[
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+];
+
+/// `metrics_raw.csv`: every stage merged, one row per launch (kernel and its n-th launch),
+/// one column per metric, the units row kept.
+fn merged_raw_csv(raw: &[(String, String, RawPage)], filter: Option<&regex::Regex>) -> Result<String> {
+    let mut columns: Vec<String> = Vec::new();
+    let mut units: BTreeMap<String, String> = BTreeMap::new();
+    let mut rows: Vec<((String, usize), BTreeMap<String, String>)> = Vec::new();
+    for (_, _, page) in raw {
+        let mut nth: BTreeMap<String, usize> = BTreeMap::new();
+        for launch in page.launches() {
+            let kernel = launch.kernel_name().to_string();
+            if filter.is_some_and(|re| !re.is_match(&kernel)) {
+                continue;
+            }
+            let n = nth.entry(kernel.clone()).or_default();
+            let key = (kernel, *n);
+            *n += 1;
+            let idx = match rows.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    rows.push((key, BTreeMap::new()));
+                    rows.len() - 1
+                }
+            };
+            for (i, col) in page.columns.iter().enumerate() {
+                if FIXED.contains(&col.as_str()) {
+                    continue;
+                }
+                if !units.contains_key(col) {
+                    columns.push(col.clone());
+                    units.insert(col.clone(), page.units.get(i).cloned().unwrap_or_default());
+                }
+                if let Some(v) = launch.get(col) {
+                    rows[idx].1.entry(col.clone()).or_insert_with(|| v.to_string());
+                }
+            }
+        }
+    }
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header = vec!["Kernel Name".to_string(), "Launch".to_string()];
+    header.extend(columns.iter().cloned());
+    w.write_record(&header)?;
+    let mut unit_row = vec![String::new(), String::new()];
+    unit_row.extend(columns.iter().map(|c| units.get(c).cloned().unwrap_or_default()));
+    w.write_record(&unit_row)?;
+    for ((kernel, n), values) in &rows {
+        let mut r = vec![kernel.clone(), n.to_string()];
+        r.extend(columns.iter().map(|c| values.get(c).cloned().unwrap_or_default()));
+        w.write_record(&r)?;
+    }
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("writing metrics_raw.csv: {e}"))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// `metrics_extracted.jsonl`: one object per launch and numeric metric.
+fn extracted_jsonl(raw: &[(String, String, RawPage)], filter: Option<&regex::Regex>) -> String {
+    let mut out = String::new();
+    for (stage, _, page) in raw {
+        let mut nth: BTreeMap<String, usize> = BTreeMap::new();
+        for launch in page.launches() {
+            let kernel = launch.kernel_name().to_string();
+            if filter.is_some_and(|re| !re.is_match(&kernel)) {
+                continue;
+            }
+            let n = nth.entry(kernel.clone()).or_default();
+            for (i, col) in page.columns.iter().enumerate() {
+                if !col.contains("__") {
+                    continue;
+                }
+                let Some(value) = launch.get(col).and_then(parse_number) else { continue };
+                let obj = json!({
+                    "kernel": kernel, "launch": *n, "stage": stage, "metric": col,
+                    "value": value, "unit": page.units.get(i).cloned().unwrap_or_default(),
+                });
+                out.push_str(&obj.to_string());
+                out.push('\n');
+            }
+            *n += 1;
+        }
+    }
+    out
+}

@@ -1,0 +1,209 @@
+//! `final_report.md`: the summary, verdict, evidence and hotspots rendered into a template.
+//!
+//! The template is a Markdown file with `{{name}}` placeholders (`templates/final_report.md`
+//! is built in; `--template FILE` replaces it). This module only formats: it receives
+//! everything already computed and never reads files or runs processes, so a report can
+//! be re-rendered from a profile directory at any time.
+
+use crate::analysis::hotspots::Hotspot;
+use crate::analysis::rules::{format_value, BottleneckDecision, Classification};
+use crate::analysis::summary::MetricsSummary;
+
+/// The built-in template.
+pub const BUILTIN_TEMPLATE: &str = include_str!("../templates/final_report.md");
+
+/// What a report says besides the analysis results.
+#[derive(Debug, Clone, Default)]
+pub struct ReportContext {
+    /// The title (the kernel name or hint).
+    pub title: String,
+    /// What was profiled and how (program, arguments, runtime), Markdown.
+    pub target_summary: String,
+    /// The kernel filter as given to ncu, or what the import kept.
+    pub kernel_filter: String,
+    /// ncu's version, when known.
+    pub profiler_version: Option<String>,
+    /// `none`, `full_sudo`, or `n/a`.
+    pub privilege_mode: String,
+    /// ncu's clock control, when known.
+    pub clock_control: Option<String>,
+    /// The commands, one per line.
+    pub commands: String,
+    /// What each input file is (`details/01_basic_raw.csv: basic stage, 1 launch, 301 columns`).
+    pub collected: Vec<String>,
+    /// Whether a source page was part of the inputs.
+    pub source_collected: bool,
+    /// Known limitations from outside the analysis (unknown device, ...).
+    pub limitations: Vec<String>,
+}
+
+/// Renders the report.
+pub fn render(
+    template: &str,
+    ctx: &ReportContext,
+    summary: &MetricsSummary,
+    decision: &BottleneckDecision,
+    hotspots: &[Hotspot],
+) -> String {
+    let verdict_line = decision
+        .kernels
+        .iter()
+        .map(|v| {
+            format!(
+                "**{}**: {} (confidence {}).",
+                v.kernel,
+                v.classification.name(),
+                serde_json::to_value(v.confidence)
+                    .ok()
+                    .and_then(|c| c.as_str().map(String::from))
+                    .unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut verdicts = String::new();
+    for v in &decision.kernels {
+        let s = summary.kernels.iter().find(|k| k.kernel == v.kernel);
+        verdicts.push_str(&format!("### `{}`\n\n", v.kernel));
+        if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
+            verdicts.push_str(&format!(
+                "Duration {} us over {} launch(es) (median). ",
+                format_value(d / 1000.0),
+                s.map(|s| s.launches).unwrap_or(0)
+            ));
+        }
+        verdicts.push_str(&format!(
+            "Classification: **{}**, confidence {}{}.\n\n",
+            v.classification.name(),
+            serde_json::to_value(v.confidence)
+                .ok()
+                .and_then(|c| c.as_str().map(String::from))
+                .unwrap_or_default(),
+            v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
+        ));
+        if v.classification == Classification::Unknown {
+            verdicts.push_str(&format!(
+                "No rule could decide: these metrics were not collected: {}.\n\n",
+                if v.missing.is_empty() { "none".to_string() } else { v.missing.join(", ") }
+            ));
+        }
+        if !v.evidence.is_empty() {
+            verdicts.push_str("| metric | value | unit | threshold | rule |\n|---|---|---|---|---|\n");
+            for e in &v.evidence {
+                verdicts.push_str(&format!(
+                    "| `{}` | {} | {} | `{}` | {} |\n",
+                    if e.metric.starts_with("derived") { e.field.clone() } else { e.metric.clone() },
+                    format_value(e.value),
+                    e.unit,
+                    e.threshold,
+                    e.rule
+                ));
+            }
+            verdicts.push('\n');
+        }
+        if let Some(s) = s {
+            if !s.top_stalls.is_empty() {
+                let top: Vec<String> = s
+                    .top_stalls
+                    .iter()
+                    .take(3)
+                    .map(|t| format!("{} ({} warps per issue)", t.reason, format_value(t.warps_per_issue)))
+                    .collect();
+                verdicts.push_str(&format!("Top stall reasons: {}.\n\n", top.join(", ")));
+            }
+        }
+        if !v.hypotheses.is_empty() {
+            verdicts.push_str("Optimisation hypotheses:\n\n");
+            for h in &v.hypotheses {
+                verdicts.push_str(&format!("- {} (evidence: {})\n", h.text, h.evidence.join(", ")));
+            }
+            verdicts.push('\n');
+        }
+    }
+    let hot = if hotspots.is_empty() {
+        "No source page was collected (run the `source` stage to map samples to lines).".to_string()
+    } else {
+        let mut t = String::from("| % samples | file:line | source | top stalls |\n|---|---|---|---|\n");
+        for h in hotspots.iter().filter(|h| h.kind == "cuda").take(8) {
+            let file = h.file.rsplit('/').next().unwrap_or(&h.file);
+            t.push_str(&format!(
+                "| {} | {}:{} | `{}` | {} |\n",
+                format_value(h.pct_of_kernel),
+                file,
+                h.line,
+                h.source.replace('|', "\\|").replace('`', "'"),
+                h.top_stalls
+            ));
+        }
+        t
+    };
+    let mut limitations: Vec<String> = ctx.limitations.clone();
+    if !ctx.source_collected {
+        limitations.push("No source page: hotspots are not available.".into());
+    } else if hotspots.iter().filter(|h| h.kind == "cuda").all(|h| h.source.contains("Unable to open")) {
+        limitations.push(
+            "Source text could not be read: build with line info and keep the sources at their paths.".into(),
+        );
+    }
+    match ctx.clock_control.as_deref() {
+        Some("none") => limitations.push(
+            "Clocks were not locked (`--clock-control none`): durations follow the GPU's boost clock; compare runs on the same machine.".into(),
+        ),
+        Some(_) => {}
+        None => limitations.push("Clock control is not known for these inputs.".into()),
+    }
+    for v in &decision.kernels {
+        if let Some(s) = summary.kernels.iter().find(|k| k.kernel == v.kernel) {
+            if s.get("dram_read_bytes").is_none() {
+                limitations.push(format!(
+                    "`{}`: the memory stage was not collected (bytes, hit rates, coalescing unknown).",
+                    v.kernel
+                ));
+            }
+            if s.top_stalls.is_empty() {
+                limitations.push(format!("`{}`: stall reasons were not collected.", v.kernel));
+            }
+        }
+    }
+    let mut next: Vec<String> = Vec::new();
+    for v in &decision.kernels {
+        next.push(format!(
+            "`{}`: the `{}` stage (`cargo kprof --kernel {} --stages {}`).",
+            v.kernel,
+            v.follow_up_stage,
+            v.kernel.split('(').next().unwrap_or(&v.kernel),
+            v.follow_up_stage
+        ));
+    }
+    if !ctx.source_collected {
+        next.push("The `source` stage, to see which lines the time goes to.".into());
+    }
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "None.".to_string()
+        } else {
+            items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+        }
+    };
+    let pairs: Vec<(&str, String)> = vec![
+        ("title", ctx.title.clone()),
+        ("verdict_line", verdict_line),
+        ("target_summary", ctx.target_summary.clone()),
+        ("kernel_filter", ctx.kernel_filter.clone()),
+        ("profiler_version", ctx.profiler_version.clone().unwrap_or_else(|| "not recorded".into())),
+        ("device", summary.device.clone().unwrap_or_else(|| "not recorded".into())),
+        ("privilege_mode", ctx.privilege_mode.clone()),
+        ("clock_control", ctx.clock_control.clone().unwrap_or_else(|| "not recorded".into())),
+        ("verdicts", verdicts.trim_end().to_string()),
+        ("hotspots", hot.trim_end().to_string()),
+        ("collected", list(&ctx.collected)),
+        ("limitations", list(&limitations)),
+        ("next_actions", list(&next)),
+        ("commands", ctx.commands.trim_end().to_string()),
+    ];
+    let mut out = template.to_string();
+    for (k, v) in pairs {
+        out = out.replace(&format!("{{{{{k}}}}}"), &v);
+    }
+    out
+}

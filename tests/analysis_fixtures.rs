@@ -1,0 +1,293 @@
+//! The analysis on real H200 recordings: verdicts, evidence, hypotheses, hotspots, and
+//! the `import` / `report` subcommands.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cargo_kprof::analysis::rules::{BottleneckDecision, Classification};
+use cargo_kprof::analyze::{self, AnalyzeOptions};
+use cargo_kprof::profile_dir::ProfileDir;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
+}
+
+fn import_demo(kernel: &str, out: &Path) -> BottleneckDecision {
+    let full = fixtures().join("demo-full");
+    let dir = analyze::import(
+        &[full.join(format!("{kernel}_full_raw.csv"))],
+        Some(&full.join(format!("{kernel}_source.csv"))),
+        Some(&full.join(format!("{kernel}_full_details.csv"))),
+        None,
+        out,
+        &AnalyzeOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{kernel}: {e:#}"));
+    serde_json::from_str(&std::fs::read_to_string(dir.bottleneck_decision_path()).unwrap()).unwrap()
+}
+
+#[test]
+fn demo_kernels_get_their_known_verdicts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        ("copy", Classification::MemoryBound, "DRAM runs at"),
+        ("fma", Classification::ComputeBound, "FMA pipe"),
+        ("tiny", Classification::LatencyBound, "block(s) of 32 threads"),
+        ("hgemm_naive", Classification::MemoryBound, "L1/TEX runs at"),
+        ("occupancy", Classification::OccupancyLimited, "because of 200 KiB of shared memory per block"),
+        ("reduce", Classification::MemoryBound, ""),
+    ];
+    for (kernel, class, hypothesis) in cases {
+        let d = import_demo(kernel, &tmp.path().join(kernel));
+        assert_eq!(d.kernels.len(), 1, "{kernel}");
+        let v = &d.kernels[0];
+        assert_eq!(v.classification, class, "{kernel}: {v:#?}");
+        assert!(!v.evidence.is_empty(), "{kernel}: no evidence");
+        assert!(
+            v.evidence.iter().all(|e| !e.metric.is_empty() && !e.rule.is_empty() && !e.threshold.is_empty()),
+            "{kernel}: {:?}",
+            v.evidence
+        );
+        assert!(
+            v.hypotheses.iter().any(|h| h.text.contains(hypothesis) && !h.evidence.is_empty()),
+            "{kernel}: no hypothesis containing {hypothesis:?}: {:#?}",
+            v.hypotheses
+        );
+    }
+}
+
+#[test]
+fn naive_hgemm_hottest_line_is_its_inner_product() {
+    let tmp = tempfile::tempdir().unwrap();
+    import_demo("hgemm_naive", &tmp.path().join("h"));
+    let csv = std::fs::read_to_string(tmp.path().join("h/details/source_hotspots.csv")).unwrap();
+    let first = csv.lines().nth(1).unwrap();
+    assert!(first.starts_with("cuda,hgemm_naive,"), "{first}");
+    assert!(
+        first.contains(
+            ",24,,acc += __half2float(A[(size_t)row * k + i]) * __half2float(B[(size_t)i * n + col]);,"
+        ),
+        "{first}"
+    );
+    let report = std::fs::read_to_string(tmp.path().join("h/final_report.md")).unwrap();
+    assert!(report.contains("| hgemm.cu:24 | `acc += __half2float"), "{report}");
+    // Summary fields: units are normalised (the export printed ms and Gbyte).
+    let summary: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("h/details/metrics_summary.json")).unwrap(),
+    )
+    .unwrap();
+    let k = &summary["kernels"][0];
+    assert_eq!(summary["schema_version"], 1);
+    assert!((k["duration_ns"].as_f64().unwrap() - 30_249_184.0).abs() < 1.0, "{k}");
+    assert!(k["dram_read_bytes"].as_f64().unwrap() > 1.7e9, "{k}");
+    for field in [
+        "sm_throughput_pct",
+        "memory_throughput_pct",
+        "achieved_occupancy_pct",
+        "registers_per_thread",
+        "grid_size",
+    ] {
+        assert!(k[field].is_number(), "{field} missing: {k}");
+    }
+}
+
+#[test]
+fn missing_metrics_are_null_not_zero() {
+    // The basic stage alone has no memory-stage metrics.
+    let tmp = tempfile::tempdir().unwrap();
+    let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
+    let dir = analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
+        .unwrap();
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.metrics_summary_path()).unwrap()).unwrap();
+    let k = &summary["kernels"][0];
+    assert!(k["dram_read_bytes"].is_null(), "{k}");
+    assert!(k["sm_throughput_pct"].is_number(), "{k}");
+    let report = std::fs::read_to_string(dir.final_report_path()).unwrap();
+    assert!(report.contains("the memory stage was not collected"), "{report}");
+    assert!(report.contains("No source page"), "{report}");
+}
+
+#[test]
+fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
+    // A profile directory as cargo kprof wrote it and the stages filled it on the H200.
+    let tmp = tempfile::tempdir().unwrap();
+    let src = fixtures().join("demo-stages/hgemm_20261129_213211");
+    let dst = tmp.path().join("hgemm");
+    copy_dir(&src, &dst);
+    let (summary, decision) = analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    assert_eq!(summary.kernels.len(), 1);
+    let v = &decision.kernels[0];
+    assert_eq!(v.kernel, "hgemm_naive");
+    assert_eq!(v.classification, Classification::MemoryBound);
+    // Every stage's metrics meet in one summary: basic, memory and compute.
+    let k = &summary.kernels[0];
+    for f in ["sm_throughput_pct", "dram_read_bytes", "fma_pipe_pct", "sectors_per_request"] {
+        assert!(k.get(f).is_some(), "{f} missing");
+    }
+    assert!(!k.top_stalls.is_empty());
+    let report = std::fs::read_to_string(dst.join("final_report.md")).unwrap();
+    assert!(report.contains("regex:.*hgemm.*"), "{report}");
+    assert!(report.contains("privilege mode | none"), "{report}");
+    assert!(report.contains("hgemm.cu:24"), "{report}");
+    // The raw pages were not touched.
+    for f in ["01_basic_raw.csv", "03_memory_raw.csv", "07_source_raw.csv"] {
+        assert_eq!(
+            std::fs::read(dst.join("details").join(f)).unwrap(),
+            std::fs::read(src.join("details").join(f)).unwrap()
+        );
+    }
+    let merged = std::fs::read_to_string(dst.join("details/metrics_raw.csv")).unwrap();
+    assert_eq!(merged.lines().count(), 3, "header, units, one launch: {}", &merged[..200]);
+    let jsonl = std::fs::read_to_string(dst.join("details/metrics_extracted.jsonl")).unwrap();
+    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    for key in ["kernel", "launch", "stage", "metric", "value", "unit"] {
+        assert!(first.get(key).is_some(), "{key} missing in {first}");
+    }
+}
+
+fn copy_dir(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap() {
+        let p = e.unwrap().path();
+        let to = dst.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &to);
+        } else {
+            std::fs::copy(&p, &to).unwrap();
+        }
+    }
+}
+
+fn kprof(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn import_cli_errors_name_the_input_and_lose_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let misc = fixtures().join("misc");
+    // A run where the filter matched nothing: the error says so and lists what ncu saw.
+    let out_dir = tmp.path().join("a");
+    let out = kprof(&[
+        "import",
+        "--raw",
+        misc.join("no_match.log").to_str().unwrap(),
+        "--output-dir",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("no_match.log") && stderr.contains("copy_kernel"), "{stderr}");
+    assert!(!out_dir.exists(), "nothing may be created for bad input");
+
+    // A non-empty output directory is refused and left alone.
+    let busy = tmp.path().join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    std::fs::write(busy.join("keep.txt"), "mine").unwrap();
+    let raw = fixtures().join("demo-full/copy_full_raw.csv");
+    let out = kprof(&["import", "--raw", raw.to_str().unwrap(), "--output-dir", busy.to_str().unwrap()]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("not empty"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_dir(&busy).unwrap().count(), 1);
+
+    // A kernel hint that matches nothing: exit 6 with the kernels that are there.
+    let out = kprof(&[
+        "import",
+        "--raw",
+        raw.to_str().unwrap(),
+        "--kernel",
+        "gemm",
+        "--output-dir",
+        tmp.path().join("c").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("copy_kernel"), "{}", text(&out.stderr));
+
+    // Several kernels in one file, filtered by --kernel.
+    let disc = misc.join("discovery_hgemm.csv");
+    let out = kprof(&[
+        "import",
+        "--raw",
+        disc.to_str().unwrap(),
+        "--kernel",
+        "tiled",
+        "--output-dir",
+        tmp.path().join("d").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("hgemm_tiled") && !stdout.contains("hgemm_naive"), "{stdout}");
+
+    // report on something that is not a profile directory.
+    let out = kprof(&["report", tmp.path().join("nope").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("is not a profile directory"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn user_rules_override_the_builtin_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = tmp.path().join("rules.yaml");
+    std::fs::write(
+        &rules,
+        "schema_version: 1\nrules:\n  - id: everything-is-balanced\n    classification: balanced\n    confidence: low\n    follow_up_stage: speed-of-light\n    when: [sm_throughput_pct >= 0]\n",
+    )
+    .unwrap();
+    let raw = fixtures().join("demo-full/copy_full_raw.csv");
+    let opts = AnalyzeOptions { rules: Some(rules.clone()), ..Default::default() };
+    let dir = analyze::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
+    let d: BottleneckDecision =
+        serde_json::from_str(&std::fs::read_to_string(dir.bottleneck_decision_path()).unwrap()).unwrap();
+    assert_eq!(d.kernels[0].classification, Classification::Balanced);
+    assert_eq!(d.rules, rules.display().to_string());
+}
+
+/// Kernels the rules were not tuned on (see fixtures/h200/heldout/README.md): the verdicts
+/// a kernel engineer expects.
+#[test]
+fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = fixtures().join("heldout");
+    let cases = [
+        ("reduction", "reduce_sum_kernel", Classification::MemoryBound),
+        ("transpose", "transpose_naive_kernel", Classification::MemoryBound),
+        ("tc_gemm", "wmma_gemm_kernel", Classification::MemoryBound),
+        ("small_grid", "dependent_fma_kernel", Classification::LatencyBound),
+        ("atomics", "histogram_atomic_kernel", Classification::LatencyBound),
+    ];
+    for (file, kernel, class) in cases {
+        let out = analyze::import(
+            &[dir.join(format!("{file}_full_raw.csv"))],
+            None,
+            Some(&dir.join(format!("{file}_full_details.csv"))),
+            None,
+            &tmp.path().join(file),
+            &AnalyzeOptions::default(),
+        )
+        .unwrap();
+        let d: BottleneckDecision =
+            serde_json::from_str(&std::fs::read_to_string(out.bottleneck_decision_path()).unwrap()).unwrap();
+        let v = &d.kernels[0];
+        assert!(v.kernel.starts_with(kernel), "{}", v.kernel);
+        assert_eq!(v.classification, class, "{file}: {v:#?}");
+        assert!(!v.hypotheses.is_empty(), "{file}: no hypothesis");
+    }
+    // The naive transpose's evidence names its uncoalesced stores.
+    let d: BottleneckDecision = serde_json::from_str(
+        &std::fs::read_to_string(tmp.path().join("transpose/details/bottleneck_decision.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(
+        d.kernels[0]
+            .hypotheses
+            .iter()
+            .any(|h| h.text.contains("Global stores need 32.00 sectors per request")),
+        "{:#?}",
+        d.kernels[0]
+    );
+}

@@ -177,7 +177,26 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
         let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
         let text = read(p)?;
         let origin = format!("details/{name}");
-        if name == "07_source_raw.csv" || name == "imported_source.csv" {
+        if name == "imported_details.csv" || name.ends_with("_details.csv") {
+            let page = crate::ncu::parse::DetailsPage::parse(&text, &origin)
+                .map_err(|e| Failure::new(ExitCode::Config, e.to_string()))?;
+            let mut rules: Vec<&crate::ncu::parse::DetailsRow> =
+                page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
+            rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
+            for r in rules.iter().take(5) {
+                let first = r.rule_description.split(". ").next().unwrap_or(&r.rule_description);
+                ctx.ncu_rules.push(format!(
+                    "`{}` ({}, {}): estimated speedup {} % ({}). {}.",
+                    r.rule_name,
+                    r.section,
+                    r.kernel,
+                    crate::analysis::rules::format_value(r.speedup.unwrap_or(0.0)),
+                    r.speedup_type.to_lowercase(),
+                    first.trim_end_matches('.')
+                ));
+            }
+            ctx.collected.push(format!("`{origin}`: details page ({} rule findings)", page.rules().count()));
+        } else if name == "07_source_raw.csv" || name == "imported_source.csv" {
             source = Some(
                 SourcePage::parse(&text, &origin)
                     .map_err(|e| Failure::new(ExitCode::Config, e.to_string()))?,

@@ -35,6 +35,8 @@ pub struct ReportContext {
     pub source_collected: bool,
     /// Known limitations from outside the analysis (unknown device, ...).
     pub limitations: Vec<String>,
+    /// ncu's own rule findings from a details page, largest estimated speedup first.
+    pub ncu_rules: Vec<String>,
 }
 
 /// Renders the report.
@@ -197,6 +199,17 @@ pub fn render(
         ("verdicts", verdicts.trim_end().to_string()),
         ("hotspots", hot.trim_end().to_string()),
         ("collected", list(&ctx.collected)),
+        (
+            "ncu_rules",
+            if ctx.ncu_rules.is_empty() {
+                "No details page was collected.".to_string()
+            } else {
+                format!(
+                    "ncu's estimated speedups are upper bounds, not predictions.\n\n{}",
+                    list(&ctx.ncu_rules)
+                )
+            },
+        ),
         ("limitations", list(&limitations)),
         ("next_actions", list(&next)),
         ("commands", ctx.commands.trim_end().to_string()),

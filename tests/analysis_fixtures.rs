@@ -71,6 +71,8 @@ fn naive_hgemm_hottest_line_is_its_inner_product() {
     );
     let report = std::fs::read_to_string(tmp.path().join("h/final_report.md")).unwrap();
     assert!(report.contains("| hgemm.cu:24 | `acc += __half2float"), "{report}");
+    // ncu's own rules from the details page, with the caveat that their speedups are bounds.
+    assert!(report.contains("`MemoryCacheAccessPattern`") && report.contains("upper bounds"), "{report}");
     // Summary fields: units are normalised (the export printed ms and Gbyte).
     let summary: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(tmp.path().join("h/details/metrics_summary.json")).unwrap(),

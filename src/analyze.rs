@@ -293,12 +293,13 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummar
         .help(format!("kernels in the files: {}", kernel_names(&pages).join(", ")))
         .into());
     }
-    if let Some(device) = &summary.device {
-        if crate::references::lookup_gpu(device, None).is_none() {
-            inputs.ctx.limitations.push(format!(
-                "`{device}` is not in references/nvidia/architectures/gpu_specs.yaml: no device limits are used."
-            ));
-        }
+    match summary.device.as_deref().map(|d| (d, crate::references::lookup_gpu(d, None))) {
+        Some((_, Some(spec))) => inputs.ctx.device_limits = device_limits(spec, &summary),
+        Some((device, None)) => inputs.ctx.limitations.push(format!(
+            "`{device}` is not in references/nvidia/architectures/gpu_specs.yaml: no device limits (roofline, \
+             warp slots) are used."
+        )),
+        None => inputs.ctx.limitations.push("The device is not named in the inputs: no device limits are used.".into()),
     }
     let decision = rules::decide_all(&rules, &summary);
     let root = opts.source_root.clone();
@@ -338,6 +339,61 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummar
     let text = report::render(&template, &inputs.ctx, &summary, &decision, &hot);
     write_atomic(&dir.final_report_path(), &text)?;
     Ok((summary, decision))
+}
+
+/// Where each kernel stands against the device's limits from gpu_specs.yaml: the FP32
+/// roofline (when FLOP counts and DRAM bytes were collected), DRAM bandwidth and warp slots.
+fn device_limits(spec: &crate::references::GpuSpec, summary: &MetricsSummary) -> Vec<String> {
+    use crate::analysis::rules::format_value as f;
+    let bw = spec.bandwidth_bytes_per_second();
+    let mut out = vec![format!(
+        "{} (gpu_specs.yaml): {} SMs, {} GB/s DRAM, FP32 {} TFLOP/s{}, {} warps per SM.",
+        spec.name,
+        spec.sm_count,
+        f(spec.memory.bandwidth_gbps),
+        spec.peak_tflops.fp32.map(f).unwrap_or_else(|| "?".into()),
+        spec.peak_tflops
+            .fp32
+            .map(|p| format!(" (ridge point {} FLOP/byte)", f(spec.ridge_point(p))))
+            .unwrap_or_default(),
+        spec.max_warps_per_sm
+    )];
+    for k in &summary.kernels {
+        let name = &k.kernel;
+        if let (Some(bytes), Some(ns)) = (k.get("dram_bytes"), k.get("duration_ns")) {
+            if ns > 0.0 {
+                let gbps = bytes / (ns * 1e-9) / 1e9;
+                out.push(format!(
+                    "`{name}`: DRAM {} GB/s, {} % of the device's {} GB/s.",
+                    f(gbps),
+                    f(100.0 * gbps * 1e9 / bw),
+                    f(spec.memory.bandwidth_gbps)
+                ));
+            }
+        }
+        if let (Some(ai), Some(achieved), Some(peak)) =
+            (k.get("arithmetic_intensity"), k.get("achieved_flops_per_s"), spec.peak_tflops.fp32)
+        {
+            let attainable = (peak * 1e12).min(ai * bw);
+            let side = if ai < spec.ridge_point(peak) { "memory side" } else { "compute side" };
+            out.push(format!(
+                "`{name}`: FP32 roofline: {} FLOP/byte ({side} of the ridge), attainable {} TFLOP/s, achieved {} TFLOP/s ({} % of attainable).",
+                f(ai),
+                f(attainable / 1e12),
+                f(achieved / 1e12),
+                f(100.0 * achieved / attainable)
+            ));
+        }
+        if let Some(occ) = k.get("achieved_occupancy_pct") {
+            out.push(format!(
+                "`{name}`: about {} of the SM's {} warp slots in use (achieved occupancy {} %).",
+                f((occ * spec.max_warps_per_sm as f64 / 100.0).round()),
+                spec.max_warps_per_sm,
+                f(occ)
+            ));
+        }
+    }
+    out
 }
 
 fn kernel_names(pages: &[RawPage]) -> Vec<String> {

@@ -37,6 +37,8 @@ pub struct ReportContext {
     pub limitations: Vec<String>,
     /// ncu's own rule findings from a details page, largest estimated speedup first.
     pub ncu_rules: Vec<String>,
+    /// The kernels against the device's limits from gpu_specs.yaml (empty when unknown).
+    pub device_limits: Vec<String>,
 }
 
 /// Renders the report.
@@ -199,6 +201,14 @@ pub fn render(
         ("verdicts", verdicts.trim_end().to_string()),
         ("hotspots", hot.trim_end().to_string()),
         ("collected", list(&ctx.collected)),
+        (
+            "device_limits",
+            if ctx.device_limits.is_empty() {
+                "The device is not in gpu_specs.yaml; see Limitations.".to_string()
+            } else {
+                list(&ctx.device_limits)
+            },
+        ),
         (
             "ncu_rules",
             if ctx.ncu_rules.is_empty() {

@@ -293,3 +293,17 @@ fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
         d.kernels[0]
     );
 }
+
+/// Device limits come from gpu_specs.yaml, matched by the device ncu names: the FP32
+/// roofline of the fma kernel (its compute and roofline stages count FLOPs).
+#[test]
+fn report_places_kernels_against_the_device_limits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("fma");
+    copy_dir(&fixtures().join("demo-stages/fma_20261129_213211"), &dst);
+    analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    let report = std::fs::read_to_string(dst.join("final_report.md")).unwrap();
+    assert!(report.contains("NVIDIA H200 (gpu_specs.yaml): 132 SMs"), "{report}");
+    assert!(report.contains("compute side of the ridge"), "{report}");
+    assert!(report.contains("achieved 61.68 TFLOP/s (92.20 % of attainable)"), "{report}");
+}

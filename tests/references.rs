@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use cargo_kprof::analysis::summary::{stall_metric, STALL_REASONS};
 use cargo_kprof::error::ExitCode;
 use cargo_kprof::ncu::StageCollection;
 use cargo_kprof::references::{
@@ -11,72 +12,6 @@ use cargo_kprof::references::{
 };
 use cargo_kprof::stage::Stage;
 use serde_yaml::Value;
-
-/// Every metric our stages and rules read; each must have an entry in the metric map.
-const METRICS: &[&str] = &[
-    "gpu__time_duration.sum",
-    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
-    "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-    "l1tex__throughput.avg.pct_of_peak_sustained_active",
-    "lts__throughput.avg.pct_of_peak_sustained_elapsed",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "sm__inst_executed.avg.per_cycle_active",
-    "launch__registers_per_thread",
-    "launch__shared_mem_per_block_static",
-    "launch__shared_mem_per_block_dynamic",
-    "launch__block_size",
-    "launch__grid_size",
-    "launch__waves_per_multiprocessor",
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "launch__occupancy_limit_warps",
-    "launch__occupancy_limit_blocks",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "lts__t_sector_hit_rate.pct",
-    "l1tex__t_sector_hit_rate.pct",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-    "lts__t_sectors.sum",
-    "smsp__issue_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
-    "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
-    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
-    "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
-    "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
-    "smsp__warps_eligible.avg.per_cycle_active",
-    "smsp__warps_active.avg.per_cycle_active",
-];
-
-/// The warp stall reasons of `smsp__average_warps_issue_stalled_<reason>_per_issue_active.ratio`.
-const STALL_REASONS: &[&str] = &[
-    "long_scoreboard",
-    "short_scoreboard",
-    "math_pipe_throttle",
-    "wait",
-    "barrier",
-    "mio_throttle",
-    "lg_throttle",
-    "not_selected",
-    "selected",
-    "no_instruction",
-    "dispatch_stall",
-    "membar",
-    "drain",
-    "branch_resolving",
-    "tex_throttle",
-    "imc_miss",
-    "sleeping",
-    "misc",
-];
 
 /// The source page's stall columns as ncu 2025.3.1 names them (seen on an H200).
 const SOURCE_STALL_COLUMNS: &[&str] = &[
@@ -130,10 +65,6 @@ const QUESTIONS: &[&str] = &[
     "launch-configuration",
     "source-hotspots",
 ];
-
-fn stall_metric(reason: &str) -> String {
-    format!("smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio")
-}
 
 // ---------------------------------------------------------------------------------------
 // gpu_specs.yaml
@@ -356,9 +287,12 @@ fn explained(topic: &str) -> String {
     text
 }
 
+/// Every metric our stages request and our summary reads (the lists live in the code,
+/// once) has its own entry: `explain` shows the metric itself, not a close match.
 #[test]
 fn every_listed_metric_is_explained() {
-    for m in METRICS {
+    let summary_metrics = cargo_kprof::analysis::summary::FIELDS.iter().map(|f| f.metric);
+    for m in cargo_kprof::ncu::stages::all_metric_names().into_iter().chain(summary_metrics) {
         let text = explained(m);
         assert!(text.starts_with(&format!("{m} (metric)")), "{text}");
     }

@@ -78,3 +78,11 @@ fn every_summary_metric_is_real_and_explained() {
     }
     assert!(problems.is_empty(), "{problems:#?}");
 }
+
+/// The stage lists and the summary read the same stall metrics.
+#[test]
+fn stall_metrics_agree_between_stages_and_summary() {
+    use cargo_kprof::analysis::summary::{stall_metric, STALL_REASONS};
+    let from_summary: Vec<String> = STALL_REASONS.iter().map(|r| stall_metric(r)).collect();
+    assert_eq!(cargo_kprof::ncu::stages::STALLS, from_summary.iter().map(String::as_str).collect::<Vec<_>>());
+}

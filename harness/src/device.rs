@@ -397,10 +397,11 @@ fn query_info(ctx: &Arc<CudaContext>) -> Result<DeviceInfo> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn h200_like() -> DeviceInfo {
+    /// An H200 as `DeviceInfo::query` reports it, without peaks; shared with other modules' tests.
+    pub(crate) fn h200_like() -> DeviceInfo {
         DeviceInfo {
             ordinal: 0,
             name: "NVIDIA H200".into(),

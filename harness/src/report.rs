@@ -270,24 +270,7 @@ mod tests {
     use crate::stats::{StopReason, Summary};
 
     fn device() -> DeviceInfo {
-        DeviceInfo {
-            ordinal: 0,
-            name: "NVIDIA H200".into(),
-            compute_capability: "9.0".into(),
-            cc_major: 9,
-            cc_minor: 0,
-            sm_count: 132,
-            l2_bytes: 60 << 20,
-            memory_bytes: 141 << 30,
-            sm_clock_khz: Some(1_980_000),
-            memory_clock_khz: Some(3_201_000),
-            memory_bus_width_bits: Some(6144),
-            max_shared_memory_per_block_optin: 232_448,
-            driver_version: "13.0".into(),
-            dram_peak_gbps: None,
-            fp32_peak_tflops: None,
-        }
-        .with_peaks()
+        crate::device::tests::h200_like().with_peaks()
     }
 
     fn report() -> Report {

@@ -459,6 +459,25 @@ pub struct RawPage {
     pub header_line: usize,
 }
 
+/// Skips to a page's header row: the first CSV line starting `"ID"` that has `column`.
+/// Returns its 1-based line number and cells, or `missing()` when there is none.
+fn find_header<'a>(
+    lines: &mut impl Iterator<Item = (usize, &'a str)>,
+    column: &str,
+    missing: impl FnOnce() -> ParseError,
+) -> Result<(usize, Vec<String>), ParseError> {
+    for (no, line) in lines.by_ref() {
+        if !line.starts_with("\"ID\"") {
+            continue;
+        }
+        let cells = split_cells(line);
+        if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == column) {
+            return Ok((no, cells));
+        }
+    }
+    Err(missing())
+}
+
 impl RawPage {
     /// Parses a raw page out of a log file or stdout capture.
     ///
@@ -467,23 +486,9 @@ impl RawPage {
     /// ragged, or no launch row follows the units row.
     pub fn parse(text: &str, origin: &str) -> Result<RawPage, ParseError> {
         let mut lines = csv_lines(text);
-        let (header_line, columns) = loop {
-            let Some((no, line)) = lines.next() else {
-                return Err(no_page_error(
-                    text,
-                    origin,
-                    "raw page",
-                    "\"ID\",\"Process ID\",...,\"Kernel Name\"",
-                ));
-            };
-            if !line.starts_with("\"ID\"") {
-                continue;
-            }
-            let cells = split_cells(line);
-            if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == "Kernel Name") {
-                break (no, cells);
-            }
-        };
+        let (header_line, columns) = find_header(&mut lines, "Kernel Name", || {
+            no_page_error(text, origin, "raw page", "\"ID\",\"Process ID\",...,\"Kernel Name\"")
+        })?;
         if columns.iter().any(|c| c == "Metric Name") && columns.iter().any(|c| c == "Rule Name") {
             return Err(ParseError::new(
                 origin,
@@ -696,23 +701,9 @@ impl DetailsPage {
     /// no rows is empty, not an error.
     pub fn parse(text: &str, origin: &str) -> Result<DetailsPage, ParseError> {
         let mut lines = csv_lines(text);
-        let (header_line, columns) = loop {
-            let Some((no, line)) = lines.next() else {
-                return Err(no_page_error(
-                    text,
-                    origin,
-                    "details page",
-                    "\"ID\",...,\"Section Name\",\"Metric Name\",...",
-                ));
-            };
-            if !line.starts_with("\"ID\"") {
-                continue;
-            }
-            let cells = split_cells(line);
-            if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == "Metric Name") {
-                break (no, cells);
-            }
-        };
+        let (header_line, columns) = find_header(&mut lines, "Metric Name", || {
+            no_page_error(text, origin, "details page", "\"ID\",...,\"Section Name\",\"Metric Name\",...")
+        })?;
         let mut at = [0usize; DETAILS_COLUMNS.len()];
         for (slot, name) in at.iter_mut().zip(DETAILS_COLUMNS) {
             *slot = columns.iter().position(|c| c == name).ok_or_else(|| {

@@ -12,6 +12,7 @@ pub mod analysis;
 pub mod analyze;
 pub mod build;
 pub mod cli;
+pub mod collect;
 pub mod config;
 pub mod error;
 pub mod filter;

@@ -2,61 +2,11 @@
 //!
 //! They need cargo (to read metadata and build the tiny bench) but no GPU and no ncu.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-struct Workspace {
-    dir: tempfile::TempDir,
-}
-
-impl Workspace {
-    /// A crate `demo` with a `copy` bench (a plain main) and `[package.metadata.kprof]`.
-    fn new(kprof_toml: &str) -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::create_dir_all(root.join("src")).unwrap();
-        std::fs::create_dir_all(root.join("benches")).unwrap();
-        std::fs::write(root.join("src/lib.rs"), "").unwrap();
-        std::fs::write(root.join("benches/copy.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(root.join("benches/fma.rs"), "fn main() {}\n").unwrap();
-        std::fs::write(
-            root.join("Cargo.toml"),
-            format!(
-                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-                 [[bench]]\nname = \"copy\"\nharness = false\n\n[[bench]]\nname = \"fma\"\nharness = false\n\n{kprof_toml}"
-            ),
-        )
-        .unwrap();
-        Workspace { dir }
-    }
-
-    fn root(&self) -> &Path {
-        self.dir.path()
-    }
-
-    fn manifest(&self) -> PathBuf {
-        self.root().join("Cargo.toml")
-    }
-
-    /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given.
-    fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
-        cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
-        cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        cmd.output().unwrap()
-    }
-
-    fn profiles(&self) -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.root().join("profile"))
-            .map(|rd| rd.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect())
-            .unwrap_or_default();
-        dirs.sort();
-        dirs
-    }
-}
+mod common;
+use common::Workspace;
 
 const TWO_KERNELS: &str = r#"
 [package.metadata.kprof]

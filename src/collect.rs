@@ -1,0 +1,351 @@
+//! Running the stages: one ncu run per stage, `basic` first, then (for `auto`) the one
+//! follow-up the rules choose from basic's metrics.
+//!
+//! Each run writes its CSV through `--log-file` into `details/`; the target's own output
+//! is kept only when a stage fails, in `run_manifest.yaml`. ncu exits 0 when the filter
+//! matches nothing, so every log is read for that, and for the counter-permission error,
+//! before the next stage starts. The manifest is written whatever happens, so a failed
+//! or partial run still says what ran, why, and how it ended.
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{rules::Rules, summary};
+use crate::error::{ExitCode, Failure};
+use crate::filter::KernelFilter;
+use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
+use crate::ncu::parse::{scan_log, RawPage};
+use crate::plan::{KernelPlan, StagePlan};
+use crate::process::{tail_lines, ProcessBuilder};
+use crate::profile_dir::ProfileDir;
+use crate::stage::{Stage, StageSelection};
+
+/// One stage as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageOutcome {
+    /// The stage name.
+    pub stage: String,
+    /// Why it ran.
+    pub why: String,
+    /// The exact command.
+    pub command: String,
+    /// ncu's exit status (`None` when it was killed by a signal or did not start).
+    pub exit_code: Option<i32>,
+    /// Wall time of the ncu process, milliseconds.
+    pub wall_ms: u64,
+    /// Replay passes per profiled launch, as ncu reported them.
+    pub passes: Vec<u32>,
+    /// Launches profiled.
+    pub launches: usize,
+    /// `ok`, `no-match`, `permission` or `target-failed`.
+    pub status: String,
+    /// The raw CSV, relative to the profile directory.
+    pub output: String,
+    /// The last lines of ncu's and the target's output, for a failed stage only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// `run_manifest.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The cargo-kprof version that ran.
+    pub kprof_version: String,
+    /// The kernel (hint).
+    pub kernel: String,
+    /// `ok`, or the status of the stage that stopped the run.
+    pub status: String,
+    /// The stages, in order.
+    pub stages: Vec<StageOutcome>,
+    /// Wall time of kprof's own work between ncu runs (run total minus ncu), milliseconds.
+    pub kprof_overhead_ms: u64,
+}
+
+/// The NOPASSWD guide, in our words, printed when ncu may not read the counters.
+pub const PERMISSION_GUIDE: &str = "ncu may not read the GPU performance counters here (ERR_NVGPUCTRPERM).\n\
+Either allow profiling for all users (the driver option NVreg_RestrictProfilingToAdminUsers=0,\n\
+then reload the driver), or let kprof run ncu through sudo without a password, for that one binary:\n\
+  command -v ncu; readlink -f \"$(command -v ncu)\"\n\
+  sudo visudo -f /etc/sudoers.d/kernel-profiler-ncu\n\
+    USERNAME ALL=(root) NOPASSWD: /absolute/path/to/ncu\n\
+  printf '%s\\n' /absolute/path/to/ncu > profile/ncu_path\n\
+  sudo -n \"$(cat profile/ncu_path)\" --version\n\
+kprof never asks for, stores or passes a password.";
+
+/// One kernel's collection: where it goes and what it runs.
+pub struct KernelRun<'a> {
+    /// The profile directory.
+    pub dir: &'a ProfileDir,
+    /// The kernel's plan.
+    pub kernel: &'a KernelPlan,
+    /// The profiled program.
+    pub target: &'a TargetCommand,
+    /// The kernel filter.
+    pub filter: &'a KernelFilter,
+    /// The ncu binary.
+    pub ncu: &'a Path,
+    /// The stage commands already written to `commands.sh` (for `auto`, only basic).
+    pub first: &'a [(StageCollection, ProcessBuilder)],
+}
+
+/// Runs the stages of one kernel; `say` gets one line per step.
+pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result<RunManifest> {
+    let KernelRun { dir, kernel, target, filter, ncu, first } = *run;
+    let started = Instant::now();
+    let mut manifest = RunManifest {
+        schema_version: 1,
+        kprof_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel: kernel.name.clone(),
+        status: "ok".into(),
+        stages: Vec::new(),
+        kprof_overhead_ms: 0,
+    };
+    let auto = matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto));
+    let mut queue: Vec<(StageCollection, ProcessBuilder, String)> = first
+        .iter()
+        .map(|(c, p)| {
+            (c.clone(), p.clone(), if auto { "auto: always first".into() } else { "requested".into() })
+        })
+        .collect();
+    let mut ncu_ms = 0u64;
+    let mut i = 0;
+    while i < queue.len() {
+        let (collection, cmd, why) = queue[i].clone();
+        i += 1;
+        say(&format!("Profiling `{}`: stage {} ({})", kernel.name, collection.name(), why));
+        let outcome = run_stage(dir, &collection, &cmd, why);
+        ncu_ms += outcome.wall_ms;
+        let status = outcome.status.clone();
+        let log = outcome.log.clone();
+        manifest.stages.push(outcome);
+        if status != "ok" {
+            manifest.status = status.clone();
+            manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
+            write_manifest(dir, &manifest)?;
+            return Err(stage_failure(&status, kernel, filter, log.as_deref().unwrap_or(""), &cmd).into());
+        }
+        let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
+        say(&format!(
+            "  done: {} pass(es) per launch",
+            passes.first().map(|p| p.to_string()).unwrap_or("?".into())
+        ));
+        if auto && collection == StageCollection::Named(Stage::Basic) {
+            let (stage, reason) = follow_up(dir, rules, filter)?;
+            say(&format!("Follow-up: {stage} ({reason})"));
+            let follow = StageCollection::Named(stage);
+            let log = dir.details_dir().join(follow.raw_file_name());
+            let cmd = stage_command(
+                ncu,
+                &StageRun {
+                    collection: &follow,
+                    filter,
+                    window: kernel.window,
+                    clock_control: kernel.clock_control,
+                    log_file: &log,
+                    target,
+                },
+            );
+            append_command(dir, &format!("# Stage 2: {stage}, chosen: {reason}\n{cmd}\n"))?;
+            queue.push((follow, cmd, format!("auto follow-up: {reason}")));
+        }
+    }
+    manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
+    write_manifest(dir, &manifest)?;
+    Ok(manifest)
+}
+
+fn run_stage(
+    dir: &ProfileDir,
+    collection: &StageCollection,
+    cmd: &ProcessBuilder,
+    why: String,
+) -> StageOutcome {
+    let output_rel = format!("details/{}", collection.raw_file_name());
+    let t0 = Instant::now();
+    let result = cmd.command().output();
+    let wall_ms = t0.elapsed().as_millis() as u64;
+    let (exit_code, console) = match &result {
+        Ok(out) => (
+            out.status.code(),
+            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        ),
+        Err(e) => (None, format!("could not start ncu: {e}")),
+    };
+    let log_text =
+        std::fs::read(dir.path().join(&output_rel)).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let log_text = log_text.unwrap_or_default();
+    let scan = scan_log(&format!("{log_text}\n{console}"));
+    let page = RawPage::parse(&log_text, &output_rel).ok();
+    let passes: Vec<u32> = page
+        .as_ref()
+        .map(|p| {
+            p.launches().filter_map(|l| l.number("profiler__replayer_passes")).map(|v| v as u32).collect()
+        })
+        .unwrap_or_default();
+    let launches = page.as_ref().map(|p| p.launches().count()).unwrap_or(0);
+    let status = if scan.permission_denied {
+        "permission"
+    } else if scan.no_kernels_profiled {
+        "no-match"
+    } else if exit_code != Some(0) {
+        "target-failed"
+    } else {
+        "ok"
+    };
+    let log = (status != "ok").then(|| {
+        let mut t = tail_lines(&console, 20);
+        if status == "no-match" {
+            t = format!("{}\n{}", scan.available_kernels.join("\n"), t);
+        }
+        t
+    });
+    StageOutcome {
+        stage: collection.name().to_string(),
+        why,
+        command: cmd.to_string(),
+        exit_code,
+        wall_ms,
+        passes,
+        launches,
+        status: status.to_string(),
+        output: output_rel,
+        log,
+    }
+}
+
+/// The follow-up stage and why, from the rules over basic's metrics.
+fn follow_up(dir: &ProfileDir, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
+    let path = dir.details_dir().join(Stage::Basic.raw_file_name());
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
+    let page = RawPage::parse(&text, &format!("details/{}", Stage::Basic.raw_file_name()))
+        .map_err(|e| Failure::new(ExitCode::Failure, e.to_string()))?;
+    let re = regex::Regex::new(&filter.pattern).ok();
+    let summary = summary::summarize(std::slice::from_ref(&page), re.as_ref());
+    let Some(k) = summary.kernels.first() else {
+        return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
+    };
+    let v = rules.decide(k);
+    let stage: Stage = v.follow_up_stage.parse().unwrap_or(Stage::SpeedOfLight);
+    let evidence: Vec<String> = v
+        .evidence
+        .iter()
+        .filter(|e| e.threshold != "-")
+        .map(|e| format!("{} = {} ({})", e.field, crate::analysis::rules::format_value(e.value), e.threshold))
+        .collect();
+    let reason = match &v.rule {
+        Some(rule) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
+        None => format!("no rule decided (missing: {})", v.missing.join(", ")),
+    };
+    Ok((stage, reason))
+}
+
+fn stage_failure(
+    status: &str,
+    kernel: &KernelPlan,
+    filter: &KernelFilter,
+    log: &str,
+    cmd: &ProcessBuilder,
+) -> Failure {
+    match status {
+        "no-match" => {
+            let mut seen: Vec<&str> = log.lines().take_while(|l| !l.trim().is_empty()).collect();
+            seen.retain(|l| !l.starts_with("=="));
+            let hint = kernel.name.to_lowercase();
+            seen.sort_by_key(|k| closeness(&hint, &k.to_lowercase()));
+            let mut f = Failure::new(
+                ExitCode::NoKernelMatched,
+                format!(
+                    "the kernel filter `{}` matched no kernel launched by `{}`",
+                    filter.to_ncu_arg(),
+                    kernel.name
+                ),
+            );
+            f = if seen.is_empty() {
+                f.help("ncu listed no kernels: the program launched none inside the profiling window")
+            } else {
+                f.help(format!("kernels ncu saw, closest first: {}", seen.join(", ")))
+            };
+            f.help("pass --kernel with part of one of those names, or --kernel-regex")
+        }
+        "permission" => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
+        _ => Failure::new(ExitCode::TargetFailed, format!("the profiled program failed under ncu:\n{log}"))
+            .help(format!("the command was: {cmd}")),
+    }
+}
+
+/// Smaller is closer: 0 for a substring match, else an edit distance.
+fn closeness(hint: &str, name: &str) -> usize {
+    if name.contains(hint) {
+        return 0;
+    }
+    let a: Vec<char> = hint.chars().collect();
+    let b: Vec<char> = name.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur.push((prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    1 + prev[b.len()]
+}
+
+/// `details/00_environment.txt`: what the numbers depend on. Tools that are missing are
+/// noted as such; nothing here stops a run.
+pub fn write_environment(dir: &ProfileDir, ncu: &Path, workspace_root: &Path) -> Result<()> {
+    fn run(program: &Path, args: &[&str], cwd: Option<&Path>) -> String {
+        let mut c = std::process::Command::new(program);
+        c.args(args);
+        if let Some(d) = cwd {
+            c.current_dir(d);
+        }
+        match c.output() {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            Ok(o) => format!("(exit {}) {}", o.status, String::from_utf8_lossy(&o.stderr).trim()),
+            Err(e) => format!("(not available: {e})"),
+        }
+    }
+    let git = Path::new("git");
+    let dirty = run(git, &["status", "--porcelain"], Some(workspace_root));
+    let text = format!(
+        "kprof version: {}\nncu: {}\n{}\nGPU (nvidia-smi): {}\nrustc: {}\nworkspace: {}\ngit commit: {}\ngit dirty: {}\n",
+        env!("CARGO_PKG_VERSION"),
+        ncu.display(),
+        run(ncu, &["--version"], None),
+        run(
+            Path::new("nvidia-smi"),
+            &[
+                "--query-gpu=name,driver_version,compute_cap,clocks.sm,clocks.max.sm,clocks.mem",
+                "--format=csv,noheader"
+            ],
+            None
+        ),
+        run(Path::new("rustc"), &["--version"], None),
+        workspace_root.display(),
+        run(git, &["rev-parse", "HEAD"], Some(workspace_root)),
+        if dirty.starts_with('(') { dirty } else { (!dirty.is_empty()).to_string() },
+    );
+    crate::analyze::write_atomic(&dir.environment_path(), &text)
+}
+
+fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
+    use std::io::Write;
+    let path = dir.commands_script_path();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("could not open {}", path.display()))?;
+    f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
+}
+
+fn write_manifest(dir: &ProfileDir, m: &RunManifest) -> Result<()> {
+    let text = serde_yaml::to_string(m).context("could not serialise run_manifest.yaml")?;
+    crate::analyze::write_atomic(&dir.run_manifest_path(), &text)
+}

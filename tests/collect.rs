@@ -1,0 +1,157 @@
+//! The staged collection end to end, with a fake `ncu` that replays real H200 recordings
+//! of exactly these stage commands (fixtures/h200/demo-stages/) and records its argv.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::Workspace;
+
+/// A kernel entry named `name` on the `copy` bench, run as a harness target.
+fn harness_entry(name: &str) -> String {
+    format!(
+        "[[package.metadata.kprof.kernels]]\nname = \"{name}\"\nbench = \"copy\"\nruntime = \"harness\"\n"
+    )
+}
+
+/// Writes the fake ncu: it appends its arguments (one per line, then `---`) to
+/// `$FAKE_NCU_ARGV` and copies `$FAKE_NCU_REPLAY/<name of --log-file>` to the log file.
+fn fake_ncu(dir: &Path) -> PathBuf {
+    let path = dir.join("ncu");
+    std::fs::write(
+        &path,
+        r#"#!/bin/sh
+for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
+printf -- '---\n' >> "$FAKE_NCU_ARGV"
+log=""; prev=""
+for a in "$@"; do
+  if [ "$prev" = "--log-file" ]; then log="$a"; fi
+  prev="$a"
+done
+cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
+"#,
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+fn fixture_details(profile: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/demo-stages").join(profile).join("details")
+}
+
+struct Run {
+    out: std::process::Output,
+    invocations: Vec<Vec<String>>,
+    dir: Option<PathBuf>,
+}
+
+fn profile_with(ws: &Workspace, kernel: &str, replay: &Path) -> Run {
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu(&tools);
+    let argv = tools.join("argv.txt");
+    let out = ws.kprof(
+        &["--kernel", kernel],
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+        ],
+    );
+    let text = std::fs::read_to_string(&argv).unwrap_or_default();
+    let all: Vec<Vec<String>> = text
+        .split("---\n")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.lines().map(String::from).collect())
+        .collect();
+    // `ncu --version` is asked once for details/00_environment.txt; the rest are stages.
+    if !all.is_empty() {
+        assert!(all.iter().any(|a| a == &["--version"]), "{all:?}");
+    }
+    let invocations = all.into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    Run { out, invocations, dir: ws.profiles().into_iter().next() }
+}
+
+fn arg_after(args: &[String], flag: &str) -> Option<String> {
+    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `auto` on a DRAM-bound kernel: basic, then exactly the memory stage, chosen by the rules
+/// from basic's metrics; then the analysis and the report.
+#[test]
+fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
+    let cases = [
+        ("copy", "copy_20261129_213211", "memory", "rule `memory-bound`", "memory-bound"),
+        ("fma", "fma_20261129_213211", "compute", "rule `compute-bound`", "compute-bound"),
+        (
+            "tiny",
+            "tiny_20261129_213211",
+            "occupancy",
+            "rule `latency-too-little-parallelism`",
+            "latency-bound",
+        ),
+    ];
+    for (kernel, fixture, follow_up, reason, verdict) in cases {
+        let ws = Workspace::new(&harness_entry(kernel));
+        let run = profile_with(&ws, kernel, &fixture_details(fixture));
+        let stderr = text(&run.out.stderr);
+        assert_eq!(run.out.status.code(), Some(0), "{fixture}: {stderr}");
+        assert_eq!(run.invocations.len(), 2, "{fixture}: {:?}", run.invocations);
+        let (basic, second) = (&run.invocations[0], &run.invocations[1]);
+        // The exact options: the harness window, the filter, the stage's metric list.
+        let expected_basic =
+            cargo_kprof::ncu::stages::definition(cargo_kprof::stage::Stage::Basic).ncu_args();
+        let filter = format!("regex:.*{kernel}.*");
+        assert_eq!(
+            &basic[..6],
+            ["--clock-control", "none", "--profile-from-start", "off", "--kernel-name", filter.as_str()]
+        );
+        assert_eq!(&basic[6..6 + expected_basic.len()], expected_basic.as_slice());
+        assert!(arg_after(basic, "--log-file").unwrap().ends_with("details/01_basic_raw.csv"));
+        let stage: cargo_kprof::stage::Stage = follow_up.parse().unwrap();
+        let expected = cargo_kprof::ncu::stages::definition(stage).ncu_args();
+        assert_eq!(&second[6..6 + expected.len()], expected.as_slice(), "{fixture}");
+        assert!(stderr.contains(&format!("Follow-up: {follow_up} ({reason}")), "{fixture}: {stderr}");
+
+        let dir = run.dir.unwrap();
+        let manifest = std::fs::read_to_string(dir.join("run_manifest.yaml")).unwrap();
+        assert!(manifest.contains("status: ok"), "{manifest}");
+        assert!(manifest.contains(&format!("stage: {follow_up}")) && manifest.contains(reason), "{manifest}");
+        assert!(manifest.contains("passes:\n  - 10") || manifest.contains("passes:\n    - 10"), "{manifest}");
+        let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
+        assert!(script.contains(&format!("# Stage 2: {follow_up}, chosen: {reason}")), "{script}");
+        let report = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
+        assert!(report.contains(&format!("**{verdict}**")), "{fixture}: {report}");
+        assert!(dir.join("details/00_environment.txt").is_file());
+        assert!(text(&run.out.stdout).contains(verdict), "{}", text(&run.out.stdout));
+    }
+}
+
+/// ncu exits 0 when the filter matches nothing: kprof stops with exit 6, names the filter
+/// and the kernels ncu saw, and records the status.
+#[test]
+fn a_filter_that_matches_nothing_stops_with_the_kernels_ncu_saw() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/misc/no_match.log");
+    std::fs::copy(recorded, replay.join("01_basic_raw.csv")).unwrap();
+    let run = profile_with(&ws, "copy", &replay);
+    let stderr = text(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("`regex:.*copy.*` matched no kernel"), "{stderr}");
+    assert!(stderr.contains("kernels ncu saw, closest first: copy_kernel"), "{stderr}");
+    assert_eq!(run.invocations.len(), 1, "no later stage may run");
+    let manifest = std::fs::read_to_string(run.dir.unwrap().join("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains("status: no-match"), "{manifest}");
+}

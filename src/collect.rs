@@ -85,8 +85,6 @@ pub struct KernelRun<'a> {
     pub kernel: &'a KernelPlan,
     /// The profiled program.
     pub target: &'a TargetCommand,
-    /// The kernel filter.
-    pub filter: &'a KernelFilter,
     /// The ncu binary.
     pub ncu: &'a Path,
     /// The stage commands already written to `commands.sh` (for `auto`, only basic).
@@ -95,7 +93,9 @@ pub struct KernelRun<'a> {
 
 /// Runs the stages of one kernel; `say` gets one line per step.
 pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result<RunManifest> {
-    let KernelRun { dir, kernel, target, filter, ncu, first } = *run;
+    let KernelRun { dir, kernel, target, ncu, first } = *run;
+    // The filter is the plan's, or the one discovery chooses.
+    let mut filter: Option<KernelFilter> = kernel.filter.clone();
     let started = Instant::now();
     let mut manifest = RunManifest {
         schema_version: 1,
@@ -127,29 +127,50 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
             manifest.status = status.clone();
             manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
             write_manifest(dir, &manifest)?;
-            return Err(stage_failure(&status, kernel, filter, log.as_deref().unwrap_or(""), &cmd).into());
+            let everything = KernelFilter::regex(".*");
+            let f = filter.as_ref().unwrap_or(&everything);
+            return Err(stage_failure(&status, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
         }
         let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
         say(&format!(
             "  done: {} pass(es) per launch",
             passes.first().map(|p| p.to_string()).unwrap_or("?".into())
         ));
-        if auto && collection == StageCollection::Named(Stage::Basic) {
-            let (stage, reason) = follow_up(dir, rules, filter)?;
-            say(&format!("Follow-up: {stage} ({reason})"));
-            let follow = StageCollection::Named(stage);
-            let log = dir.details_dir().join(follow.raw_file_name());
-            let cmd = stage_command(
+        let stage_cmd = |collection: &StageCollection, filter: &KernelFilter| {
+            let log = dir.details_dir().join(collection.raw_file_name());
+            stage_command(
                 ncu,
                 &StageRun {
-                    collection: &follow,
-                    filter,
+                    collection,
+                    filter: Some(filter),
                     window: kernel.window,
                     clock_control: kernel.clock_control,
                     log_file: &log,
                     target,
                 },
-            );
+            )
+        };
+        if collection == StageCollection::Discovery {
+            let chosen = discover(dir)?;
+            say(&format!("Discovery: profiling `{}` ({})", chosen.0, chosen.1));
+            let f = KernelFilter::from_hint(&chosen.0);
+            for (n, c) in kernel.stage_collections().into_iter().enumerate() {
+                let cmd = stage_cmd(&c, &f);
+                append_command(
+                    dir,
+                    &format!("# Stage {}: {} (kernel chosen by discovery)\n{cmd}\n", n + 1, c.name()),
+                )?;
+                queue.push((c, cmd, format!("for `{}`, chosen by discovery", chosen.0)));
+            }
+            filter = Some(f);
+            continue;
+        }
+        let Some(filter) = filter.as_ref() else { continue };
+        if auto && collection == StageCollection::Named(Stage::Basic) {
+            let (stage, reason) = follow_up(dir, rules, filter)?;
+            say(&format!("Follow-up: {stage} ({reason})"));
+            let follow = StageCollection::Named(stage);
+            let cmd = stage_cmd(&follow, filter);
             append_command(dir, &format!("# Stage 2: {stage}, chosen: {reason}\n{cmd}\n"))?;
             queue.push((follow, cmd, format!("auto follow-up: {reason}")));
         }
@@ -216,6 +237,92 @@ fn run_stage(
         output: output_rel,
         log,
     }
+}
+
+/// One kernel seen by discovery.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidate {
+    /// The kernel name as ncu printed it.
+    pub kernel: String,
+    /// The function name used for the filter (without parameters and return type).
+    pub function: String,
+    /// Launches seen.
+    pub launches: usize,
+    /// Their total duration, ns.
+    pub total_duration_ns: f64,
+}
+
+/// `details/kernel_candidates.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Candidates {
+    /// Always 1.
+    pub schema_version: u32,
+    /// How they are ranked.
+    pub ranking: String,
+    /// The kernel profiled.
+    pub chosen: String,
+    /// Every kernel, costliest first.
+    pub candidates: Vec<Candidate>,
+}
+
+/// The function name of a demangled kernel name: `void ns::f<int>(float *)` -> `f`.
+pub fn function_name(kernel: &str) -> String {
+    let head = kernel.split('(').next().unwrap_or(kernel);
+    let head = head.split('<').next().unwrap_or(head).trim();
+    let last = head.rsplit(' ').next().unwrap_or(head);
+    last.rsplit("::").next().unwrap_or(last).to_string()
+}
+
+/// Ranks the kernels of a discovery pass (total duration, then launches) and writes
+/// `kernel_candidates.json`; returns the costliest kernel's function name and why.
+fn discover(dir: &ProfileDir) -> Result<(String, String)> {
+    let rel = format!("details/{}", StageCollection::Discovery.raw_file_name());
+    let text =
+        std::fs::read_to_string(dir.path().join(&rel)).with_context(|| format!("could not read {rel}"))?;
+    let page =
+        RawPage::parse(&text, &rel).map_err(|e| Failure::new(ExitCode::NoKernelMatched, e.to_string()))?;
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for l in page.launches() {
+        let d = l.number("gpu__time_duration.sum").unwrap_or(0.0)
+            * summary::unit_scale(l.unit("gpu__time_duration.sum").unwrap_or(""));
+        match candidates.iter_mut().find(|c| c.kernel == l.kernel_name()) {
+            Some(c) => {
+                c.launches += 1;
+                c.total_duration_ns += d;
+            }
+            None => candidates.push(Candidate {
+                kernel: l.kernel_name().to_string(),
+                function: function_name(l.kernel_name()),
+                launches: 1,
+                total_duration_ns: d,
+            }),
+        }
+    }
+    candidates.sort_by(|a, b| {
+        b.total_duration_ns.total_cmp(&a.total_duration_ns).then(b.launches.cmp(&a.launches))
+    });
+    let Some(top) = candidates.first().cloned() else {
+        return Err(Failure::new(ExitCode::NoKernelMatched, "discovery saw no kernel launch").into());
+    };
+    let record = Candidates {
+        schema_version: 1,
+        ranking: "total duration, then launch count (no hint was given)".into(),
+        chosen: top.function.clone(),
+        candidates: candidates.clone(),
+    };
+    crate::analyze::write_atomic(
+        &dir.kernel_candidates_path(),
+        &(serde_json::to_string_pretty(&record).context("kernel_candidates.json")? + "\n"),
+    )?;
+    let others: Vec<String> = candidates.iter().skip(1).map(|c| c.function.clone()).collect();
+    let why = format!(
+        "costliest of {}: {} launch(es), {} us in all{}",
+        candidates.len(),
+        top.launches,
+        crate::analysis::rules::format_value(top.total_duration_ns / 1000.0),
+        if others.is_empty() { String::new() } else { format!("; also seen: {}", others.join(", ")) }
+    );
+    Ok((top.function, why))
 }
 
 /// The follow-up stage and why, from the rules over basic's metrics.
@@ -348,4 +455,26 @@ fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
 fn write_manifest(dir: &ProfileDir, m: &RunManifest) -> Result<()> {
     let text = serde_yaml::to_string(m).context("could not serialise run_manifest.yaml")?;
     crate::analyze::write_atomic(&dir.run_manifest_path(), &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_names_from_demangled_kernels() {
+        assert_eq!(function_name("hgemm_naive"), "hgemm_naive");
+        assert_eq!(
+            function_name("reduce_sum_kernel(const float4 *, unsigned long, double *)"),
+            "reduce_sum_kernel"
+        );
+        assert_eq!(function_name("void ns::gemm<float, 128>(const float *, float *)"), "gemm");
+    }
+
+    #[test]
+    fn closest_kernels_first() {
+        let mut names = ["transpose_kernel", "hgemm_tiled", "copy_kernel"];
+        names.sort_by_key(|n| closeness("hgemm", n));
+        assert_eq!(names[0], "hgemm_tiled");
+    }
 }

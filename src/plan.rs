@@ -93,6 +93,30 @@ pub struct KernelPlan {
 }
 
 impl KernelPlan {
+    /// The stages to run before any metric is known: discovery when there is no filter
+    /// yet, else basic for `auto`, every stage but `full` for `all`, or the list.
+    pub fn initial_collections(&self) -> Vec<StageCollection> {
+        if self.filter.is_none() {
+            return vec![StageCollection::Discovery];
+        }
+        self.stage_collections()
+    }
+
+    /// The stages to run for a known kernel (after discovery, if any).
+    pub fn stage_collections(&self) -> Vec<StageCollection> {
+        use crate::stage::Stage;
+        match &self.stages {
+            StagePlan::Custom(c) => vec![c.clone()],
+            StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
+            StagePlan::Stages(StageSelection::All) => {
+                Stage::ALL.into_iter().filter(|s| *s != Stage::Full).map(StageCollection::Named).collect()
+            }
+            StagePlan::Stages(StageSelection::List(l)) => {
+                l.iter().copied().map(StageCollection::Named).collect()
+            }
+        }
+    }
+
     /// The environment the profiled program gets under ncu: its own, plus the harness
     /// contract (`KPROF_PROFILE`, `KPROF_CASE`, `KPROF_LAUNCH_COUNT`) for harness targets.
     pub fn profiling_env(&self) -> BTreeMap<String, String> {

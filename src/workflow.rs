@@ -19,7 +19,7 @@ use crate::plan::{self, KernelPlan, Plan, PlannedTarget, StagePlan};
 use crate::preflight;
 use crate::process::{shell_quote, ProcessBuilder};
 use crate::profile_dir::{self, ProfileDir};
-use crate::stage::{Stage, StageSelection};
+use crate::stage::StageSelection;
 use crate::target_spec;
 
 /// Runs the parsed command line.
@@ -184,18 +184,6 @@ fn list(args: &ListArgs) -> Result<ExitCode> {
     Ok(ExitCode::Success)
 }
 
-/// The stages to write commands for before any metric is known.
-fn planned_collections(kernel: &KernelPlan) -> Vec<StageCollection> {
-    match &kernel.stages {
-        StagePlan::Custom(c) => vec![c.clone()],
-        StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
-        StagePlan::Stages(StageSelection::All) => {
-            Stage::ALL.into_iter().filter(|s| *s != Stage::Full).map(StageCollection::Named).collect()
-        }
-        StagePlan::Stages(StageSelection::List(l)) => l.iter().copied().map(StageCollection::Named).collect(),
-    }
-}
-
 /// The program a kernel runs in, once built.
 fn target_command(kernel: &KernelPlan, built: Option<&BuildOutput>) -> Result<TargetCommand> {
     let (program, mut args) = match &kernel.target {
@@ -235,15 +223,6 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
     for note in &plan.notes {
         say(output, format!("note: {note}"));
     }
-    if let Some(k) = plan.kernels.iter().find(|k| k.filter.is_none()) {
-        return Err(Failure::new(
-            ExitCode::Unimplemented,
-            format!("no kernel hint for `{}`: kernel discovery is not implemented in this version", k.name),
-        )
-        .help("name the kernel: --kernel NAME (a substring of the kernel's function name)")
-        .into());
-    }
-
     profile_dir::ensure_ncu_path(&plan.profile_root)?;
     let ncu_location = if plan.dry_run {
         None
@@ -284,13 +263,11 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
     let rules = crate::analysis::rules::Rules::builtin();
     let say_line = |line: &str| say(&plan.output, line);
     for p in &prepared {
-        let filter = p.kernel.filter.as_ref().context("kernel filter")?;
         crate::collect::write_environment(&p.dir, &ncu_path, &plan.workspace_root)?;
         let run = crate::collect::KernelRun {
             dir: &p.dir,
             kernel: p.kernel,
             target: &p.target,
-            filter,
             ncu: &ncu_path,
             first: &p.stage_commands,
         };
@@ -321,8 +298,9 @@ fn prepare_kernel<'a>(
         (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
     };
     let target = target_command(kernel, built)?;
-    let filter = kernel.filter.as_ref().context("kernel filter")?;
-    let stage_commands = planned_collections(kernel)
+    let filter = kernel.filter.as_ref();
+    let stage_commands = kernel
+        .initial_collections()
         .into_iter()
         .map(|c| {
             let log = dir.details_dir().join(c.raw_file_name());
@@ -353,9 +331,12 @@ fn target_spec_for(
     plan: &Plan,
     kernel: &KernelPlan,
     target: &TargetCommand,
-    filter: &crate::filter::KernelFilter,
+    filter: Option<&crate::filter::KernelFilter>,
     ncu_path: &Path,
 ) -> target_spec::TargetSpec {
+    // Without a hint the filter is decided by discovery; until then it matches everything.
+    let everything = crate::filter::KernelFilter::regex(".*");
+    let filter = filter.unwrap_or(&everything);
     use target_spec::*;
     let (launch_skip, launch_count, profile_from_start, window) = match kernel.window {
         ncu::LaunchWindow::HarnessRange { launch_count } => {
@@ -371,6 +352,7 @@ fn target_spec_for(
             (StageSelection::Auto, set.clone(), sections.clone())
         }
         StagePlan::Custom(StageCollection::Named(s)) => (StageSelection::List(vec![*s]), None, Vec::new()),
+        StagePlan::Custom(StageCollection::Discovery) => (StageSelection::Auto, None, Vec::new()),
     };
     let cargo_target = match &kernel.target {
         PlannedTarget::Cargo(t) => Some(CargoTarget { kind: t.kind, name: t.name.clone() }),
@@ -379,7 +361,7 @@ fn target_spec_for(
     let mut notes = NotesSection::default();
     notes.unsupported_or_deferred_requirements.extend(
         [
-            "kernel discovery fallback (no hint, or a hint that matches nothing): not implemented in this version",
+            "discovery after a hint that matches nothing: not implemented (the kernels ncu saw are reported instead)",
             "privilege mode full_sudo: not implemented in this version",
         ]
         .map(String::from),
@@ -435,7 +417,12 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
     for (i, (c, cmd)) in stages.iter().enumerate() {
         s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, c.name(), cmd));
     }
-    if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+    if kernel.filter.is_none() {
+        s.push_str(
+            "# No kernel hint: discovery profiles every kernel once (durations only); the stages\n\
+             # for the costliest kernel follow, recorded here once chosen.\n",
+        );
+    } else if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
         s.push_str(
             "# Stage 2: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
              # basic's metrics when the profile runs; its command is recorded here once chosen.\n",

@@ -155,3 +155,54 @@ fn a_filter_that_matches_nothing_stops_with_the_kernels_ncu_saw() {
     let manifest = std::fs::read_to_string(run.dir.unwrap().join("run_manifest.yaml")).unwrap();
     assert!(manifest.contains("status: no-match"), "{manifest}");
 }
+
+/// No hint: one durations-only pass over every kernel, the costliest is profiled, and the
+/// ranking is kept in kernel_candidates.json.
+#[test]
+fn without_a_hint_discovery_picks_the_costliest_kernel() {
+    let ws = Workspace::new("");
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200");
+    std::fs::copy(root.join("misc/discovery_hgemm.csv"), replay.join("00_discovery_raw.csv")).unwrap();
+    for f in ["01_basic_raw.csv", "03_memory_raw.csv"] {
+        std::fs::copy(fixture_details("hgemm_20261129_213211").join(f), replay.join(f)).unwrap();
+    }
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu(&tools);
+    let argv = tools.join("argv.txt");
+    let out = ws.kprof(
+        &["--bench", "copy"],
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let calls: Vec<Vec<String>> = std::fs::read_to_string(&argv)
+        .unwrap()
+        .split("---\n")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|a| a.iter().any(|x| x == "--log-file"))
+        .collect();
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    // Discovery: no kernel filter, durations only.
+    assert!(!calls[0].iter().any(|a| a == "--kernel-name"), "{:?}", calls[0]);
+    assert_eq!(arg_after(&calls[0], "--metrics").as_deref(), Some("gpu__time_duration.sum"));
+    // Then the costliest kernel, hgemm_naive (2 x 30 ms against hgemm_tiled's 2 x 15 ms).
+    assert_eq!(arg_after(&calls[1], "--kernel-name").as_deref(), Some("regex:.*hgemm_naive.*"));
+    assert!(arg_after(&calls[2], "--log-file").unwrap().ends_with("03_memory_raw.csv"));
+    assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
+    let dir = ws.profiles().into_iter().next().unwrap();
+    let candidates: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("details/kernel_candidates.json")).unwrap())
+            .unwrap();
+    assert_eq!(candidates["chosen"], "hgemm_naive");
+    assert_eq!(candidates["candidates"][1]["function"], "hgemm_tiled");
+    assert_eq!(candidates["candidates"][0]["launches"], 2);
+}

@@ -34,6 +34,9 @@ pub enum LaunchWindow {
 /// What a stage asks ncu to collect.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StageCollection {
+    /// One cheap pass over every kernel (durations only), to find the kernel to profile
+    /// when no hint was given.
+    Discovery,
     /// One of our named stages.
     Named(Stage),
     /// A user's `--set`/`--sections` request, passed through as given.
@@ -49,6 +52,7 @@ impl StageCollection {
     /// A short name for file names and messages.
     pub fn name(&self) -> &str {
         match self {
+            StageCollection::Discovery => "discovery",
             StageCollection::Named(s) => s.name(),
             StageCollection::Custom { .. } => "custom",
         }
@@ -57,6 +61,7 @@ impl StageCollection {
     /// The raw CSV file name under `details/`.
     pub fn raw_file_name(&self) -> &str {
         match self {
+            StageCollection::Discovery => "00_discovery_raw.csv",
             StageCollection::Named(s) => s.raw_file_name(),
             StageCollection::Custom { .. } => "01_custom_raw.csv",
         }
@@ -65,6 +70,9 @@ impl StageCollection {
     /// The ncu options that select what is collected and how it is printed.
     pub fn ncu_args(&self) -> Vec<String> {
         match self {
+            StageCollection::Discovery => {
+                ["--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw"].map(String::from).to_vec()
+            }
             StageCollection::Named(stage) => super::stages::definition(*stage).ncu_args(),
             StageCollection::Custom { set, sections } => {
                 let mut out = Vec::new();
@@ -99,8 +107,8 @@ pub struct TargetCommand {
 pub struct StageRun<'a> {
     /// What to collect.
     pub collection: &'a StageCollection,
-    /// Which kernels.
-    pub filter: &'a KernelFilter,
+    /// Which kernels; `None` profiles every kernel (discovery only).
+    pub filter: Option<&'a KernelFilter>,
     /// Which launches.
     pub window: LaunchWindow,
     /// Clock control.
@@ -124,7 +132,9 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
             p.args(["--launch-count".to_string(), launch_count.to_string()]);
         }
     }
-    p.args(run.filter.ncu_args());
+    if let Some(filter) = run.filter {
+        p.args(filter.ncu_args());
+    }
     p.args(run.collection.ncu_args());
     p.arg("--log-file").arg(run.log_file);
     p.arg(&run.target.program);
@@ -160,7 +170,7 @@ mod tests {
             Path::new("/usr/local/cuda/bin/ncu"),
             &StageRun {
                 collection: &c,
-                filter: &filter,
+                filter: Some(&filter),
                 window: LaunchWindow::HarnessRange { launch_count: 1 },
                 clock_control: ClockControl::None,
                 log_file: Path::new("/ws/profile/copy_1/details/01_basic_raw.csv"),
@@ -186,7 +196,7 @@ mod tests {
             Path::new("ncu"),
             &StageRun {
                 collection: &c,
-                filter: &filter,
+                filter: Some(&filter),
                 window: LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
                 clock_control: ClockControl::Base,
                 log_file: Path::new("out.csv"),

@@ -285,6 +285,9 @@ pub struct ProfileArgs {
     /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
     #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
     pub output_dir: Option<PathBuf>,
+    /// Stop a stage's ncu (and the program) after this many seconds
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Profiling Options")]
+    pub timeout: Option<u64>,
     /// Resolve, build and write the profile directory and commands, but run nothing under ncu
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,

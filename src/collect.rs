@@ -7,8 +7,11 @@
 //! before the next stage starts. The manifest is written whatever happens, so a failed
 //! or partial run still says what ran, why, and how it ended.
 
+use std::io::Read;
 use std::path::Path;
-use std::time::Instant;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -40,7 +43,7 @@ pub struct StageOutcome {
     pub passes: Vec<u32>,
     /// Launches profiled.
     pub launches: usize,
-    /// `ok`, `no-match`, `permission` or `target-failed`.
+    /// `ok`, `no-match`, `permission`, `target-failed`, `timeout` or `interrupted`.
     pub status: String,
     /// The raw CSV, relative to the profile directory.
     pub output: String,
@@ -89,11 +92,90 @@ pub struct KernelRun<'a> {
     pub ncu: &'a Path,
     /// The stage commands already written to `commands.sh` (for `auto`, only basic).
     pub first: &'a [(StageCollection, ProcessBuilder)],
+    /// `--timeout`: the longest one ncu run may take.
+    pub timeout: Option<Duration>,
+}
+
+/// Set by the Ctrl-C handler; the running stage's process group is then killed.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes Ctrl-C stop the running ncu and its target (which run in their own process
+/// group, so the terminal's signal does not reach them) and end the run as `interrupted`.
+pub fn install_interrupt_handler() {
+    // A second install (several kernels in one run) is refused by ctrlc; the first stays.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+}
+
+/// How a child process ended.
+enum Ending {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Interrupted,
+    NotStarted(String),
+}
+
+/// Runs `cmd` in its own process group, draining its output on threads so it never
+/// blocks; kills the whole group on timeout or Ctrl-C.
+fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>) -> (Ending, String) {
+    let mut c = cmd.command();
+    c.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    let mut child = match c.spawn() {
+        Ok(child) => child,
+        Err(e) => return (Ending::NotStarted(format!("could not start ncu: {e}")), String::new()),
+    };
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let started = Instant::now();
+    let ending = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Ending::Exited(status),
+            Ok(None) => {}
+            Err(e) => break Ending::NotStarted(format!("waiting for ncu: {e}")),
+        }
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        if interrupted || timeout.is_some_and(|t| started.elapsed() >= t) {
+            kill_group(&mut child);
+            break if interrupted { Ending::Interrupted } else { Ending::TimedOut };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.join().unwrap_or_default()),
+        String::from_utf8_lossy(&err.join().unwrap_or_default())
+    );
+    (ending, text)
+}
+
+fn kill_group(child: &mut std::process::Child) {
+    #[cfg(unix)]
+    {
+        // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+        unsafe {
+            libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Runs the stages of one kernel; `say` gets one line per step.
 pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result<RunManifest> {
-    let KernelRun { dir, kernel, target, ncu, first } = *run;
+    let KernelRun { dir, kernel, target, ncu, first, timeout } = *run;
     // The filter is the plan's, or the one discovery chooses.
     let mut filter: Option<KernelFilter> = kernel.filter.clone();
     let started = Instant::now();
@@ -118,7 +200,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         let (collection, cmd, why) = queue[i].clone();
         i += 1;
         say(&format!("Profiling `{}`: stage {} ({})", kernel.name, collection.name(), why));
-        let outcome = run_stage(dir, &collection, &cmd, why);
+        let outcome = run_stage(dir, &collection, &cmd, why, timeout);
         ncu_ms += outcome.wall_ms;
         let status = outcome.status.clone();
         let log = outcome.log.clone();
@@ -185,17 +267,21 @@ fn run_stage(
     collection: &StageCollection,
     cmd: &ProcessBuilder,
     why: String,
+    timeout: Option<Duration>,
 ) -> StageOutcome {
     let output_rel = format!("details/{}", collection.raw_file_name());
     let t0 = Instant::now();
-    let result = cmd.command().output();
+    let (ending, console) = run_process(cmd, timeout);
     let wall_ms = t0.elapsed().as_millis() as u64;
-    let (exit_code, console) = match &result {
-        Ok(out) => (
-            out.status.code(),
-            format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-        ),
-        Err(e) => (None, format!("could not start ncu: {e}")),
+    let (exit_code, ended) = match &ending {
+        Ending::Exited(status) => (status.code(), None),
+        Ending::TimedOut => (None, Some("timeout")),
+        Ending::Interrupted => (None, Some("interrupted")),
+        Ending::NotStarted(_) => (None, Some("target-failed")),
+    };
+    let console = match &ending {
+        Ending::NotStarted(msg) => format!("{msg}\n{console}"),
+        _ => console,
     };
     let log_text =
         std::fs::read(dir.path().join(&output_rel)).map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -209,7 +295,9 @@ fn run_stage(
         })
         .unwrap_or_default();
     let launches = page.as_ref().map(|p| p.launches().count()).unwrap_or(0);
-    let status = if scan.permission_denied {
+    let status = if let Some(ended) = ended {
+        ended
+    } else if scan.permission_denied {
         "permission"
     } else if scan.no_kernels_profiled {
         "no-match"
@@ -381,6 +469,13 @@ fn stage_failure(
             f.help("pass --kernel with part of one of those names, or --kernel-regex")
         }
         "permission" => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
+        "timeout" => {
+            Failure::new(ExitCode::Timeout, format!("ncu ran past --timeout and was stopped:\n{log}"))
+                .help("raise --timeout, or profile fewer launches (--launch-count)")
+        }
+        "interrupted" => {
+            Failure::new(ExitCode::Interrupted, "interrupted; the stages that finished stay on disk")
+        }
         _ => Failure::new(ExitCode::TargetFailed, format!("the profiled program failed under ncu:\n{log}"))
             .help(format!("the command was: {cmd}")),
     }

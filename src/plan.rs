@@ -34,6 +34,8 @@ pub struct Plan {
     pub output_dir: Option<PathBuf>,
     /// `--dry-run`.
     pub dry_run: bool,
+    /// `--timeout`: the longest one ncu run may take.
+    pub timeout: Option<std::time::Duration>,
     /// Output format and verbosity.
     pub output: OutputArgs,
     /// Notes for the user about choices made (ignored options, defaults taken).
@@ -276,6 +278,7 @@ pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: 
         kernels,
         output_dir: args.output_dir.clone(),
         dry_run: args.dry_run,
+        timeout: args.timeout.map(std::time::Duration::from_secs),
         output: args.output.clone(),
         notes,
     })

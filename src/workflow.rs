@@ -261,6 +261,7 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let rules = crate::analysis::rules::Rules::builtin();
+    crate::collect::install_interrupt_handler();
     let say_line = |line: &str| say(&plan.output, line);
     for p in &prepared {
         crate::collect::write_environment(&p.dir, &ncu_path, &plan.workspace_root)?;
@@ -270,6 +271,7 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             target: &p.target,
             ncu: &ncu_path,
             first: &p.stage_commands,
+            timeout: plan.timeout,
         };
         crate::collect::collect(&run, &rules, &say_line)?;
         let opts = crate::analyze::AnalyzeOptions {

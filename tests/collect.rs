@@ -206,3 +206,81 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     assert_eq!(candidates["candidates"][1]["function"], "hgemm_tiled");
     assert_eq!(candidates["candidates"][0]["launches"], 2);
 }
+
+/// A fake ncu that marks that it started, then hangs like a stuck program.
+fn hanging_ncu(dir: &Path) -> PathBuf {
+    let path = dir.join("ncu");
+    std::fs::write(
+        &path,
+        "#!/bin/sh\n[ \"$1\" = --version ] && exit 0\ntouch \"$FAKE_NCU_STARTED\"\nsleep 60\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+#[test]
+fn timeout_stops_the_stage_and_says_so() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = hanging_ncu(&tools);
+    let started = tools.join("started");
+    let t0 = std::time::Instant::now();
+    let out = ws.kprof(
+        &["--kernel", "copy", "--timeout", "1"],
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_STARTED", started.to_str().unwrap()),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+    assert!(started.exists());
+    // The hanging program (sleep 60) was killed with its process group, not waited for.
+    assert!(t0.elapsed() < std::time::Duration::from_secs(45), "{:?}", t0.elapsed());
+    assert!(text(&out.stderr).contains("ran past --timeout"), "{}", text(&out.stderr));
+    let manifest = std::fs::read_to_string(ws.profiles()[0].join("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains("status: timeout"), "{manifest}");
+}
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_stops_ncu_and_keeps_what_was_written() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = hanging_ncu(&tools);
+    let started = tools.join("started");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "--kernel", "copy", "--manifest-path"])
+        .arg(ws.manifest())
+        .env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .env("NCU", &ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_STARTED", &started)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the stage to be running (the build comes first), then press Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "ncu never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: sends SIGINT to the child we spawned.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, libc::SIGINT);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    let dir = ws.profiles().into_iter().next().unwrap();
+    let manifest = std::fs::read_to_string(dir.join("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains("status: interrupted"), "{manifest}");
+    assert!(dir.join("commands.sh").is_file() && dir.join("profile-target.yaml").is_file());
+}

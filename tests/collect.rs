@@ -256,7 +256,7 @@ fn ctrl_c_stops_ncu_and_keeps_what_was_written() {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = hanging_ncu(&tools);
     let started = tools.join("started");
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .args(["kprof", "--kernel", "copy", "--manifest-path"])
         .arg(ws.manifest())
         .env("CARGO_TARGET_DIR", ws.root().join("target"))

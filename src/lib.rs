@@ -16,6 +16,7 @@ pub mod collect;
 pub mod config;
 pub mod error;
 pub mod filter;
+pub mod index;
 pub mod ncu;
 pub mod plan;
 pub mod preflight;

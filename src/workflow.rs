@@ -281,6 +281,10 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
         crate::analyze::analyze(&p.dir, &opts)?;
         print_verdicts(&p.dir)?;
     }
+    if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()) {
+        crate::index::write(root)?;
+        say(&plan.output, format!("Index: {}", root.join("index.md").display()));
+    }
     Ok(ExitCode::Success)
 }
 

@@ -307,3 +307,29 @@ fn report_places_kernels_against_the_device_limits() {
     assert!(report.contains("compute side of the ridge"), "{report}");
     assert!(report.contains("achieved 61.68 TFLOP/s (92.20 % of attainable)"), "{report}");
 }
+
+/// profile/index.md and index.json list every analysed profile under a root.
+#[test]
+fn index_lists_every_analysed_profile() {
+    let tmp = tempfile::tempdir().unwrap();
+    for p in ["copy_20261129_213211", "fma_20261129_213211"] {
+        let dst = tmp.path().join(p);
+        copy_dir(&fixtures().join("demo-stages").join(p), &dst);
+        analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    }
+    std::fs::create_dir_all(tmp.path().join("not_a_profile")).unwrap();
+    cargo_kprof::index::write(tmp.path()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("index.json")).unwrap()).unwrap();
+    let rows = json["profiles"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{json}");
+    let verdicts: Vec<(&str, &str)> =
+        rows.iter().map(|r| (r["kernel"].as_str().unwrap(), r["classification"].as_str().unwrap())).collect();
+    assert!(
+        verdicts.contains(&("copy_kernel", "memory-bound"))
+            && verdicts.contains(&("fma_kernel", "compute-bound")),
+        "{verdicts:?}"
+    );
+    let md = std::fs::read_to_string(tmp.path().join("index.md")).unwrap();
+    assert!(md.contains("[copy_20261129_213211](copy_20261129_213211/final_report.md)"), "{md}");
+}

@@ -1,0 +1,91 @@
+//! `profile/index.md` and `profile/index.json`: every profile under a profile root, one
+//! row each, newest first.
+//!
+//! Regenerated after each run from the profile directories themselves (their
+//! `bottleneck_decision.json` and `metrics_summary.json`), so it is always derived data:
+//! rewriting it loses nothing, and it never touches a profile directory.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::analysis::rules::{format_value, BottleneckDecision};
+use crate::analysis::summary::MetricsSummary;
+
+/// One row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct IndexRow {
+    /// The profile directory's name.
+    pub profile: String,
+    /// The kernel.
+    pub kernel: String,
+    /// The verdict.
+    pub classification: String,
+    /// Its confidence.
+    pub confidence: String,
+    /// Median duration, ns.
+    pub duration_ns: Option<f64>,
+    /// The follow-up stage.
+    pub follow_up_stage: String,
+}
+
+/// Reads every analysed profile directory under `root`, newest first (ids end in a UTC
+/// timestamp, so the name order is the time order within a kernel).
+pub fn rows(root: &Path) -> Vec<IndexRow> {
+    let mut dirs: Vec<_> = std::fs::read_dir(root)
+        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    dirs.sort_by_key(|d| std::cmp::Reverse(d.metadata().and_then(|m| m.modified()).ok()));
+    let mut out = Vec::new();
+    for d in dirs {
+        let read = |f: &str| std::fs::read_to_string(d.join("details").join(f)).ok();
+        let Some(decision) = read("bottleneck_decision.json")
+            .and_then(|t| serde_json::from_str::<BottleneckDecision>(&t).ok())
+        else {
+            continue;
+        };
+        let summary =
+            read("metrics_summary.json").and_then(|t| serde_json::from_str::<MetricsSummary>(&t).ok());
+        for v in decision.kernels {
+            let duration_ns = summary
+                .as_ref()
+                .and_then(|s| s.kernels.iter().find(|k| k.kernel == v.kernel))
+                .and_then(|k| k.get("duration_ns"));
+            out.push(IndexRow {
+                profile: d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+                kernel: v.kernel,
+                classification: v.classification.name().to_string(),
+                confidence: serde_json::to_value(v.confidence)
+                    .ok()
+                    .and_then(|c| c.as_str().map(String::from))
+                    .unwrap_or_default(),
+                duration_ns,
+                follow_up_stage: v.follow_up_stage,
+            });
+        }
+    }
+    out
+}
+
+/// Writes `index.json` and `index.md` under `root`.
+pub fn write(root: &Path) -> Result<()> {
+    let rows = rows(root);
+    let json = serde_json::json!({ "schema_version": 1, "profiles": rows });
+    crate::analyze::write_atomic(&root.join("index.json"), &(serde_json::to_string_pretty(&json)? + "\n"))?;
+    let mut md = String::from(
+        "# Kernel profiles\n\n| profile | kernel | verdict | confidence | duration | next stage |\n|---|---|---|---|---|---|\n",
+    );
+    for r in &rows {
+        md.push_str(&format!(
+            "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} |\n",
+            r.kernel,
+            r.classification,
+            r.confidence,
+            r.duration_ns.map(|d| format!("{} us", format_value(d / 1000.0))).unwrap_or_else(|| "-".into()),
+            r.follow_up_stage,
+            p = r.profile,
+        ));
+    }
+    crate::analyze::write_atomic(&root.join("index.md"), &md)
+}

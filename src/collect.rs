@@ -94,6 +94,8 @@ pub struct KernelRun<'a> {
     pub first: &'a [(StageCollection, ProcessBuilder)],
     /// `--timeout`: the longest one ncu run may take.
     pub timeout: Option<Duration>,
+    /// Show a progress spinner while a stage runs (a terminal, not `-q`, not JSON).
+    pub progress: bool,
 }
 
 /// Set by the Ctrl-C handler; the running stage's process group is then killed.
@@ -175,7 +177,7 @@ fn kill_group(child: &mut std::process::Child) {
 
 /// Runs the stages of one kernel; `say` gets one line per step.
 pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result<RunManifest> {
-    let KernelRun { dir, kernel, target, ncu, first, timeout } = *run;
+    let KernelRun { dir, kernel, target, ncu, first, timeout, progress } = *run;
     // The filter is the plan's, or the one discovery chooses.
     let mut filter: Option<KernelFilter> = kernel.filter.clone();
     let started = Instant::now();
@@ -200,7 +202,23 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         let (collection, cmd, why) = queue[i].clone();
         i += 1;
         say(&format!("Profiling `{}`: stage {} ({})", kernel.name, collection.name(), why));
+        let bar =
+            if progress { indicatif::ProgressBar::new_spinner() } else { indicatif::ProgressBar::hidden() };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        let passes_hint = match &collection {
+            StageCollection::Named(s) => crate::ncu::stages::definition(*s)
+                .passes_h200
+                .map(|p| format!(", about {p} passes per launch"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
+        bar.enable_steady_tick(Duration::from_millis(120));
         let outcome = run_stage(dir, &collection, &cmd, why, timeout);
+        bar.finish_and_clear();
         ncu_ms += outcome.wall_ms;
         let status = outcome.status.clone();
         let log = outcome.log.clone();

@@ -272,6 +272,7 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
             ncu: &ncu_path,
             first: &p.stage_commands,
             timeout: plan.timeout,
+            progress: !plan.output.quiet && !plan::is_json(&plan.output),
         };
         crate::collect::collect(&run, &rules, &say_line)?;
         let opts = crate::analyze::AnalyzeOptions {

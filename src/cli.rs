@@ -50,8 +50,8 @@ pub enum Command {
     Compare(ReservedArgs),
     /// Profile and gate on performance regressions, for CI (not implemented yet)
     Check(ReservedArgs),
-    /// Check what profiling needs on this machine (not implemented yet)
-    Doctor(ReservedArgs),
+    /// Check what profiling needs on this machine, and say how to fix what is missing
+    Doctor(DoctorArgs),
     /// Explain a metric, section, stage or classification, from the references
     Explain(ExplainArgs),
     /// Pack built targets and the plan to profile on another machine (not implemented yet)
@@ -128,6 +128,14 @@ pub struct ReportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+/// `cargo kprof doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Path to Cargo.toml (its workspace's profile/ncu_path is checked)
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
 }
 
 /// `cargo kprof explain`.

@@ -124,6 +124,44 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
     (checks, found)
 }
 
+/// Whether the driver restricts profiling to administrators (Linux: `RmProfilingAdminOnly: 1`
+/// in `/proc/driver/nvidia/params`, set by the module option
+/// `NVreg_RestrictProfilingToAdminUsers`), and whether we are root. `None` when unknown.
+pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
+    let admin_only = params.and_then(|p| {
+        p.lines().find_map(|l| l.strip_prefix("RmProfilingAdminOnly:")).map(|v| v.trim() == "1")
+    });
+    match (admin_only, is_root) {
+        (Some(true), false) => Check {
+            what: "counter permission",
+            result: Err("the driver allows GPU performance counters to administrators only \
+                         (RmProfilingAdminOnly: 1); ncu will fail with ERR_NVGPUCTRPERM"
+                .into()),
+            fix: Some(
+                "load the driver with NVreg_RestrictProfilingToAdminUsers=0, or run ncu through a \
+                 NOPASSWD sudo rule for the ncu binary (see \"Counter permissions\" in the README)"
+                    .into(),
+            ),
+        },
+        (Some(true), true) => Check {
+            what: "counter permission",
+            result: Ok("administrators only, and we are root".into()),
+            fix: None,
+        },
+        (Some(false), _) => {
+            Check { what: "counter permission", result: Ok("open to all users".into()), fix: None }
+        }
+        (None, _) => Check {
+            what: "counter permission",
+            result: Ok(
+                "not known here (no /proc/driver/nvidia/params); ncu reports ERR_NVGPUCTRPERM if denied"
+                    .into(),
+            ),
+            fix: None,
+        },
+    }
+}
+
 /// Turns failed checks into one error that names everything missing, or returns the ncu.
 pub fn require_profiling(checks: &[Check], ncu: Option<NcuLocation>) -> Result<NcuLocation, Failure> {
     let failed: Vec<&Check> = checks.iter().filter(|c| c.result.is_err()).collect();
@@ -150,6 +188,16 @@ pub fn require_profiling(checks: &[Check], ncu: Option<NcuLocation>) -> Result<N
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counter_permission_from_driver_params() {
+        let admin = "ResmanDebugLevel: 4294967295\nRmProfilingAdminOnly: 1\n";
+        assert!(counter_permission(Some(admin), false).result.is_err());
+        assert!(counter_permission(Some(admin), true).result.is_ok());
+        assert!(counter_permission(Some("RmProfilingAdminOnly: 0"), false).result.is_ok());
+        let unknown = counter_permission(None, false);
+        assert!(unknown.result.unwrap().contains("not known"));
+    }
 
     #[test]
     fn names_everything_missing_at_once() {

@@ -54,6 +54,7 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
             print_verdicts(&dir)?;
             Ok(ExitCode::Success)
         }
+        Some(Command::Doctor(d)) => doctor(d.manifest_path.as_deref()),
         Some(Command::Explain(e)) => {
             println!("{}", crate::references::explain(&e.topic)?);
             Ok(ExitCode::Success)
@@ -110,6 +111,63 @@ fn load_workspace(
         say(output, format!("warning: {w}"));
     }
     Ok((metadata, config))
+}
+
+/// `cargo kprof doctor`: every check, one line each, with fixes; exit 0 when profiling can
+/// work, else the code of the first failure class (5 missing tool, 7 permission).
+fn doctor(manifest_path: Option<&Path>) -> Result<ExitCode> {
+    let profile_root = build::metadata(&build::cargo_binary(), manifest_path)
+        .map(|m| PathBuf::from(m.workspace_root.as_std_path()).join("profile"))
+        .unwrap_or_else(|_| PathBuf::from("profile"));
+    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(profile_dir::NCU_PATH_FILE));
+    let (mut checks, ncu) = preflight::check_profiling_prerequisites(&inputs);
+    if let Some(loc) = &ncu {
+        let version = std::process::Command::new(&loc.path)
+            .arg("--version")
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").trim().to_string())
+            .unwrap_or_else(|e| format!("could not run it: {e}"));
+        checks.push(preflight::Check { what: "ncu version", result: Ok(version), fix: None });
+    }
+    let params = std::fs::read_to_string("/proc/driver/nvidia/params").ok();
+    let is_root = std::env::var("USER").is_ok_and(|u| u == "root")
+        || std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
+            })
+            .unwrap_or(false);
+    checks.push(preflight::counter_permission(params.as_deref(), is_root));
+    let ncu_path = profile_root.join(profile_dir::NCU_PATH_FILE);
+    checks.push(preflight::Check {
+        what: "profile/ncu_path",
+        result: Ok(match std::fs::read_to_string(&ncu_path) {
+            Ok(t) => format!("{} (used by sudo mode)", t.trim()),
+            Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
+        }),
+        fix: None,
+    });
+    let mut out = std::io::stdout().lock();
+    for c in &checks {
+        match &c.result {
+            Ok(detail) => writeln!(out, "ok    {}: {detail}", c.what)?,
+            Err(problem) => {
+                writeln!(out, "FAIL  {}: {problem}", c.what)?;
+                if let Some(fix) = &c.fix {
+                    writeln!(out, "      fix: {fix}")?;
+                }
+            }
+        }
+    }
+    let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
+    Ok(match failed.first() {
+        None => {
+            writeln!(out, "profiling can work here")?;
+            ExitCode::Success
+        }
+        Some(c) if c.what == "counter permission" => ExitCode::Permission,
+        Some(_) => ExitCode::MissingTool,
+    })
 }
 
 /// `cargo kprof list`.

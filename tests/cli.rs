@@ -226,3 +226,43 @@ fn explain_prints_meaning_and_fixes_or_suggests() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("did you mean `occupancy-limited`"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn doctor_names_each_problem_and_passes_when_all_is_there() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let bin = ws.root().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.args(["kprof", "doctor", "--manifest-path"]).arg(ws.manifest()).env_remove("NCU");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[("NCU", "/nonexistent/ncu")]);
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("FAIL  ncu: Nsight Compute's `ncu` was not found"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let ncu = bin.join("ncu");
+    std::fs::write(&ncu, "#!/bin/sh\necho 'Version 2025.3.1.0 (build 36398880) (public-release)'\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&ncu, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = run(&[("NCU", ncu.to_str().unwrap()), ("KPROF_SKIP_GPU_CHECK", "1")]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("ok    ncu version: Version 2025.3.1.0 (build 36398880)"), "{stdout}");
+    if stdout.contains("FAIL") {
+        // A machine whose driver restricts counters to administrators: exit 7, with the fix.
+        assert_eq!(out.status.code(), Some(7), "{stdout}");
+    } else {
+        assert_eq!(out.status.code(), Some(0), "{stdout}");
+        assert!(stdout.contains("profiling can work here"), "{stdout}");
+    }
+}

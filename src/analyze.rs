@@ -202,6 +202,7 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
                     .map_err(|e| Failure::new(ExitCode::Config, e.to_string()))?,
             );
             ctx.collected.push(format!("`{origin}`: source page"));
+            ctx.stages_collected.push("source".into());
             ctx.source_collected = true;
         } else if name.ends_with("_raw.csv") && name != "metrics_raw.csv" && name != "00_discovery_raw.csv" {
             let page =
@@ -209,6 +210,9 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
             let stage = name
                 .trim_end_matches("_raw.csv")
                 .trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
+            if let Some(s) = crate::stage::Stage::ALL.iter().find(|s| s.raw_file_name() == name) {
+                ctx.stages_collected.push(s.name().to_string());
+            }
             ctx.collected.push(format!(
                 "`{origin}`: {} launch(es), {} columns",
                 page.launches().count(),
@@ -377,7 +381,7 @@ fn device_limits(spec: &crate::references::GpuSpec, summary: &MetricsSummary) ->
             let attainable = (peak * 1e12).min(ai * bw);
             let side = if ai < spec.ridge_point(peak) { "memory side" } else { "compute side" };
             out.push(format!(
-                "`{name}`: FP32 roofline: {} FLOP/byte ({side} of the ridge), attainable {} TFLOP/s, achieved {} TFLOP/s ({} % of attainable).",
+                "`{name}`: FP32 DRAM roofline: {} FLOP per DRAM byte ({side} of the ridge), attainable {} TFLOP/s, achieved {} TFLOP/s ({} % of attainable); traffic served by L1 or L2 is not in this roofline.",
                 f(ai),
                 f(attainable / 1e12),
                 f(achieved / 1e12),

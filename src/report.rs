@@ -33,6 +33,8 @@ pub struct ReportContext {
     pub collected: Vec<String>,
     /// Whether a source page was part of the inputs.
     pub source_collected: bool,
+    /// The stages whose pages were part of the inputs (`basic`, `memory`, ...).
+    pub stages_collected: Vec<String>,
     /// Known limitations from outside the analysis (unknown device, ...).
     pub limitations: Vec<String>,
     /// ncu's own rule findings from a details page, largest estimated speedup first.
@@ -171,13 +173,18 @@ pub fn render(
     }
     let mut next: Vec<String> = Vec::new();
     for v in &decision.kernels {
-        next.push(format!(
-            "`{}`: the `{}` stage (`cargo kprof --kernel {} --stages {}`).",
-            v.kernel,
-            v.follow_up_stage,
-            v.kernel.split('(').next().unwrap_or(&v.kernel),
-            v.follow_up_stage
-        ));
+        let hint = v.kernel.split('(').next().unwrap_or(&v.kernel);
+        if ctx.stages_collected.iter().any(|s| s == &v.follow_up_stage) {
+            next.push(format!(
+                "`{}`: the `{}` stage is already here; act on the hypotheses, then profile again and compare.",
+                v.kernel, v.follow_up_stage
+            ));
+        } else {
+            next.push(format!(
+                "`{}`: the `{}` stage (`cargo kprof --kernel {hint} --stages {}`).",
+                v.kernel, v.follow_up_stage, v.follow_up_stage
+            ));
+        }
     }
     if !ctx.source_collected {
         next.push("The `source` stage, to see which lines the time goes to.".into());

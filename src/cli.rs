@@ -54,10 +54,10 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// Explain a metric, section, stage or classification, from the references
     Explain(ExplainArgs),
-    /// Pack built targets and the plan to profile on another machine (not implemented yet)
-    Archive(ReservedArgs),
-    /// Profile from an archive on a machine without cargo (not implemented yet)
-    Run(ReservedArgs),
+    /// Build and pack the selected targets and their plan, to profile on another machine
+    Archive(Box<ArchiveArgs>),
+    /// Profile from an archive, on a machine without cargo
+    Run(RunArgs),
 }
 
 impl Command {
@@ -128,6 +128,34 @@ pub struct ReportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+}
+
+/// `cargo kprof archive`.
+#[derive(Debug, Args)]
+pub struct ArchiveArgs {
+    /// The archive to write (a tar file; must not exist)
+    #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
+    pub output: PathBuf,
+    /// What to profile, as for `cargo kprof`.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// `cargo-kprof kprof run --archive`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// An archive written by `cargo kprof archive`
+    #[arg(long, value_name = "FILE", required = true)]
+    pub archive: PathBuf,
+    /// Where to unpack it and write the profiles (must not exist or be empty)
+    #[arg(long, value_name = "DIR", default_value = "kprof-archive")]
+    pub workspace_remap: PathBuf,
+    /// Stop a stage's ncu (and the program) after this many seconds
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub timeout: Option<u64>,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof doctor`.

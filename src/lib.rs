@@ -10,6 +10,7 @@
 
 pub mod analysis;
 pub mod analyze;
+pub mod archive;
 pub mod build;
 pub mod cli;
 pub mod collect;

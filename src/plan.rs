@@ -43,7 +43,7 @@ pub struct Plan {
 }
 
 /// The program a kernel is profiled in.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum PlannedTarget {
     /// A cargo target, built by [`Plan::build`].
     Cargo(BuildTarget),
@@ -52,7 +52,7 @@ pub enum PlannedTarget {
 }
 
 /// Which stages, or the compatibility `--set`/`--sections` request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum StagePlan {
     /// Our stages.
     Stages(StageSelection),
@@ -61,7 +61,7 @@ pub enum StagePlan {
 }
 
 /// One kernel to profile.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct KernelPlan {
     /// The kernel's name or hint; the profile directory id starts with it.
     pub name: String,

@@ -103,7 +103,7 @@ impl FromStr for Stage {
 }
 
 /// Which stages to run.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum StageSelection {
     /// `basic`, then exactly one follow-up chosen from basic's metrics.
     #[default]

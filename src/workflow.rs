@@ -55,6 +55,26 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
             Ok(ExitCode::Success)
         }
         Some(Command::Doctor(d)) => doctor(d.manifest_path.as_deref()),
+        Some(Command::Archive(a)) => {
+            let (metadata, config) =
+                load_workspace(a.profile.packages.manifest_path.as_deref(), &a.profile.output)?;
+            let plan = plan::resolve(&a.profile, &metadata, &config, build::cargo_binary())?;
+            let built = match &plan.build {
+                Some(req) => {
+                    say(&a.profile.output, format!("Building with line info: {}", req.command()));
+                    Some(req.run()?)
+                }
+                None => None,
+            };
+            crate::archive::write(&plan, built.as_ref(), &a.output)?;
+            println!("Archive: {}", a.output.display());
+            Ok(ExitCode::Success)
+        }
+        Some(Command::Run(r)) => {
+            let (plan, built) =
+                crate::archive::unpack(&r.archive, &r.workspace_remap, r.timeout, r.output.clone())?;
+            execute(&plan, Some(built))
+        }
         Some(Command::Explain(e)) => {
             println!("{}", crate::references::explain(&e.topic)?);
             Ok(ExitCode::Success)
@@ -76,7 +96,7 @@ fn analyze_options(
 }
 
 /// Prints the directory and one line per kernel verdict.
-fn print_verdicts(dir: &ProfileDir) -> Result<()> {
+pub(crate) fn print_verdicts(dir: &ProfileDir) -> Result<()> {
     let text = std::fs::read_to_string(dir.bottleneck_decision_path())?;
     let decision: crate::analysis::rules::BottleneckDecision = serde_json::from_str(&text)?;
     let mut out = std::io::stdout().lock();
@@ -281,6 +301,13 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
     for note in &plan.notes {
         say(output, format!("note: {note}"));
     }
+    execute(&plan, None)
+}
+
+/// Checks the machine, builds (unless `prebuilt` supplies the executables, as an archive
+/// does), writes each kernel's profile directory, then collects, analyses and reports.
+pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
+    let output = &plan.output;
     profile_dir::ensure_ncu_path(&plan.profile_root)?;
     let ncu_location = if plan.dry_run {
         None
@@ -302,19 +329,20 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
         }
     };
 
-    let built = match &plan.build {
-        Some(req) => {
+    let built = match (&plan.build, prebuilt) {
+        (_, Some(b)) => Some(b),
+        (Some(req), None) => {
             say(output, format!("Building with line info: {}", req.command()));
             Some(req.run()?)
         }
-        None => None,
+        (None, None) => None,
     };
 
     let mut prepared = Vec::new();
     for kernel in &plan.kernels {
-        prepared.push(prepare_kernel(&plan, kernel, built.as_ref(), &ncu_path)?);
+        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_path)?);
     }
-    report_prepared(&plan, &prepared)?;
+    report_prepared(plan, &prepared)?;
     if plan.dry_run {
         return Ok(ExitCode::Success);
     }

@@ -284,3 +284,57 @@ fn ctrl_c_stops_ncu_and_keeps_what_was_written() {
     assert!(manifest.contains("status: interrupted"), "{manifest}");
     assert!(dir.join("commands.sh").is_file() && dir.join("profile-target.yaml").is_file());
 }
+
+/// Build here, profile there: the archive carries the executable and the plan, and
+/// `run --archive` profiles from it with every path remapped, without cargo.
+#[test]
+fn archive_then_run_profiles_without_cargo() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let archive = ws.root().join("copy.tar");
+    let out = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let size = std::fs::metadata(&archive).unwrap().len();
+    // An existing archive is never overwritten.
+    let again = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(text(&again.stderr).contains("never overwritten"), "{}", text(&again.stderr));
+    assert_eq!(std::fs::metadata(&archive).unwrap().len(), size);
+
+    let there = tempfile::tempdir().unwrap();
+    let remap = there.path().join("unpacked");
+    let tools = there.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu(&tools);
+    let argv = tools.join("argv.txt");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "run", "--archive"])
+        .arg(&archive)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .env("NCU", &ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_ARGV", &argv)
+        .env("FAKE_NCU_REPLAY", fixture_details("copy_20261129_213211"))
+        .env("CARGO", "/nonexistent/cargo")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let calls = std::fs::read_to_string(&argv).unwrap();
+    let remapped = remap.canonicalize().unwrap();
+    let exe_line = calls.lines().find(|l| l.contains("/bin/copy-")).expect("the program argument");
+    assert!(Path::new(exe_line).starts_with(&remapped), "{exe_line} not under {}", remapped.display());
+    let profiles =
+        std::fs::read_dir(remapped.join("workspace/profile")).unwrap().filter_map(|e| e.ok()).count();
+    assert!(profiles >= 2, "a profile directory and ncu_path");
+    assert!(text(&out.stdout).contains("copy_kernel: memory-bound"), "{}", text(&out.stdout));
+    // Unpacking never goes into a non-empty directory.
+    let again = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "run", "--archive"])
+        .arg(&archive)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .output()
+        .unwrap();
+    assert_ne!(again.status.code(), Some(0));
+    assert!(text(&again.stderr).contains("is not empty"), "{}", text(&again.stderr));
+}

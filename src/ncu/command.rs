@@ -32,7 +32,7 @@ pub enum LaunchWindow {
 }
 
 /// What a stage asks ncu to collect.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum StageCollection {
     /// One cheap pass over every kernel (durations only), to find the kernel to profile
     /// when no hint was given.

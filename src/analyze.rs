@@ -427,29 +427,34 @@ const FIXED: &[&str] = &[
     "CC",
 ];
 
+/// The launches of a page that pass `filter`, each with its index among its kernel's
+/// launches in that page (how launches of different stages line up).
+fn numbered_launches<'a>(
+    page: &'a RawPage,
+    filter: Option<&'a regex::Regex>,
+) -> impl Iterator<Item = (usize, crate::ncu::parse::Launch<'a>)> + 'a {
+    let mut nth: BTreeMap<&'a str, usize> = BTreeMap::new();
+    page.launches().filter(move |l| filter.is_none_or(|re| re.is_match(l.kernel_name()))).map(move |l| {
+        let n = nth.entry(l.kernel_name()).or_default();
+        *n += 1;
+        (*n - 1, l)
+    })
+}
+
 /// `metrics_raw.csv`: every stage merged, one row per launch (kernel and its n-th launch),
 /// one column per metric, the units row kept.
 fn merged_raw_csv(raw: &[(String, String, RawPage)], filter: Option<&regex::Regex>) -> Result<String> {
     let mut columns: Vec<String> = Vec::new();
     let mut units: BTreeMap<String, String> = BTreeMap::new();
     let mut rows: Vec<((String, usize), BTreeMap<String, String>)> = Vec::new();
+    let mut row_of: std::collections::HashMap<(String, usize), usize> = std::collections::HashMap::new();
     for (_, _, page) in raw {
-        let mut nth: BTreeMap<String, usize> = BTreeMap::new();
-        for launch in page.launches() {
-            let kernel = launch.kernel_name().to_string();
-            if filter.is_some_and(|re| !re.is_match(&kernel)) {
-                continue;
-            }
-            let n = nth.entry(kernel.clone()).or_default();
-            let key = (kernel, *n);
-            *n += 1;
-            let idx = match rows.iter().position(|(k, _)| *k == key) {
-                Some(i) => i,
-                None => {
-                    rows.push((key, BTreeMap::new()));
-                    rows.len() - 1
-                }
-            };
+        for (n, launch) in numbered_launches(page, filter) {
+            let key = (launch.kernel_name().to_string(), n);
+            let idx = *row_of.entry(key.clone()).or_insert_with(|| {
+                rows.push((key, BTreeMap::new()));
+                rows.len() - 1
+            });
             for (i, col) in page.columns.iter().enumerate() {
                 if FIXED.contains(&col.as_str()) {
                     continue;
@@ -458,7 +463,7 @@ fn merged_raw_csv(raw: &[(String, String, RawPage)], filter: Option<&regex::Rege
                     columns.push(col.clone());
                     units.insert(col.clone(), page.units.get(i).cloned().unwrap_or_default());
                 }
-                if let Some(v) = launch.get(col) {
+                if let Some(v) = launch.cell(i) {
                     rows[idx].1.entry(col.clone()).or_insert_with(|| v.to_string());
                 }
             }
@@ -484,26 +489,20 @@ fn merged_raw_csv(raw: &[(String, String, RawPage)], filter: Option<&regex::Rege
 fn extracted_jsonl(raw: &[(String, String, RawPage)], filter: Option<&regex::Regex>) -> String {
     let mut out = String::new();
     for (stage, _, page) in raw {
-        let mut nth: BTreeMap<String, usize> = BTreeMap::new();
-        for launch in page.launches() {
-            let kernel = launch.kernel_name().to_string();
-            if filter.is_some_and(|re| !re.is_match(&kernel)) {
-                continue;
-            }
-            let n = nth.entry(kernel.clone()).or_default();
+        for (n, launch) in numbered_launches(page, filter) {
+            let kernel = launch.kernel_name();
             for (i, col) in page.columns.iter().enumerate() {
                 if !col.contains("__") {
                     continue;
                 }
-                let Some(value) = launch.get(col).and_then(parse_number) else { continue };
+                let Some(value) = launch.cell(i).and_then(parse_number) else { continue };
                 let obj = json!({
-                    "kernel": kernel, "launch": *n, "stage": stage, "metric": col,
+                    "kernel": kernel, "launch": n, "stage": stage, "metric": col,
                     "value": value, "unit": page.units.get(i).cloned().unwrap_or_default(),
                 });
                 out.push_str(&obj.to_string());
                 out.push('\n');
             }
-            *n += 1;
         }
     }
     out

@@ -217,7 +217,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         };
         bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
         bar.enable_steady_tick(Duration::from_millis(120));
-        let outcome = run_stage(dir, &collection, &cmd, why, timeout);
+        let (outcome, page) = run_stage(dir, &collection, &cmd, why, timeout);
         bar.finish_and_clear();
         ncu_ms += outcome.wall_ms;
         let status = outcome.status.clone();
@@ -251,7 +251,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
             )
         };
         if collection == StageCollection::Discovery {
-            let chosen = discover(dir)?;
+            let chosen = discover(dir, page)?;
             say(&format!("Discovery: profiling `{}` ({})", chosen.0, chosen.1));
             let f = KernelFilter::from_hint(&chosen.0);
             for (n, c) in kernel.stage_collections().into_iter().enumerate() {
@@ -267,7 +267,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         }
         let Some(filter) = filter.as_ref() else { continue };
         if auto && collection == StageCollection::Named(Stage::Basic) {
-            let (stage, reason) = follow_up(dir, rules, filter)?;
+            let (stage, reason) = follow_up(page, rules, filter)?;
             say(&format!("Follow-up: {stage} ({reason})"));
             let follow = StageCollection::Named(stage);
             let cmd = stage_cmd(&follow, filter);
@@ -286,7 +286,7 @@ fn run_stage(
     cmd: &ProcessBuilder,
     why: String,
     timeout: Option<Duration>,
-) -> StageOutcome {
+) -> (StageOutcome, Result<RawPage, String>) {
     let output_rel = format!("details/{}", collection.raw_file_name());
     let t0 = Instant::now();
     let (ending, console) = run_process(cmd, timeout);
@@ -305,14 +305,14 @@ fn run_stage(
         std::fs::read(dir.path().join(&output_rel)).map(|b| String::from_utf8_lossy(&b).into_owned());
     let log_text = log_text.unwrap_or_default();
     let scan = scan_log(&format!("{log_text}\n{console}"));
-    let page = RawPage::parse(&log_text, &output_rel).ok();
+    let parsed = RawPage::parse(&log_text, &output_rel).map_err(|e| e.to_string());
+    let page = parsed.as_ref().ok();
     let passes: Vec<u32> = page
-        .as_ref()
         .map(|p| {
             p.launches().filter_map(|l| l.number("profiler__replayer_passes")).map(|v| v as u32).collect()
         })
         .unwrap_or_default();
-    let launches = page.as_ref().map(|p| p.launches().count()).unwrap_or(0);
+    let launches = page.map(|p| p.launches().count()).unwrap_or(0);
     let status = if let Some(ended) = ended {
         ended
     } else if scan.permission_denied {
@@ -331,7 +331,7 @@ fn run_stage(
         }
         t
     });
-    StageOutcome {
+    let outcome = StageOutcome {
         stage: collection.name().to_string(),
         why,
         command: cmd.to_string(),
@@ -342,7 +342,8 @@ fn run_stage(
         status: status.to_string(),
         output: output_rel,
         log,
-    }
+    };
+    (outcome, parsed)
 }
 
 /// One kernel seen by discovery.
@@ -379,14 +380,10 @@ pub fn function_name(kernel: &str) -> String {
     last.rsplit("::").next().unwrap_or(last).to_string()
 }
 
-/// Ranks the kernels of a discovery pass (total duration, then launches) and writes
+/// Ranks the kernels of a discovery pass (its parsed page) (total duration, then launches) and writes
 /// `kernel_candidates.json`; returns the costliest kernel's function name and why.
-fn discover(dir: &ProfileDir) -> Result<(String, String)> {
-    let rel = format!("details/{}", StageCollection::Discovery.raw_file_name());
-    let text =
-        std::fs::read_to_string(dir.path().join(&rel)).with_context(|| format!("could not read {rel}"))?;
-    let page =
-        RawPage::parse(&text, &rel).map_err(|e| Failure::new(ExitCode::NoKernelMatched, e.to_string()))?;
+fn discover(dir: &ProfileDir, page: Result<RawPage, String>) -> Result<(String, String)> {
+    let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
     let mut candidates: Vec<Candidate> = Vec::new();
     for l in page.launches() {
         let d = l.number("gpu__time_duration.sum").unwrap_or(0.0)
@@ -431,13 +428,9 @@ fn discover(dir: &ProfileDir) -> Result<(String, String)> {
     Ok((top.function, why))
 }
 
-/// The follow-up stage and why, from the rules over basic's metrics.
-fn follow_up(dir: &ProfileDir, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
-    let path = dir.details_dir().join(Stage::Basic.raw_file_name());
-    let text =
-        std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
-    let page = RawPage::parse(&text, &format!("details/{}", Stage::Basic.raw_file_name()))
-        .map_err(|e| Failure::new(ExitCode::Failure, e.to_string()))?;
+/// The follow-up stage and why, from the rules over basic's metrics (its parsed page).
+fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
+    let page = page.map_err(|e| Failure::new(ExitCode::Failure, e))?;
     let re = regex::Regex::new(&filter.pattern).ok();
     let summary = summary::summarize(std::slice::from_ref(&page), re.as_ref());
     let Some(k) = summary.kernels.first() else {
@@ -499,22 +492,13 @@ fn stage_failure(
     }
 }
 
-/// Smaller is closer: 0 for a substring match, else an edit distance.
+/// Smaller is closer: 0 for a substring match, else one more than the edit distance.
 fn closeness(hint: &str, name: &str) -> usize {
     if name.contains(hint) {
-        return 0;
+        0
+    } else {
+        1 + crate::suggest::edit_distance(hint, name)
     }
-    let a: Vec<char> = hint.chars().collect();
-    let b: Vec<char> = name.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur.push((prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    1 + prev[b.len()]
 }
 
 /// `details/00_environment.txt`: what the numbers depend on. Tools that are missing are

@@ -26,5 +26,6 @@ pub mod profile_dir;
 pub mod references;
 pub mod report;
 pub mod stage;
+pub mod suggest;
 pub mod target_spec;
 pub mod workflow;

@@ -31,6 +31,7 @@ use serde::Deserialize;
 use crate::error::{ExitCode, Failure};
 use crate::ncu::StageCollection;
 use crate::stage::Stage;
+use crate::suggest::edit_distance;
 
 /// One embedded reference file: its path relative to the repository root and its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -742,32 +743,9 @@ pub fn suggestions(query: &str) -> Vec<&'static str> {
     out
 }
 
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    let mut current = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        current[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_basics() {
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("sm__throughputt", "sm__throughput"), 1);
-    }
 
     #[test]
     fn parser_joins_continuations_and_rejects_stray_text() {

@@ -309,24 +309,13 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
 pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
     let output = &plan.output;
     profile_dir::ensure_ncu_path(&plan.profile_root)?;
-    let ncu_location = if plan.dry_run {
-        None
+    let inputs = preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
+    let (checks, found) = preflight::check_profiling_prerequisites(&inputs);
+    let ncu_path = if plan.dry_run {
+        // A dry run shows the ncu a real run would use, or plain `ncu`.
+        found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"))
     } else {
-        let inputs =
-            preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
-        let (checks, found) = preflight::check_profiling_prerequisites(&inputs);
-        Some(preflight::require_profiling(&checks, found)?)
-    };
-    let ncu_path = match &ncu_location {
-        Some(loc) => loc.path.clone(),
-        // A dry run shows the ncu a real run would use, or the default path.
-        None => {
-            let inputs =
-                preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
-            ncu::locate_ncu(inputs.ncu_env.as_deref(), inputs.path_env.as_deref(), &inputs.ncu_path_file)
-                .map(|l| l.path)
-                .unwrap_or_else(|_| PathBuf::from("ncu"))
-        }
+        preflight::require_profiling(&checks, found)?.path
     };
 
     let built = match (&plan.build, prebuilt) {

@@ -153,6 +153,9 @@ pub struct RunArgs {
     /// Stop a stage's ncu (and the program) after this many seconds
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
+    /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
+    #[arg(long)]
+    pub sudo: bool,
     /// Output and verbosity.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -164,6 +167,9 @@ pub struct DoctorArgs {
     /// Path to Cargo.toml (its workspace's profile/ncu_path is checked)
     #[arg(long, value_name = "PATH")]
     pub manifest_path: Option<PathBuf>,
+    /// Check the `--sudo` setup: profile/ncu_path and a passwordless `sudo -n <ncu> --version`
+    #[arg(long)]
+    pub sudo: bool,
 }
 
 /// `cargo kprof explain`.
@@ -327,6 +333,9 @@ pub struct ProfileArgs {
     /// Resolve, build and write the profile directory and commands, but run nothing under ncu
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,
+    /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
+    #[arg(long, help_heading = "Profiling Options")]
+    pub sudo: bool,
 
     /// Output and verbosity.
     #[command(flatten)]
@@ -440,6 +449,7 @@ mod tests {
             other => panic!("expected list, got {other:?}"),
         }
         let a = parse("kprof --workspace --clock-control base -vv --color never").unwrap();
+        assert!(!a.profile.sudo);
         assert!(a.profile.packages.workspace);
         assert_eq!(a.profile.clock_control, Some(ClockControlArg::Base));
         assert_eq!(a.profile.output.verbose, 2);
@@ -449,6 +459,15 @@ mod tests {
                 assert_eq!(i.kernel.as_deref(), Some("gemm"));
             }
             other => panic!("expected import, got {other:?}"),
+        }
+        assert!(parse("kprof --kernel copy --sudo").unwrap().profile.sudo);
+        match parse("kprof doctor --sudo").unwrap().command {
+            Some(Command::Doctor(d)) => assert!(d.sudo),
+            other => panic!("expected doctor, got {other:?}"),
+        }
+        match parse("kprof run --archive a.tar --sudo").unwrap().command {
+            Some(Command::Run(r)) => assert!(r.sudo),
+            other => panic!("expected run, got {other:?}"),
         }
         match parse("kprof explain memory-bound").unwrap().command {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),

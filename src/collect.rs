@@ -4,8 +4,10 @@
 //! Each run writes its CSV through `--log-file` into `details/`; the target's own output
 //! is kept only when a stage fails, in `run_manifest.yaml`. ncu exits 0 when the filter
 //! matches nothing, so every log is read for that, and for the counter-permission error,
-//! before the next stage starts. The manifest is written whatever happens, so a failed
-//! or partial run still says what ran, why, and how it ended.
+//! before the next stage starts. Under `--sudo` the output is also read for sudo's
+//! refusal (`sudo: a password is required`), which stops the run the same way, with
+//! exit code 7. The manifest is written whatever happens, so a failed or partial run
+//! still says what ran, why, and how it ended.
 
 use std::io::Read;
 use std::path::Path;
@@ -21,6 +23,7 @@ use crate::error::{ExitCode, Failure};
 use crate::filter::KernelFilter;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::ncu::parse::{scan_log, RawPage};
+use crate::ncu::privilege::{self, Privilege};
 use crate::plan::{KernelPlan, StagePlan};
 use crate::process::{tail_lines, ProcessBuilder};
 use crate::profile_dir::ProfileDir;
@@ -61,6 +64,9 @@ pub struct RunManifest {
     pub kprof_version: String,
     /// The kernel (hint).
     pub kernel: String,
+    /// `none`, or `sudo` when ncu ran as `sudo -n <profile/ncu_path>`.
+    #[serde(default)]
+    pub privilege: Privilege,
     /// `ok`, or the status of the stage that stopped the run.
     pub status: String,
     /// The stages, in order.
@@ -70,15 +76,7 @@ pub struct RunManifest {
 }
 
 /// The NOPASSWD guide, in our words, printed when ncu may not read the counters.
-pub const PERMISSION_GUIDE: &str = "ncu may not read the GPU performance counters here (ERR_NVGPUCTRPERM).\n\
-Either allow profiling for all users (the driver option NVreg_RestrictProfilingToAdminUsers=0,\n\
-then reload the driver), or let kprof run ncu through sudo without a password, for that one binary:\n\
-  command -v ncu; readlink -f \"$(command -v ncu)\"\n\
-  sudo visudo -f /etc/sudoers.d/kernel-profiler-ncu\n\
-    USERNAME ALL=(root) NOPASSWD: /absolute/path/to/ncu\n\
-  printf '%s\\n' /absolute/path/to/ncu > profile/ncu_path\n\
-  sudo -n \"$(cat profile/ncu_path)\" --version\n\
-kprof never asks for, stores or passes a password.";
+pub use crate::ncu::privilege::PERMISSION_GUIDE;
 
 /// One kernel's collection: where it goes and what it runs.
 pub struct KernelRun<'a> {
@@ -88,7 +86,7 @@ pub struct KernelRun<'a> {
     pub kernel: &'a KernelPlan,
     /// The profiled program.
     pub target: &'a TargetCommand,
-    /// The ncu binary.
+    /// The ncu binary (under sudo, the one named in `profile/ncu_path`).
     pub ncu: &'a Path,
     /// The stage commands already written to `commands.sh` (for `auto`, only basic).
     pub first: &'a [(StageCollection, ProcessBuilder)],
@@ -117,8 +115,10 @@ enum Ending {
 }
 
 /// Runs `cmd` in its own process group, draining its output on threads so it never
-/// blocks; kills the whole group on timeout or Ctrl-C.
-fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>) -> (Ending, String) {
+/// blocks; kills the whole group on timeout or Ctrl-C. Under sudo, ncu and the program
+/// run as root, out of reach of our SIGKILL: sudo is first sent SIGTERM, which it relays
+/// to them, and output still held open by them is not waited for.
+fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>, privilege: Privilege) -> (Ending, String) {
     let mut c = cmd.command();
     c.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
     #[cfg(unix)]
@@ -128,16 +128,21 @@ fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>) -> (Ending, Stri
     }
     let mut child = match c.spawn() {
         Ok(child) => child,
-        Err(e) => return (Ending::NotStarted(format!("could not start ncu: {e}")), String::new()),
+        Err(e) => {
+            let program = cmd.get_program().to_string_lossy().into_owned();
+            return (Ending::NotStarted(format!("could not start {program}: {e}")), String::new());
+        }
     };
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut buf = Vec::new();
             if let Some(mut p) = pipe {
                 let _ = p.read_to_end(&mut buf);
             }
-            buf
-        })
+            let _ = tx.send(buf);
+        });
+        rx
     };
     let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
     let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
@@ -150,27 +155,43 @@ fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>) -> (Ending, Stri
         }
         let interrupted = INTERRUPTED.load(Ordering::SeqCst);
         if interrupted || timeout.is_some_and(|t| started.elapsed() >= t) {
-            kill_group(&mut child);
+            kill_group(&mut child, privilege == Privilege::Sudo);
             break if interrupted { Ending::Interrupted } else { Ending::TimedOut };
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.join().unwrap_or_default()),
-        String::from_utf8_lossy(&err.join().unwrap_or_default())
-    );
+    let stopped = !matches!(ending, Ending::Exited(_));
+    let read = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+        let bytes = if stopped { rx.recv_timeout(Duration::from_secs(2)).ok() } else { rx.recv().ok() };
+        String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned()
+    };
+    let text = format!("{}{}", read(out), read(err));
     (ending, text)
 }
 
-fn kill_group(child: &mut std::process::Child) {
+/// Kills the child's process group; `graceful` (sudo) sends SIGTERM first and gives
+/// the group five seconds to end.
+fn kill_group(child: &mut std::process::Child, graceful: bool) {
     #[cfg(unix)]
     {
-        // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+        let group = child.id() as libc::pid_t;
+        if graceful {
+            // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+            unsafe {
+                libc::killpg(group, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline && !matches!(child.try_wait(), Ok(Some(_))) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // SAFETY: as above.
         unsafe {
-            libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+            libc::killpg(group, libc::SIGKILL);
         }
     }
+    #[cfg(not(unix))]
+    let _ = graceful;
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -185,6 +206,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         schema_version: 1,
         kprof_version: env!("CARGO_PKG_VERSION").to_string(),
         kernel: kernel.name.clone(),
+        privilege: kernel.privilege,
         status: "ok".into(),
         stages: Vec::new(),
         kprof_overhead_ms: 0,
@@ -217,7 +239,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
         };
         bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
         bar.enable_steady_tick(Duration::from_millis(120));
-        let (outcome, page) = run_stage(dir, &collection, &cmd, why, timeout);
+        let (outcome, page) = run_stage(dir, &collection, &cmd, why, timeout, kernel.privilege);
         bar.finish_and_clear();
         ncu_ms += outcome.wall_ms;
         let status = outcome.status.clone();
@@ -232,10 +254,11 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
             return Err(stage_failure(&status, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
         }
         let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
-        say(&format!(
-            "  done: {} pass(es) per launch",
-            passes.first().map(|p| p.to_string()).unwrap_or("?".into())
-        ));
+        // The source page has no pass column: say only that it finished.
+        say(&match passes.first() {
+            Some(p) => format!("  done: {p} pass(es) per launch"),
+            None => "  done".to_string(),
+        });
         let stage_cmd = |collection: &StageCollection, filter: &KernelFilter| {
             let log = dir.details_dir().join(collection.raw_file_name());
             stage_command(
@@ -247,6 +270,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, say: &dyn Fn(&str)) -> Result
                     clock_control: kernel.clock_control,
                     log_file: &log,
                     target,
+                    privilege: kernel.privilege,
                 },
             )
         };
@@ -286,10 +310,11 @@ fn run_stage(
     cmd: &ProcessBuilder,
     why: String,
     timeout: Option<Duration>,
+    privilege: Privilege,
 ) -> (StageOutcome, Result<RawPage, String>) {
     let output_rel = format!("details/{}", collection.raw_file_name());
     let t0 = Instant::now();
-    let (ending, console) = run_process(cmd, timeout);
+    let (ending, console) = run_process(cmd, timeout, privilege);
     let wall_ms = t0.elapsed().as_millis() as u64;
     let (exit_code, ended) = match &ending {
         Ending::Exited(status) => (status.code(), None),
@@ -313,9 +338,10 @@ fn run_stage(
         })
         .unwrap_or_default();
     let launches = page.map(|p| p.launches().count()).unwrap_or(0);
+    let sudo_refused = privilege == Privilege::Sudo && privilege::sudo_refusal(&console).is_some();
     let status = if let Some(ended) = ended {
         ended
-    } else if scan.permission_denied {
+    } else if scan.permission_denied || sudo_refused {
         "permission"
     } else if scan.no_kernels_profiled {
         "no-match"
@@ -327,7 +353,8 @@ fn run_stage(
     let log = (status != "ok").then(|| {
         let mut t = tail_lines(&console, 20);
         if status == "no-match" {
-            t = format!("{}\n{}", scan.available_kernels.join("\n"), t);
+            // A blank line ends the list: the program's own output follows it.
+            t = format!("{}\n\n{}", scan.available_kernels.join("\n"), t);
         }
         t
     });
@@ -479,7 +506,10 @@ fn stage_failure(
             };
             f.help("pass --kernel with part of one of those names, or --kernel-regex")
         }
-        "permission" => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
+        "permission" => match privilege::sudo_refusal(log).filter(|_| kernel.privilege == Privilege::Sudo) {
+            Some(line) => privilege::sudo_refused(line),
+            None => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
+        },
         "timeout" => {
             Failure::new(ExitCode::Timeout, format!("ncu ran past --timeout and was stopped:\n{log}"))
                 .help("raise --timeout, or profile fewer launches (--launch-count)")
@@ -502,8 +532,14 @@ fn closeness(hint: &str, name: &str) -> usize {
 }
 
 /// `details/00_environment.txt`: what the numbers depend on. Tools that are missing are
-/// noted as such; nothing here stops a run.
-pub fn write_environment(dir: &ProfileDir, ncu: &Path, workspace_root: &Path) -> Result<()> {
+/// noted as such; nothing here stops a run. (`ncu --version` needs no privilege, so it
+/// runs without sudo even when the stages run through it.)
+pub fn write_environment(
+    dir: &ProfileDir,
+    ncu: &Path,
+    privilege: Privilege,
+    workspace_root: &Path,
+) -> Result<()> {
     fn run(program: &Path, args: &[&str], cwd: Option<&Path>) -> String {
         let mut c = std::process::Command::new(program);
         c.args(args);
@@ -518,11 +554,18 @@ pub fn write_environment(dir: &ProfileDir, ncu: &Path, workspace_root: &Path) ->
     }
     let git = Path::new("git");
     let dirty = run(git, &["status", "--porcelain"], Some(workspace_root));
+    let privilege_line = match privilege {
+        Privilege::None => "none (ncu runs as this user)".to_string(),
+        Privilege::Sudo => {
+            format!("sudo (sudo -n {}, as root)", crate::process::shell_quote(&ncu.to_string_lossy()))
+        }
+    };
     let text = format!(
-        "kprof version: {}\nncu: {}\n{}\nGPU (nvidia-smi): {}\nrustc: {}\nworkspace: {}\ngit commit: {}\ngit dirty: {}\n",
+        "kprof version: {}\nncu: {}\n{}\nprivilege: {}\nGPU (nvidia-smi): {}\nrustc: {}\nworkspace: {}\ngit commit: {}\ngit dirty: {}\n",
         env!("CARGO_PKG_VERSION"),
         ncu.display(),
         run(ncu, &["--version"], None),
+        privilege_line,
         run(
             Path::new("nvidia-smi"),
             &[

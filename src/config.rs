@@ -21,6 +21,7 @@
 //! env = { NO_GRAPH = "1" }        # environment for the target; values are strings
 //! tolerance-pct = 2.0             # number >= 0: noise band for comparisons
 //! clock-control = "none"          # "none" | "base": ncu --clock-control
+//! privilege = "none"              # "none" | "sudo": run ncu as `sudo -n <profile/ncu_path>`
 //!
 //! [package.metadata.kprof]        # defaults for this package's kernels: the same keys
 //!
@@ -60,8 +61,8 @@ use crate::suggest::edit_distance;
 pub const HARNESS_CRATE: &str = "kprof-harness";
 
 /// Keys allowed in every kprof table: the defaults a kernel inherits.
-const SETTING_KEYS: [&str; 6] =
-    ["launch-skip", "launch-count", "stages", "env", "tolerance-pct", "clock-control"];
+const SETTING_KEYS: [&str; 7] =
+    ["launch-skip", "launch-count", "stages", "env", "tolerance-pct", "clock-control", "privilege"];
 /// Keys allowed only in a kernel entry.
 const KERNEL_KEYS: [&str; 10] =
     ["name", "bench", "example", "bin", "command", "case", "args", "regex", "runtime", "kernels"];
@@ -103,6 +104,8 @@ pub struct Settings {
     pub tolerance_pct: Option<f64>,
     /// ncu's `--clock-control`.
     pub clock_control: Option<ClockControl>,
+    /// How ncu is started: directly, or through `sudo -n`.
+    pub privilege: Option<Privilege>,
 }
 
 impl Settings {
@@ -118,6 +121,7 @@ impl Settings {
             env,
             tolerance_pct: nearer.tolerance_pct.or(self.tolerance_pct),
             clock_control: nearer.clock_control.or(self.clock_control),
+            privilege: nearer.privilege.or(self.privilege),
         }
     }
 }
@@ -143,6 +147,34 @@ impl ClockControl {
 }
 
 impl fmt::Display for ClockControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How ncu is started (`privilege` in the manifests, `--sudo` on the command line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Privilege {
+    /// Run ncu directly: `NCU`, then `PATH`, then `profile/ncu_path`.
+    #[default]
+    None,
+    /// Run exactly the ncu named in `profile/ncu_path` as `sudo -n <path> ...`, which
+    /// needs a NOPASSWD sudoers rule for that path; never with a password.
+    Sudo,
+}
+
+impl Privilege {
+    /// The spelling in manifests, YAML and messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Privilege::None => "none",
+            Privilege::Sudo => "sudo",
+        }
+    }
+}
+
+impl fmt::Display for Privilege {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -398,6 +430,14 @@ pub fn load(metadata: &Metadata) -> Result<Config, Failure> {
 }
 
 impl Config {
+    /// Whether any table or kernel asks for `privilege = "sudo"` (what `doctor` checks for).
+    pub fn uses_sudo(&self) -> bool {
+        let sudo = |s: &Settings| s.privilege == Some(Privilege::Sudo);
+        sudo(&self.workspace_defaults)
+            || self.packages.iter().any(|p| sudo(&p.settings))
+            || self.kernels.iter().any(|k| sudo(&k.settings))
+    }
+
     /// The kernels of `packages` (all when empty) with their 1-based indices, in
     /// configuration order. An unknown package name is an error.
     pub fn listing(&self, packages: &[String]) -> Result<Vec<ListedKernel<'_>>, Failure> {
@@ -646,6 +686,7 @@ impl<'a> Table<'a> {
             env: self.env()?,
             tolerance_pct: self.tolerance()?,
             clock_control: self.clock_control()?,
+            privilege: self.one_of("privilege", &[Privilege::None, Privilege::Sudo], Privilege::name)?,
         })
     }
 
@@ -1200,6 +1241,33 @@ mod tests {
         assert_eq!(env(sgemm), ["A=ws", "B=pkg", "C=pkg"]);
         assert_eq!(config.workspace_defaults.launch_skip, Some(10));
         assert_eq!(config.packages[0].settings.launch_count, Some(4));
+        assert!(!config.uses_sudo());
+    }
+
+    #[test]
+    fn privilege_is_a_setting_like_the_others() {
+        let ws = json!({ "kprof": { "privilege": "sudo" } });
+        let pkg = |privilege: Value| {
+            package(
+                "gemm",
+                json!({ "kprof": { "privilege": privilege, "kernels": [{ "name": "h", "bench": "hgemm" }] } }),
+                &[("bench", "hgemm")],
+                &[],
+            )
+        };
+        let config = load(&metadata(ws.clone(), vec![pkg(json!("none"))])).unwrap();
+        assert_eq!(config.workspace_defaults.privilege, Some(Privilege::Sudo));
+        assert_eq!(config.kernels[0].settings.privilege, Some(Privilege::None), "the package table wins");
+        assert!(config.uses_sudo());
+        let config = load(&metadata(ws, vec![pkg(json!("sudo"))])).unwrap();
+        assert_eq!(config.kernels[0].settings.privilege, Some(Privilege::Sudo));
+        assert!(config.warnings.is_empty(), "{:?}", config.warnings);
+        let msg = error_of(json!({ "privilege": "full_sudo" }));
+        assert!(msg.contains("`privilege` in [package.metadata.kprof]"), "{msg}");
+        assert!(msg.contains("expected \"none\" or \"sudo\", found \"full_sudo\""), "{msg}");
+        assert!(msg.contains("for example: `privilege = \"none\"`"), "{msg}");
+        let msg = error_of(json!({ "privilege": true }));
+        assert!(msg.contains("expected \"none\" or \"sudo\", found the boolean true"), "{msg}");
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub enum ExitCode {
     MissingTool = 5,
     /// The kernel filter matched no launch of the target.
     NoKernelMatched = 6,
-    /// ncu may not read the GPU performance counters, or `sudo -n` needs a password.
+    /// ncu may not read the GPU performance counters, `sudo -n` needs a password, or
+    /// `--sudo` is not set up (no `sudo` on `PATH`, or no usable `profile/ncu_path`).
     Permission = 7,
     /// The profiled program exited with an error or crashed.
     TargetFailed = 8,

@@ -13,7 +13,7 @@ use cargo_metadata::Metadata;
 
 use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::cli::{ClockControlArg, MessageFormat, OutputArgs, ProfileArgs};
-use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Runtime};
+use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
 use crate::filter::KernelFilter;
 use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
@@ -92,6 +92,9 @@ pub struct KernelPlan {
     pub clock_control: ClockControl,
     /// Tolerance for comparisons, percent.
     pub tolerance_pct: f64,
+    /// How ncu is started: directly, or `sudo -n` on `profile/ncu_path`.
+    #[serde(default)]
+    pub privilege: Privilege,
 }
 
 impl KernelPlan {
@@ -336,8 +339,18 @@ fn from_entry(
         stages: stage_plan(args, s.stages.clone())?,
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
+        privilege: privilege(args.sudo, s.privilege),
     };
     Ok(plan)
+}
+
+/// `--sudo` wins; else the manifests' `privilege`; else none.
+fn privilege(sudo_flag: bool, configured: Option<Privilege>) -> Privilege {
+    if sudo_flag {
+        Privilege::Sudo
+    } else {
+        configured.unwrap_or_default()
+    }
 }
 
 /// A plan for a target named on the command line with no configured entry.
@@ -393,6 +406,7 @@ fn ad_hoc(
         stages: stage_plan(args, s.stages.clone())?,
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
+        privilege: privilege(args.sudo, s.privilege),
         name,
     })
 }

@@ -138,8 +138,9 @@ pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
                          (RmProfilingAdminOnly: 1); ncu will fail with ERR_NVGPUCTRPERM"
                 .into()),
             fix: Some(
-                "load the driver with NVreg_RestrictProfilingToAdminUsers=0, or run ncu through a \
-                 NOPASSWD sudo rule for the ncu binary (see \"Counter permissions\" in the README)"
+                "load the driver with NVreg_RestrictProfilingToAdminUsers=0, or allow the ncu named in \
+                 profile/ncu_path through a NOPASSWD sudo rule and profile with --sudo \
+                 (see \"Counter permissions\" in the README; `cargo kprof doctor --sudo` checks it)"
                     .into(),
             ),
         },
@@ -164,25 +165,31 @@ pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
 
 /// Turns failed checks into one error that names everything missing, or returns the ncu.
 pub fn require_profiling(checks: &[Check], ncu: Option<NcuLocation>) -> Result<NcuLocation, Failure> {
+    require_checks(checks)?;
+    ncu.ok_or_else(|| {
+        Failure::new(ExitCode::MissingTool, "cannot profile on this machine: ncu was not found")
+    })
+}
+
+/// Turns failed checks into one error that names everything missing (exit code 5).
+pub fn require_checks(checks: &[Check]) -> Result<(), Failure> {
     let failed: Vec<&Check> = checks.iter().filter(|c| c.result.is_err()).collect();
-    match (failed.is_empty(), ncu) {
-        (true, Some(ncu)) => Ok(ncu),
-        _ => {
-            let mut msg = String::from("cannot profile on this machine:");
-            for c in &failed {
-                if let Err(problem) = &c.result {
-                    msg.push_str(&format!("\n  - {}: {}", c.what, problem));
-                }
-            }
-            let mut f = Failure::new(ExitCode::MissingTool, msg);
-            for c in &failed {
-                if let Some(fix) = &c.fix {
-                    f = f.help(format!("{}: {}", c.what, fix));
-                }
-            }
-            Err(f.help("`--dry-run` builds and writes the commands without a GPU"))
+    if failed.is_empty() {
+        return Ok(());
+    }
+    let mut msg = String::from("cannot profile on this machine:");
+    for c in &failed {
+        if let Err(problem) = &c.result {
+            msg.push_str(&format!("\n  - {}: {}", c.what, problem));
         }
     }
+    let mut f = Failure::new(ExitCode::MissingTool, msg);
+    for c in &failed {
+        if let Some(fix) = &c.fix {
+            f = f.help(format!("{}: {}", c.what, fix));
+        }
+    }
+    Err(f.help("`--dry-run` builds and writes the commands without a GPU"))
 }
 
 #[cfg(test)]

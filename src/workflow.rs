@@ -14,7 +14,7 @@ use crate::build::{self, BuildOutput};
 use crate::cli::{Command, KprofArgs, ListArgs, OutputArgs, ProfileArgs};
 use crate::config::{self, Config};
 use crate::error::{ExitCode, Failure};
-use crate::ncu::{self, StageCollection, StageRun, TargetCommand};
+use crate::ncu::{self, privilege, Privilege, StageCollection, StageRun, TargetCommand};
 use crate::plan::{self, KernelPlan, Plan, PlannedTarget, StagePlan};
 use crate::preflight;
 use crate::process::{shell_quote, ProcessBuilder};
@@ -54,7 +54,7 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
             print_verdicts(&dir)?;
             Ok(ExitCode::Success)
         }
-        Some(Command::Doctor(d)) => doctor(d.manifest_path.as_deref()),
+        Some(Command::Doctor(d)) => doctor(d.manifest_path.as_deref(), d.sudo),
         Some(Command::Archive(a)) => {
             let (metadata, config) =
                 load_workspace(a.profile.packages.manifest_path.as_deref(), &a.profile.output)?;
@@ -71,8 +71,11 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
             Ok(ExitCode::Success)
         }
         Some(Command::Run(r)) => {
-            let (plan, built) =
+            let (mut plan, built) =
                 crate::archive::unpack(&r.archive, &r.workspace_remap, r.timeout, r.output.clone())?;
+            if r.sudo {
+                plan.kernels.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
+            }
             execute(&plan, Some(built))
         }
         Some(Command::Explain(e)) => {
@@ -134,14 +137,28 @@ fn load_workspace(
 }
 
 /// `cargo kprof doctor`: every check, one line each, with fixes; exit 0 when profiling can
-/// work, else the code of the first failure class (5 missing tool, 7 permission).
-fn doctor(manifest_path: Option<&Path>) -> Result<ExitCode> {
-    let profile_root = build::metadata(&build::cargo_binary(), manifest_path)
+/// work, else the code of the first failure class (5 missing tool, 7 permission). With
+/// sudo configured (`--sudo`, or `privilege = "sudo"` in the manifests) the ncu checked
+/// is the one `sudo -n` would run, and a failure prints the setup guide.
+fn doctor(manifest_path: Option<&Path>, sudo_flag: bool) -> Result<ExitCode> {
+    let metadata = build::metadata(&build::cargo_binary(), manifest_path).ok();
+    let profile_root = metadata
+        .as_ref()
         .map(|m| PathBuf::from(m.workspace_root.as_std_path()).join("profile"))
-        .unwrap_or_else(|_| PathBuf::from("profile"));
+        .unwrap_or_else(|| PathBuf::from("profile"));
+    let sudo =
+        sudo_flag || metadata.as_ref().and_then(|m| config::load(m).ok()).is_some_and(|c| c.uses_sudo());
     let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(profile_dir::NCU_PATH_FILE));
     let (mut checks, ncu) = preflight::check_profiling_prerequisites(&inputs);
-    if let Some(loc) = &ncu {
+    if sudo {
+        // `--sudo` runs only the ncu named in profile/ncu_path, never PATH's or NCU's.
+        checks.retain(|c| c.what != "ncu");
+        checks.extend(privilege::sudo_checks(
+            &inputs.ncu_path_file,
+            inputs.path_env.as_deref(),
+            privilege::VERSION_CHECK_TIMEOUT,
+        ));
+    } else if let Some(loc) = &ncu {
         let version = std::process::Command::new(&loc.path)
             .arg("--version")
             .output()
@@ -157,16 +174,19 @@ fn doctor(manifest_path: Option<&Path>) -> Result<ExitCode> {
                 s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
             })
             .unwrap_or(false);
-    checks.push(preflight::counter_permission(params.as_deref(), is_root));
+    // Through sudo, ncu runs as root, to whom the counters are always open.
+    checks.push(preflight::counter_permission(params.as_deref(), is_root || sudo));
     let ncu_path = profile_root.join(profile_dir::NCU_PATH_FILE);
-    checks.push(preflight::Check {
-        what: "profile/ncu_path",
-        result: Ok(match std::fs::read_to_string(&ncu_path) {
-            Ok(t) => format!("{} (used by sudo mode)", t.trim()),
-            Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
-        }),
-        fix: None,
-    });
+    if !sudo {
+        checks.push(preflight::Check {
+            what: "profile/ncu_path",
+            result: Ok(match std::fs::read_to_string(&ncu_path) {
+                Ok(t) => format!("{} (used by --sudo)", t.trim()),
+                Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
+            }),
+            fix: None,
+        });
+    }
     let mut out = std::io::stdout().lock();
     for c in &checks {
         match &c.result {
@@ -180,12 +200,15 @@ fn doctor(manifest_path: Option<&Path>) -> Result<ExitCode> {
         }
     }
     let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
+    if failed.iter().any(|c| privilege::is_sudo_check(c.what)) {
+        writeln!(out, "\n{}", privilege::SUDO_GUIDE)?;
+    }
     Ok(match failed.first() {
         None => {
-            writeln!(out, "profiling can work here")?;
+            writeln!(out, "profiling can work here{}", if sudo { " (through sudo -n)" } else { "" })?;
             ExitCode::Success
         }
-        Some(c) if c.what == "counter permission" => ExitCode::Permission,
+        Some(c) if c.what == "counter permission" || privilege::is_sudo_check(c.what) => ExitCode::Permission,
         Some(_) => ExitCode::MissingTool,
     })
 }
@@ -308,14 +331,29 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
 /// does), writes each kernel's profile directory, then collects, analyses and reports.
 pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
     let output = &plan.output;
-    profile_dir::ensure_ncu_path(&plan.profile_root)?;
-    let inputs = preflight::ProbeInputs::from_machine(&plan.profile_root.join(profile_dir::NCU_PATH_FILE));
-    let (checks, found) = preflight::check_profiling_prerequisites(&inputs);
-    let ncu_path = if plan.dry_run {
-        // A dry run shows the ncu a real run would use, or plain `ncu`.
-        found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"))
+    let ncu_path_file = profile_dir::ensure_ncu_path(&plan.profile_root)?;
+    let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
+    let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
+    let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
+    if plan.kernels.iter().all(sudo) {
+        // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
+        checks.retain(|c| c.what != "ncu");
+    }
+    if !plan.dry_run {
+        preflight::require_checks(&checks)?;
+    }
+    // A dry run shows the ncu a real run would use, or plain `ncu`.
+    let direct_ncu = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
+    let sudo_ncu = if !plan.kernels.iter().any(sudo) {
+        None
+    } else if plan.dry_run {
+        Some(profile_dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
     } else {
-        preflight::require_profiling(&checks, found)?.path
+        Some(privilege::require_sudo(&ncu_path_file, inputs.path_env.as_deref())?)
+    };
+    let ncu_for = |k: &KernelPlan| match (&sudo_ncu, k.privilege) {
+        (Some(path), Privilege::Sudo) => path.clone(),
+        _ => direct_ncu.clone(),
     };
 
     let built = match (&plan.build, prebuilt) {
@@ -329,7 +367,7 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
 
     let mut prepared = Vec::new();
     for kernel in &plan.kernels {
-        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_path)?);
+        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_for(kernel))?);
     }
     report_prepared(plan, &prepared)?;
     if plan.dry_run {
@@ -339,7 +377,8 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
     crate::collect::install_interrupt_handler();
     let say_line = |line: &str| say(&plan.output, line);
     for p in &prepared {
-        crate::collect::write_environment(&p.dir, &ncu_path, &plan.workspace_root)?;
+        let ncu_path = ncu_for(p.kernel);
+        crate::collect::write_environment(&p.dir, &ncu_path, p.kernel.privilege, &plan.workspace_root)?;
         let run = crate::collect::KernelRun {
             dir: &p.dir,
             kernel: p.kernel,
@@ -395,6 +434,7 @@ fn prepare_kernel<'a>(
                     clock_control: kernel.clock_control,
                     log_file: &log,
                     target: &target,
+                    privilege: kernel.privilege,
                 },
             );
             (c, cmd)
@@ -444,7 +484,6 @@ fn target_spec_for(
     notes.unsupported_or_deferred_requirements.extend(
         [
             "discovery after a hint that matches nothing: not implemented (the kernels ncu saw are reported instead)",
-            "privilege mode full_sudo: not implemented in this version",
         ]
         .map(String::from),
     );
@@ -469,7 +508,13 @@ fn target_spec_for(
             case: kernel.case.clone(),
         },
         launch: LaunchSection { launch_skip, launch_count, profile_from_start, window },
-        privilege: PrivilegeSection::default(),
+        privilege: PrivilegeSection {
+            mode: match kernel.privilege {
+                Privilege::None => PrivilegeMode::None,
+                Privilege::Sudo => PrivilegeMode::FullSudo,
+            },
+            ..PrivilegeSection::default()
+        },
         profiling: ProfilingSection {
             ncu_bin: ncu_path.display().to_string(),
             stages,
@@ -495,6 +540,12 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
             "# Build with line info (a separate target directory keeps the normal build cache intact)\n",
         );
         s.push_str(&format!("{}\n\n", build.command()));
+    }
+    if kernel.privilege == Privilege::Sudo {
+        s.push_str(
+            "# ncu runs through `sudo -n` (privilege sudo), which resets the environment: the\n\
+             # program's variables are passed after ncu's options, by /usr/bin/env.\n\n",
+        );
     }
     for (i, (c, cmd)) in stages.iter().enumerate() {
         s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, c.name(), cmd));

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::ClockControl;
+use crate::config::Privilege;
 use crate::filter::KernelFilter;
 use crate::process::ProcessBuilder;
 use crate::stage::Stage;
@@ -117,11 +118,24 @@ pub struct StageRun<'a> {
     pub log_file: &'a Path,
     /// The profiled program.
     pub target: &'a TargetCommand,
+    /// Directly, or through `sudo -n` (then `ncu` is the path from `profile/ncu_path`).
+    pub privilege: Privilege,
 }
 
 /// The exact ncu invocation for one stage.
+///
+/// Directly: `env K=V ncu [options] program args`. Through sudo, which resets the
+/// environment, the variables go on the target's side:
+/// `sudo -n ncu [options] /usr/bin/env K=V program args`.
 pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
-    let mut p = ProcessBuilder::new(ncu);
+    let sudo = run.privilege == Privilege::Sudo;
+    let mut p = if sudo {
+        let mut p = ProcessBuilder::new(super::privilege::SUDO);
+        p.arg("-n").arg(ncu);
+        p
+    } else {
+        ProcessBuilder::new(ncu)
+    };
     p.args(["--clock-control", run.clock_control.name()]);
     match run.window {
         LaunchWindow::HarnessRange { .. } => {
@@ -137,10 +151,16 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
     }
     p.args(run.collection.ncu_args());
     p.arg("--log-file").arg(run.log_file);
+    if sudo && !run.target.env.is_empty() {
+        p.arg(super::privilege::ENV_PROGRAM);
+        p.args(run.target.env.iter().map(|(k, v)| format!("{k}={v}")));
+    }
     p.arg(&run.target.program);
     p.args(&run.target.args);
-    for (k, v) in &run.target.env {
-        p.env(k.clone(), v.clone());
+    if !sudo {
+        for (k, v) in &run.target.env {
+            p.env(k.clone(), v.clone());
+        }
     }
     p.cwd(&run.target.cwd);
     p
@@ -175,6 +195,7 @@ mod tests {
                 clock_control: ClockControl::None,
                 log_file: Path::new("/ws/profile/copy_1/details/01_basic_raw.csv"),
                 target: &t,
+                privilege: Privilege::None,
             },
         );
         let expected = format!(
@@ -201,11 +222,63 @@ mod tests {
                 clock_control: ClockControl::Base,
                 log_file: Path::new("out.csv"),
                 target: &t,
+                privilege: Privilege::None,
             },
         );
         let line = cmd.command_line();
         assert!(line.contains("--clock-control base --launch-skip 5 --launch-count 3 --kernel-name 'regex:^k$' --set full --section SourceCounters --csv --page raw"), "{line}");
         assert!(!line.contains("--profile-from-start"));
+    }
+
+    #[test]
+    fn sudo_puts_the_environment_on_the_target_side() {
+        let mut t = target();
+        t.env.insert("KPROF_CASE".into(), "copy$".into());
+        t.env.insert("NO_GRAPH".into(), "1".into());
+        let filter = KernelFilter::from_hint("copy");
+        let c = StageCollection::Named(Stage::Basic);
+        let run = |t: &TargetCommand, privilege| {
+            stage_command(
+                Path::new("/opt/nvidia/ncu"),
+                &StageRun {
+                    collection: &c,
+                    filter: Some(&filter),
+                    window: LaunchWindow::HarnessRange { launch_count: 1 },
+                    clock_control: ClockControl::None,
+                    log_file: Path::new("/ws/p/01_basic_raw.csv"),
+                    target: t,
+                    privilege,
+                },
+            )
+        };
+        let cmd = run(&t, Privilege::Sudo);
+        let expected = format!(
+            "cd /ws/demo && sudo -n /opt/nvidia/ncu --clock-control none --profile-from-start off \
+             --kernel-name 'regex:.*copy.*' --metrics {} --csv --page raw --log-file /ws/p/01_basic_raw.csv \
+             /usr/bin/env 'KPROF_CASE=copy$' KPROF_PROFILE=1 NO_GRAPH=1 \
+             /ws/target/kprof/release/deps/copy-1234 --size '1 GiB'",
+            crate::ncu::stages::BASIC.join(",")
+        );
+        assert_eq!(cmd.to_string(), expected);
+        // Nothing is left for sudo to drop: the variables are arguments, not sudo's environment.
+        assert!(cmd.get_envs().is_empty());
+        assert_eq!(cmd.get_program(), "sudo");
+        // The same program without variables needs no `env`.
+        t.env.clear();
+        let line = run(&t, Privilege::Sudo).to_string();
+        assert!(
+            line.ends_with(
+                "--log-file /ws/p/01_basic_raw.csv /ws/target/kprof/release/deps/copy-1234 --size '1 GiB'"
+            ),
+            "{line}"
+        );
+        // Without sudo the form is unchanged: `env K=V ncu ...`.
+        t.env.insert("NO_GRAPH".into(), "1".into());
+        let line = run(&t, Privilege::None).to_string();
+        assert!(
+            line.starts_with("cd /ws/demo && env NO_GRAPH=1 /opt/nvidia/ncu --clock-control none"),
+            "{line}"
+        );
     }
 
     #[test]

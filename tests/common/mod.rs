@@ -59,3 +59,25 @@ impl Workspace {
         dirs
     }
 }
+
+/// Writes an executable `#!/bin/sh` script at `path`.
+pub fn write_script(path: &Path, body: &str) -> PathBuf {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::write(path, format!("#!/bin/sh\n{body}")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path.to_path_buf()
+}
+
+/// `PATH` with `dirs` in front of this process's own.
+pub fn path_with(dirs: &[&Path]) -> String {
+    let rest = std::env::var_os("PATH").unwrap_or_default();
+    let all: Vec<PathBuf> =
+        dirs.iter().map(|d| d.to_path_buf()).chain(std::env::split_paths(&rest)).collect();
+    std::env::join_paths(all).unwrap().into_string().unwrap()
+}

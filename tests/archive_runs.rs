@@ -1,0 +1,301 @@
+//! `cargo kprof archive` here, `cargo-kprof kprof run --archive` there: replays of the real
+//! runs of that flow on an H200 (fixtures/h200/archive-runs/, see its README) through a
+//! fake ncu that copies each recorded CSV into place and records its argv.
+//!
+//! The recorded profile directories hold what kprof decided on the GPU machine (the
+//! commands in commands.sh, the stages and their reasons in run_manifest.yaml); each test
+//! checks that the replay decides exactly the same from the same ncu output.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::Workspace;
+
+fn recordings() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/archive-runs")
+}
+
+/// The one profile directory of a recorded run (`cost/auto-copy`, `nomatch`, ...).
+fn recorded_profile(run: &str) -> PathBuf {
+    let root = recordings().join(run).join("workspace/profile");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}
+
+/// The fake ncu: appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`,
+/// copies `$FAKE_NCU_REPLAY/<name of --log-file>` to the log file, and prints
+/// `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output.
+fn fake_ncu(dir: &Path) -> PathBuf {
+    common::write_script(
+        &dir.join("ncu"),
+        r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
+printf -- '---\n' >> "$FAKE_NCU_ARGV"
+log=""; prev=""
+for a in "$@"; do
+  if [ "$prev" = "--log-file" ]; then log="$a"; fi
+  prev="$a"
+done
+if [ -n "$log" ]; then cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"; fi
+if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
+exit 0
+"#,
+    )
+}
+
+/// Splits a command line as a POSIX shell would, for the lines kprof writes (words,
+/// single-quoted words, `&&`).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            ' ' if !quoted => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            _ => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}
+
+/// The ncu arguments of each stage line of a commands.sh, in order.
+fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(commands_sh)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("--log-file"))
+        .map(|l| {
+            let words = shell_words(l);
+            let at = words.iter().position(|w| w == "ncu" || w.ends_with("/ncu")).expect("an ncu word");
+            words[at + 1..].to_vec()
+        })
+        .collect()
+}
+
+/// What may differ between two machines: the log file's directory and the program.
+fn normalised(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut prev = "";
+    for (i, a) in argv.iter().enumerate() {
+        let last = i + 1 == argv.len();
+        let a = if prev == "--log-file" {
+            format!(".../{}", Path::new(a).file_name().unwrap().to_string_lossy())
+        } else if last {
+            // The program: the replays run a stand-in built here.
+            "<program>".to_string()
+        } else {
+            a.clone()
+        };
+        out.push(a);
+        prev = &argv[i];
+    }
+    out
+}
+
+fn stages_of(manifest: &Path) -> Vec<(String, String)> {
+    let doc: serde_yaml::Value = serde_yaml::from_str(&std::fs::read_to_string(manifest).unwrap()).unwrap();
+    doc["stages"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|s| (s["stage"].as_str().unwrap().to_string(), s["why"].as_str().unwrap().to_string()))
+        .collect()
+}
+
+struct Replay {
+    out: std::process::Output,
+    calls: Vec<Vec<String>>,
+    profile: Option<PathBuf>,
+}
+
+/// Archives `kernel` of a workspace configured with `entry`, then runs the archive in a
+/// fresh directory with ncu replaying `replay` (a recorded `details/`).
+fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Option<&Path>) -> Replay {
+    let ws = harness_workspace(entry);
+    let archive = ws.root().join("k.tar");
+    let mut args = vec!["archive"];
+    args.extend_from_slice(selection);
+    args.extend(["-o", archive.to_str().unwrap()]);
+    let out = ws.kprof(&args, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+
+    let there = tempfile::tempdir().unwrap();
+    let remap = there.path().join("unpacked");
+    let tools = there.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu(&tools);
+    let argv = tools.join("argv.txt");
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "run", "--archive"])
+        .arg(&archive)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .env("NCU", &ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_ARGV", &argv)
+        .env("FAKE_NCU_REPLAY", replay)
+        .env("CARGO", "/nonexistent/cargo");
+    if let Some(console) = console {
+        cmd.env("FAKE_NCU_CONSOLE", console);
+    }
+    let out = cmd.output().unwrap();
+    let calls = std::fs::read_to_string(&argv)
+        .unwrap_or_default()
+        .split("---\n")
+        .filter(|s| !s.is_empty())
+        .map(|s| s.lines().map(String::from).collect::<Vec<_>>())
+        .filter(|a| a.iter().any(|x| x == "--log-file"))
+        .collect();
+    let root = remap.join("workspace/profile");
+    let profile =
+        std::fs::read_dir(&root).ok().and_then(|rd| rd.map(|e| e.unwrap().path()).find(|p| p.is_dir()));
+    // Keep the unpacked tree alive until the caller is done with the profile.
+    std::mem::forget(there);
+    Replay { out, calls, profile }
+}
+
+/// A workspace whose package depends on a stand-in `kprof-harness` (an empty library), so
+/// its benches get the harness' profiling window as the demo's do.
+fn harness_workspace(entry: &str) -> Workspace {
+    let ws = Workspace::new(entry);
+    let stub = ws.root().join("kprof-harness");
+    std::fs::create_dir_all(stub.join("src")).unwrap();
+    std::fs::write(stub.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        stub.join("Cargo.toml"),
+        "[package]\nname = \"kprof-harness\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(ws.manifest()).unwrap();
+    let manifest = manifest.replacen(
+        "[[bench]]",
+        "[dependencies]\nkprof-harness = { path = \"kprof-harness\" }\n\n[[bench]]",
+        1,
+    );
+    std::fs::write(ws.manifest(), manifest).unwrap();
+    ws
+}
+
+fn entry(name: &str, case: Option<&str>) -> String {
+    let case = case.map(|c| format!("case = \"{c}\"\n")).unwrap_or_default();
+    format!("[[package.metadata.kprof.kernels]]\nname = \"{name}\"\nbench = \"copy\"\n{case}")
+}
+
+/// Every demo kernel: the replay runs the same ncu commands as the H200 run, picks the
+/// same follow-up for the same recorded reason, and reaches the same verdict.
+#[test]
+fn replays_choose_the_follow_ups_the_h200_runs_chose() {
+    let kernels = [
+        ("copy", None, "memory", "memory-bound"),
+        ("fma", None, "compute", "compute-bound"),
+        ("tiny", None, "occupancy", "latency-bound"),
+        ("hgemm", Some("hgemm_naive"), "memory", "memory-bound"),
+        ("hgemm_tiled", Some("hgemm_tiled"), "memory", "memory-bound"),
+        ("occupancy", None, "occupancy", "occupancy-limited"),
+        ("reduce", None, "memory", "memory-bound"),
+    ];
+    for (kernel, case, follow_up, verdict) in kernels {
+        let recorded = recorded_profile(&format!("cost/auto-{kernel}"));
+        let run =
+            archive_and_run(&entry(kernel, case), &["--kernel", kernel], &recorded.join("details"), None);
+        let stderr = String::from_utf8_lossy(&run.out.stderr);
+        assert_eq!(run.out.status.code(), Some(0), "{kernel}: {stderr}");
+
+        // The exact ncu command lines, stage by stage.
+        let expected: Vec<Vec<String>> =
+            recorded_ncu_argv(&recorded.join("commands.sh")).iter().map(|a| normalised(a)).collect();
+        let got: Vec<Vec<String>> = run.calls.iter().map(|a| normalised(a)).collect();
+        assert_eq!(got, expected, "{kernel}");
+        assert_eq!(got.len(), 2, "{kernel}: basic and one follow-up");
+
+        // The same stages for the same reasons.
+        let profile = run.profile.expect("a profile directory");
+        let stages = stages_of(&profile.join("run_manifest.yaml"));
+        assert_eq!(stages, stages_of(&recorded.join("run_manifest.yaml")), "{kernel}");
+        assert_eq!(stages[1].0, follow_up, "{kernel}");
+        assert!(stderr.contains(&format!("Follow-up: {follow_up} (rule `")), "{kernel}: {stderr}");
+        let stdout = String::from_utf8_lossy(&run.out.stdout);
+        assert!(stdout.contains(&format!(": {verdict} (")), "{kernel}: {stdout}");
+    }
+}
+
+/// A hint that matches nothing: exit 6, the filter named, and exactly the kernels ncu
+/// listed; the program's own output (recorded with the run) is not taken for a kernel.
+#[test]
+fn a_hint_that_matches_nothing_lists_only_the_kernels_ncu_listed() {
+    let recorded = recorded_profile("nomatch");
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(recorded.join("run_manifest.yaml")).unwrap()).unwrap();
+    // The console of the recorded stage, after ncu's list: the harness' own line.
+    let log = doc["stages"][0]["log"].as_str().unwrap();
+    let program_output: String =
+        log.lines().filter(|l| l.starts_with("kprof: ")).collect::<Vec<_>>().join("\n");
+    assert!(!program_output.is_empty(), "{log}");
+    let console = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(console.path(), format!("{program_output}\n")).unwrap();
+
+    let run = archive_and_run(
+        &entry("copy", None),
+        &["--bench", "copy", "--kernel", "nonexistent_kernel"],
+        &recorded.join("details"),
+        Some(console.path()),
+    );
+    let stderr = String::from_utf8_lossy(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("`regex:.*nonexistent_kernel.*` matched no kernel"), "{stderr}");
+    let listed = stderr.lines().find(|l| l.contains("kernels ncu saw")).expect(&stderr);
+    assert!(listed.ends_with("kernels ncu saw, closest first: copy_kernel"), "{listed}");
+    assert_eq!(run.calls.len(), 1, "no later stage may run");
+    let manifest = std::fs::read_to_string(run.profile.unwrap().join("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains("status: no-match"), "{manifest}");
+}
+
+/// No hint: the discovery pass, then the costliest kernel, ranked as on the H200.
+#[test]
+fn without_a_hint_discovery_ranks_as_the_h200_run_did() {
+    let recorded = recorded_profile("discover");
+    let run = archive_and_run(
+        "[[package.metadata.kprof.kernels]]\nname = \"other\"\nbench = \"fma\"\n",
+        &["--bench", "copy"],
+        &recorded.join("details"),
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    let expected: Vec<Vec<String>> =
+        recorded_ncu_argv(&recorded.join("commands.sh")).iter().map(|a| normalised(a)).collect();
+    let got: Vec<Vec<String>> = run.calls.iter().map(|a| normalised(a)).collect();
+    assert_eq!(got, expected);
+    let read = |p: &Path| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(p.join("details/kernel_candidates.json")).unwrap())
+            .unwrap()
+    };
+    let profile = run.profile.unwrap();
+    let (ours, theirs) = (read(&profile), read(&recorded));
+    assert_eq!(ours["chosen"], "hgemm_naive");
+    assert_eq!(ours["chosen"], theirs["chosen"]);
+    assert_eq!(ours["candidates"], theirs["candidates"]);
+    assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
+}

@@ -62,16 +62,27 @@ fn read(path: &Path) -> Result<String> {
 
 /// Writes `text` to `path` through a temporary file and a rename.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_atomic_bytes(path, text.as_bytes())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename;
+/// on failure the temporary file is removed and `path` is left as it was.
+pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     let tmp =
         path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
-    {
+    let written = (|| {
         let mut f =
             std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
-        f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", tmp.display()))?;
+        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
         f.sync_all().ok();
+        drop(f);
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    })();
+    if written.is_err() {
+        std::fs::remove_file(&tmp).ok();
     }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    written
 }
 
 fn load_rules(opts: &AnalyzeOptions) -> Result<Rules> {
@@ -282,8 +293,31 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
     Ok(Inputs { raw, source, kernel_filter, ctx })
 }
 
+/// What [`analyze_with_warnings`] produced.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// `details/metrics_summary.json`.
+    pub summary: MetricsSummary,
+    /// `details/bottleneck_decision.json`.
+    pub decision: BottleneckDecision,
+    /// Outputs that could not be made while the analysis itself succeeded (such as
+    /// `visual/profile_summary.png`), one line each, for the caller to print as warnings;
+    /// `final_report.md` lists them under its limitations too.
+    pub warnings: Vec<String>,
+}
+
 /// Analyses a profile directory and (re)writes its derived outputs and `final_report.md`.
+/// [`analyze_with_warnings`] also returns what could not be drawn.
 pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummary, BottleneckDecision)> {
+    let a = analyze_with_warnings(dir, opts)?;
+    Ok((a.summary, a.decision))
+}
+
+/// Analyses a profile directory and (re)writes its derived outputs, the picture
+/// `visual/profile_summary.png` (of the first kernel) and `final_report.md`. A picture that
+/// cannot be drawn or written does not fail the analysis: it is reported in
+/// [`Analysis::warnings`], and no partial or stale picture is left.
+pub fn analyze_with_warnings(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     let rules = load_rules(opts)?;
     let template = load_template(opts)?;
     let mut inputs = collect_inputs(dir)?;
@@ -308,9 +342,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummar
     let decision = rules::decide_all(&rules, &summary);
     let root = opts.source_root.clone();
     let resolve = move |file: &str, line: u32| -> Option<String> {
-        let candidates =
-            [Some(PathBuf::from(file)), root.as_ref().map(|r| r.join(file.trim_start_matches('/')))];
-        candidates.iter().flatten().find_map(|p| {
+        source_candidates(file, root.as_deref()).iter().find_map(|p| {
             std::fs::read_to_string(p)
                 .ok()
                 .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
@@ -340,9 +372,78 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<(MetricsSummar
     if inputs.source.is_some() {
         write_atomic(&details.join("source_hotspots.csv"), &hotspots::to_csv(&hot)?)?;
     }
+    let mut warnings = Vec::new();
+    if let Err(e) = write_visual_summary(dir, &summary, &decision, &hot) {
+        // A picture of the previous analysis would disagree with the new numbers.
+        std::fs::remove_file(dir.visual_summary_path()).ok();
+        let note = format!("visual/profile_summary.png was not written: {e:#}");
+        inputs.ctx.limitations.push(format!("{note}."));
+        warnings.push(note);
+    }
     let text = report::render(&template, &inputs.ctx, &summary, &decision, &hot);
     write_atomic(&dir.final_report_path(), &text)?;
-    Ok((summary, decision))
+    Ok(Analysis { summary, decision, warnings })
+}
+
+/// Draws `visual/profile_summary.png` for the first kernel of `summary` and writes it
+/// atomically.
+fn write_visual_summary(
+    dir: &ProfileDir,
+    summary: &MetricsSummary,
+    decision: &BottleneckDecision,
+    hot: &[Hotspot],
+) -> Result<()> {
+    let Some(kernel) = summary.kernels.first() else { return Ok(()) };
+    let device = summary.device.as_deref();
+    let of_kernel = |h: &&Hotspot| {
+        h.function == kernel.kernel
+            || h.function.strip_prefix(kernel.kernel.as_str()).is_some_and(|r| r.starts_with('('))
+    };
+    let mut lines: Vec<Hotspot> = hot.iter().filter(of_kernel).cloned().collect();
+    if lines.is_empty() && summary.kernels.len() == 1 {
+        // One kernel: the source page's function name may be spelled differently.
+        lines = hot.to_vec();
+    }
+    let input = crate::visual::VisualInput {
+        title: match device {
+            Some(d) => format!("{} — {d}", kernel.kernel),
+            None => format!("{} — device not named in the inputs", kernel.kernel),
+        },
+        kernel,
+        verdict: decision.kernels.iter().find(|v| v.kernel == kernel.kernel),
+        hotspots: &lines,
+        device: device.and_then(crate::visual::ceilings_for),
+    };
+    // The picture is optional: a bug in drawing must not cost the analysis either.
+    let png =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::visual::profile_summary_png(&input)))
+            .unwrap_or_else(|panic| {
+                let what = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                Err(anyhow::anyhow!("drawing it panicked: {what}"))
+            })?;
+    dir.ensure_dir(&dir.visual_dir())?;
+    write_atomic_bytes(&dir.visual_summary_path(), &png)
+}
+
+/// Where to look for a source file named by the line info: the path itself, then, under
+/// `root`, ever shorter tails of it, longest first. A build on another machine (an
+/// archive built there) names that machine's paths (`/build/ws/kernels/a.cu`); the same
+/// file under this workspace is `root/kernels/a.cu`.
+fn source_candidates(file: &str, root: Option<&Path>) -> Vec<PathBuf> {
+    let path = PathBuf::from(file);
+    let mut out = vec![path.clone()];
+    if let Some(root) = root {
+        let parts: Vec<_> =
+            path.components().filter(|c| matches!(c, std::path::Component::Normal(_))).collect();
+        for start in 0..parts.len() {
+            out.push(parts[start..].iter().fold(root.to_path_buf(), |p, c| p.join(c)));
+        }
+    }
+    out
 }
 
 /// Where each kernel stands against the device's limits from gpu_specs.yaml: the FP32
@@ -506,4 +607,26 @@ fn extracted_jsonl(raw: &[(String, String, RawPage)], filter: Option<&regex::Reg
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn sources_built_on_another_machine_are_found_under_the_workspace() {
+        let c = super::source_candidates("/build/ws/kernels/a.cu", Some(Path::new("/here")));
+        let c: Vec<_> = c.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(
+            c,
+            [
+                "/build/ws/kernels/a.cu",
+                "/here/build/ws/kernels/a.cu",
+                "/here/ws/kernels/a.cu",
+                "/here/kernels/a.cu",
+                "/here/a.cu"
+            ]
+        );
+        assert_eq!(super::source_candidates("a.cu", None), [PathBuf::from("a.cu")]);
+    }
 }

@@ -28,4 +28,5 @@ pub mod report;
 pub mod stage;
 pub mod suggest;
 pub mod target_spec;
+pub mod visual;
 pub mod workflow;

@@ -1,0 +1,940 @@
+//! `visual/profile_summary.png`: one profile's numbers as one picture, and two profiles
+//! side by side (before and after a change).
+//!
+//! Drawn with plotters on an RGB buffer and encoded with `png`. Text uses DejaVu Sans,
+//! compiled in from `assets/fonts/`, so drawing needs no system font library and looks
+//! the same everywhere. Every number comes from the metrics summary, the verdict and the
+//! hotspots the analysis wrote; a field that was not collected reads "not collected",
+//! never 0.
+//!
+//! The picture ([`summary_layout`]): a header (title, verdict, duration, deciding
+//! evidence), then speed-of-light bars, an FP32 DRAM roofline, occupancy with its limiter,
+//! the top stall reasons and the top source lines.
+
+use std::sync::OnceLock;
+
+use anyhow::{anyhow, Result};
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::analysis::hotspots::Hotspot;
+use crate::analysis::rules::{format_value, Classification, Confidence, KernelVerdict};
+use crate::analysis::summary::KernelSummary;
+
+/// Device ceilings for the roofline.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeviceCeilings {
+    /// The device's name in gpu_specs.yaml.
+    pub name: String,
+    /// Peak FP32 rate, FLOP/s.
+    pub peak_fp32_flops_per_s: f64,
+    /// Peak DRAM bandwidth, bytes/s.
+    pub peak_dram_bytes_per_s: f64,
+}
+
+/// One profile as the picture needs it.
+#[derive(Debug, Clone)]
+pub struct VisualInput<'a> {
+    /// The header's title, e.g. `hgemm_naive — NVIDIA H200`.
+    pub title: String,
+    /// The kernel's summary.
+    pub kernel: &'a KernelSummary,
+    /// Its verdict, if decided.
+    pub verdict: Option<&'a KernelVerdict>,
+    /// Source hotspots (`cuda` rows are shown, hottest first as given).
+    pub hotspots: &'a [Hotspot],
+    /// The device's ceilings, when the device is in gpu_specs.yaml.
+    pub device: Option<DeviceCeilings>,
+}
+
+/// Width of the summary picture, pixels.
+pub const SUMMARY_WIDTH: u32 = 1600;
+/// Height of the summary picture, pixels.
+pub const SUMMARY_HEIGHT: u32 = 1000;
+/// Height of the band across the top of the comparison picture, above its two columns.
+pub const COMPARISON_BAND: u32 = 80;
+
+/// Where one panel lies in a picture, pixels from the top left.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PanelRect {
+    /// What the panel shows.
+    pub name: &'static str,
+    /// Left edge.
+    pub x: u32,
+    /// Top edge.
+    pub y: u32,
+    /// Width.
+    pub w: u32,
+    /// Height.
+    pub h: u32,
+}
+
+/// The panels of the summary picture ([`SUMMARY_WIDTH`] x [`SUMMARY_HEIGHT`]).
+pub fn summary_layout() -> [PanelRect; 6] {
+    let p = |name, x, y, w, h| PanelRect { name, x, y, w, h };
+    [
+        p("header", 0, 0, SUMMARY_WIDTH, 104),
+        p("speed of light", 12, 112, 518, 444),
+        p("roofline", 542, 112, 518, 444),
+        p("occupancy", 1072, 112, 516, 444),
+        p("stall reasons", 12, 568, 518, 420),
+        p("source hotspots", 542, 568, 1046, 420),
+    ]
+}
+
+/// The panels of the comparison picture: its top band (`band`), then the summary panels
+/// of the `before` column (left) and the `after` column (right).
+pub fn comparison_layout() -> Vec<(&'static str, PanelRect)> {
+    let band = PanelRect { name: "comparison header", x: 0, y: 0, w: 2 * SUMMARY_WIDTH, h: COMPARISON_BAND };
+    let mut out = vec![("band", band)];
+    for (side, dx) in [("before", 0), ("after", SUMMARY_WIDTH)] {
+        out.extend(
+            summary_layout()
+                .into_iter()
+                .map(|r| (side, PanelRect { x: r.x + dx, y: r.y + COMPARISON_BAND, ..r })),
+        );
+    }
+    out
+}
+
+/// Builds the DeviceCeilings from references' gpu_specs for a device name, if known (and
+/// its FP32 peak is).
+pub fn ceilings_for(device: &str) -> Option<DeviceCeilings> {
+    let spec = crate::references::lookup_gpu(device, None)?;
+    Some(DeviceCeilings {
+        name: spec.name.clone(),
+        peak_fp32_flops_per_s: spec.peak_tflops.fp32? * 1e12,
+        peak_dram_bytes_per_s: spec.bandwidth_bytes_per_second(),
+    })
+}
+
+/// PNG bytes of one profile's summary.
+pub fn profile_summary_png(input: &VisualInput) -> Result<Vec<u8>> {
+    let scales = Scales::of(&[input]);
+    render(SUMMARY_WIDTH, SUMMARY_HEIGHT, |root| draw_summary(root, input, &scales, None))
+}
+
+/// PNG bytes of before (left) and after (right), side by side, same scales where they share an axis.
+pub fn comparison_png(before: &VisualInput, after: &VisualInput) -> Result<Vec<u8>> {
+    let scales = Scales::of(&[before, after]);
+    render(2 * SUMMARY_WIDTH, SUMMARY_HEIGHT + COMPARISON_BAND, |root| {
+        let band = root.clone().shrink((0, 0), (2 * SUMMARY_WIDTH, COMPARISON_BAND));
+        comparison_band(&band, before, after)?;
+        for (input, x, label) in [(before, 0, "Before"), (after, SUMMARY_WIDTH, "After")] {
+            let column = root.clone().shrink((x, COMPARISON_BAND), (SUMMARY_WIDTH, SUMMARY_HEIGHT));
+            draw_summary(&column, input, &scales, Some(label))?;
+        }
+        let x = SUMMARY_WIDTH as i32;
+        line(root, (x, COMPARISON_BAND as i32), (x, (SUMMARY_HEIGHT + COMPARISON_BAND) as i32), FRAME, 2)
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Drawing basics
+
+type Area<'b> = DrawingArea<BitMapBackend<'b>, Shift>;
+
+/// The family the bundled font is registered under (plotters' default family name too).
+const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+
+const TEXT: RGBColor = RGBColor(33, 37, 41);
+const MUTED: RGBColor = RGBColor(108, 117, 125);
+const FRAME: RGBColor = RGBColor(206, 212, 218);
+const GRID: RGBColor = RGBColor(228, 231, 235);
+const COMPUTE: RGBColor = RGBColor(230, 126, 34);
+const MEMORY: RGBColor = RGBColor(52, 116, 196);
+const ACHIEVED: RGBColor = RGBColor(46, 150, 70);
+const THEORETICAL: RGBColor = RGBColor(150, 200, 160);
+const STALL: RGBColor = RGBColor(192, 57, 43);
+const HOT: RGBColor = RGBColor(142, 68, 173);
+const POINT: RGBColor = RGBColor(214, 39, 40);
+const LIMITER: RGBColor = RGBColor(192, 57, 43);
+const FASTER: RGBColor = RGBColor(30, 130, 60);
+const SLOWER: RGBColor = RGBColor(192, 57, 43);
+
+/// Registers the bundled font with plotters, once.
+fn register_font() -> Result<()> {
+    static REGISTERED: OnceLock<bool> = OnceLock::new();
+    let ok = *REGISTERED
+        .get_or_init(|| plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES).is_ok());
+    if ok {
+        Ok(())
+    } else {
+        Err(anyhow!("the bundled font (assets/fonts/DejaVuSans.ttf) does not parse"))
+    }
+}
+
+/// Draws on a white `w` x `h` RGB buffer and encodes it as PNG.
+fn render(w: u32, h: u32, draw: impl FnOnce(&Area) -> Result<()>) -> Result<Vec<u8>> {
+    register_font()?;
+    let mut buf = vec![255u8; w as usize * h as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        root.fill(&WHITE)?;
+        draw(&root)?;
+        root.present()?;
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, w, h);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&buf)?;
+    writer.finish()?;
+    Ok(out)
+}
+
+fn style(size: u32, color: RGBColor, h: HPos) -> TextStyle<'static> {
+    TextStyle {
+        font: (FONT, size as f64).into_font(),
+        color: color.to_backend_color(),
+        pos: Pos::new(h, VPos::Top),
+    }
+}
+
+/// Draws `s` with its capitals centred on `y`, starting at (Left), centred on (Center) or
+/// ending at (Right) `x`. The bundled font puts the baseline half a size below the top.
+fn text(area: &Area, s: &str, (x, y): (i32, i32), size: u32, color: RGBColor, h: HPos) -> Result<()> {
+    let top = y - (size as f64 * 0.14).round() as i32;
+    area.draw_text(s, &style(size, color, h), (x, top))?;
+    Ok(())
+}
+
+fn text_width(area: &Area, s: &str, size: u32) -> Result<u32> {
+    Ok(area.estimate_text_size(s, &style(size, TEXT, HPos::Left))?.0)
+}
+
+/// `s`, cut with an ellipsis to fit `max_w` pixels.
+fn fit(area: &Area, s: &str, size: u32, max_w: u32) -> Result<String> {
+    if text_width(area, s, size)? <= max_w {
+        return Ok(s.to_string());
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let (mut lo, mut hi) = (0, chars.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let candidate: String = chars[..mid].iter().collect::<String>().trim_end().to_string() + "…";
+        if text_width(area, &candidate, size)? <= max_w {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(chars[..lo].iter().collect::<String>().trim_end().to_string() + "…")
+}
+
+fn fill(area: &Area, (x0, y0): (i32, i32), (x1, y1): (i32, i32), color: RGBColor) -> Result<()> {
+    area.draw(&Rectangle::new([(x0, y0), (x1, y1)], color.filled()))?;
+    Ok(())
+}
+
+fn line(area: &Area, from: (i32, i32), to: (i32, i32), color: RGBColor, width: u32) -> Result<()> {
+    area.draw(&PathElement::new(vec![from, to], color.stroke_width(width)))?;
+    Ok(())
+}
+
+fn size(area: &Area) -> (i32, i32) {
+    let (w, h) = area.dim_in_pixel();
+    (w as i32, h as i32)
+}
+
+/// A panel's frame and title; the content starts below y = 44.
+fn frame(area: &Area, title: &str, note: &str) -> Result<()> {
+    let (w, h) = size(area);
+    area.draw(&Rectangle::new([(0, 0), (w - 1, h - 1)], FRAME.stroke_width(1)))?;
+    text(area, title, (14, 22), 20, TEXT, HPos::Left)?;
+    if !note.is_empty() {
+        let title_w = text_width(area, title, 20)? as i32;
+        let note = fit(area, note, 14, (w - title_w - 44).max(0) as u32)?;
+        text(area, &note, (w - 14, 23), 14, MUTED, HPos::Right)?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Numbers as text
+
+const NOT_COLLECTED: &str = "not collected";
+
+/// A percentage: one decimal from 10 up, two below (`6.25 %`), `< 0.01 %` for a trace.
+fn pct(v: f64) -> String {
+    if v > 0.0 && v < 0.005 {
+        "< 0.01 %".to_string()
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1} %")
+    } else {
+        format!("{v:.2} %")
+    }
+}
+
+/// A ratio such as warps per issue: `298`, `13.4`, `0.95`.
+fn ratio(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+/// A duration in ns with four significant digits and a unit that suits it.
+fn duration(ns: f64) -> String {
+    let (v, unit) = if ns >= 1e9 {
+        (ns / 1e9, "s")
+    } else if ns >= 1e6 {
+        (ns / 1e6, "ms")
+    } else if ns >= 1e3 {
+        (ns / 1e3, "µs")
+    } else {
+        (ns, "ns")
+    };
+    format!("{} {unit}", sig(v, 4))
+}
+
+/// `v` with `digits` significant digits, trailing zeros after the point kept; very large
+/// or small values in scientific notation (`7.16e6`).
+fn sig(v: f64, digits: i32) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    if !(1e-3..1e5).contains(&v.abs()) {
+        let decimals = (digits - 1).max(0) as usize;
+        return format!("{v:.decimals$e}");
+    }
+    let magnitude = v.abs().log10().floor() as i32;
+    let decimals = (digits - 1 - magnitude).max(0) as usize;
+    format!("{v:.decimals$}")
+}
+
+/// A tick label on a log axis: plain for 0.001 to 1000, else `1e-5`, `1e4`.
+fn log_tick(v: f64) -> String {
+    if v <= 0.0 || !v.is_finite() {
+        return String::new();
+    }
+    let exp = v.log10().round() as i32;
+    if (v.log10() - exp as f64).abs() < 1e-6 && !(-3..=3).contains(&exp) {
+        return format!("1e{exp}");
+    }
+    tick(v)
+}
+
+/// A tick label on a linear axis: `0`, `2.5`, `300`.
+fn tick(v: f64) -> String {
+    let s = sig(v, 3);
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// Thousands separated: 1,234,567.
+fn grouped(v: f64) -> String {
+    let s = format!("{}", v.round() as i64);
+    let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    format!("{sign}{out}")
+}
+
+fn confidence(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
+    }
+}
+
+fn class_color(c: Classification) -> RGBColor {
+    match c {
+        Classification::MemoryBound => MEMORY,
+        Classification::ComputeBound => COMPUTE,
+        Classification::LatencyBound => RGBColor(142, 68, 173),
+        Classification::OccupancyLimited => ACHIEVED,
+        Classification::Balanced => RGBColor(23, 162, 184),
+        Classification::Unknown => MUTED,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Scales shared by the columns of a comparison
+
+/// Axis ranges that both columns of a comparison use.
+struct Scales {
+    /// Roofline x (FLOP per byte) and y (TFLOP/s) ranges, when any input has a device.
+    roof: Option<((f64, f64), (f64, f64))>,
+    /// The stall axis' end, warps per issue.
+    stall_max: f64,
+}
+
+fn floor_pow10(v: f64) -> f64 {
+    10f64.powf(v.log10().floor())
+}
+
+fn ceil_pow10(v: f64) -> f64 {
+    10f64.powf(v.log10().ceil())
+}
+
+impl Scales {
+    fn of(inputs: &[&VisualInput]) -> Scales {
+        let mut x = (f64::INFINITY, 0f64);
+        let mut y = (f64::INFINITY, 0f64);
+        let mut any_device = false;
+        for i in inputs {
+            if let Some(d) = &i.device {
+                any_device = true;
+                let peak = d.peak_fp32_flops_per_s / 1e12;
+                let ridge = d.peak_fp32_flops_per_s / d.peak_dram_bytes_per_s;
+                x = (x.0.min(1e-2).min(ridge / 1e3), x.1.max(1e3).max(ridge * 1e2));
+                y = (y.0.min(peak / 1e3), y.1.max(peak * 3.0));
+            }
+            if let RoofPoint::Point { ai, tflops } = roof_point(i.kernel) {
+                x = (x.0.min(ai / 3.0), x.1.max(ai * 3.0));
+                y = (y.0.min(tflops / 3.0), y.1.max(tflops * 3.0));
+            }
+        }
+        let roof =
+            any_device.then(|| ((floor_pow10(x.0), ceil_pow10(x.1)), (floor_pow10(y.0), ceil_pow10(y.1))));
+        let stall_max = inputs
+            .iter()
+            .flat_map(|i| i.kernel.top_stalls.iter().take(5).map(|s| s.warps_per_issue))
+            .fold(0f64, f64::max);
+        Scales { roof, stall_max }
+    }
+}
+
+/// A "nice" axis for values up to `max`: its end and its step, at most 5 steps of 1, 2,
+/// 2.5 or 5 x 10^k.
+fn nice_axis(max: f64) -> (f64, f64) {
+    if max <= 0.0 || !max.is_finite() {
+        return (1.0, 0.25);
+    }
+    let raw = max / 4.0;
+    let base = floor_pow10(raw);
+    let step =
+        [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * base).find(|s| max / s <= 5.0).unwrap_or(10.0 * base);
+    ((max / step).ceil() * step, step)
+}
+
+// ---------------------------------------------------------------------------------------
+// Panels
+
+fn draw_summary(root: &Area, input: &VisualInput, scales: &Scales, label: Option<&str>) -> Result<()> {
+    let [head, sol, roof, occ, stall, hot] = summary_layout();
+    let sub = |r: PanelRect| root.clone().shrink((r.x, r.y), (r.w, r.h));
+    header(&sub(head), input, label)?;
+    speed_of_light(&sub(sol), input.kernel)?;
+    roofline(&sub(roof), input, scales)?;
+    occupancy(&sub(occ), input.kernel)?;
+    stalls(&sub(stall), input.kernel, scales)?;
+    hotspots(&sub(hot), input.hotspots)
+}
+
+fn header(area: &Area, input: &VisualInput, label: Option<&str>) -> Result<()> {
+    let (w, h) = size(area);
+    let k = input.kernel;
+    let title = match label {
+        Some(l) => format!("{l}: {}", input.title),
+        None => input.title.clone(),
+    };
+    let title = fit(area, &title, 28, (w - 32) as u32)?;
+    text(area, &title, (16, 24), 28, TEXT, HPos::Left)?;
+    let mut x = 16;
+    match input.verdict {
+        Some(v) => {
+            let name = v.classification.name();
+            let chip_w = text_width(area, name, 18)? as i32 + 20;
+            fill(area, (x, 48), (x + chip_w, 76), class_color(v.classification))?;
+            text(area, name, (x + 10, 62), 18, WHITE, HPos::Left)?;
+            x += chip_w + 12;
+            let rule = v.rule.as_ref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+            let s = format!("{} confidence{rule}", confidence(v.confidence));
+            text(area, &s, (x, 62), 18, TEXT, HPos::Left)?;
+            x += text_width(area, &s, 18)? as i32;
+        }
+        None => {
+            let s = "verdict: not decided";
+            text(area, s, (x, 62), 18, MUTED, HPos::Left)?;
+            x += text_width(area, s, 18)? as i32;
+        }
+    }
+    let launches = if k.launches == 1 { "1 launch".to_string() } else { format!("{} launches", k.launches) };
+    let dur = match k.get("duration_ns") {
+        Some(ns) => format!("   ·   duration {} (median)   ·   {launches}", duration(ns)),
+        None => format!("   ·   duration {NOT_COLLECTED}   ·   {launches}"),
+    };
+    text(area, &dur, (x, 62), 18, TEXT, HPos::Left)?;
+    if let Some(v) = input.verdict {
+        let mut seen: Vec<&str> = Vec::new();
+        let mut parts = Vec::new();
+        for e in v.evidence.iter().filter(|e| e.threshold != "-") {
+            if seen.contains(&e.field.as_str()) {
+                continue;
+            }
+            seen.push(&e.field);
+            let unit = if e.unit.is_empty() { String::new() } else { format!(" {}", e.unit) };
+            parts.push(format!("{} = {}{unit} ({})", e.field, format_value(e.value), e.threshold));
+        }
+        if !parts.is_empty() {
+            let s = fit(area, &format!("Evidence: {}", parts.join(";  ")), 15, (w - 32) as u32)?;
+            text(area, &s, (16, 90), 15, MUTED, HPos::Left)?;
+        }
+    }
+    line(area, (0, h - 1), (w, h - 1), FRAME, 1)
+}
+
+/// One row of a horizontal bar chart: label, value (None = not collected), colour.
+struct Bar {
+    label: String,
+    value: Option<f64>,
+    color: RGBColor,
+    text: String,
+}
+
+/// Horizontal bars between y = `top` and `bottom` (the axis' labels below it), labels in
+/// the left `label_w` pixels, the axis from 0 to `max` with ticks every `step`.
+#[allow(clippy::too_many_arguments)]
+fn bars(
+    area: &Area,
+    rows: &[Bar],
+    top: i32,
+    bottom: i32,
+    label_w: i32,
+    max: f64,
+    step: f64,
+    tick: &dyn Fn(f64) -> String,
+) -> Result<()> {
+    let (w, _) = size(area);
+    let (x0, x1) = (label_w, w - 84);
+    let px = |v: f64| x0 + ((v / max).clamp(0.0, 1.0) * (x1 - x0) as f64).round() as i32;
+    for i in 0..=((max / step).round() as usize).min(10) {
+        let t = i as f64 * step;
+        let x = px(t);
+        line(area, (x, top), (x, bottom), GRID, 1)?;
+        text(area, &tick(t), (x, bottom + 14), 14, MUTED, HPos::Center)?;
+    }
+    line(area, (x0, top), (x0, bottom), MUTED, 1)?;
+    let row_h = (bottom - top) as f64 / rows.len().max(1) as f64;
+    let thick = (row_h * 0.56).min(34.0) as i32;
+    for (i, r) in rows.iter().enumerate() {
+        let yc = top + (row_h * (i as f64 + 0.5)).round() as i32;
+        let label = fit(area, &r.label, 16, (label_w - 16) as u32)?;
+        text(area, &label, (label_w - 10, yc), 16, TEXT, HPos::Right)?;
+        match r.value {
+            Some(v) => {
+                let end = px(v);
+                if end > x0 {
+                    fill(area, (x0 + 1, yc - thick / 2), (end, yc + thick / 2), r.color)?;
+                }
+                let tw = text_width(area, &r.text, 16)? as i32;
+                if end + 8 + tw <= w - 8 {
+                    text(area, &r.text, (end + 8, yc), 16, TEXT, HPos::Left)?;
+                } else {
+                    text(area, &r.text, (end - 8, yc), 16, WHITE, HPos::Right)?;
+                }
+            }
+            None => text(area, NOT_COLLECTED, (x0 + 10, yc), 16, MUTED, HPos::Left)?,
+        }
+    }
+    Ok(())
+}
+
+fn pct_bar(k: &KernelSummary, label: &str, field: &str, color: RGBColor) -> Bar {
+    let value = k.get(field);
+    Bar { label: label.into(), value, color, text: value.map(pct).unwrap_or_default() }
+}
+
+fn speed_of_light(area: &Area, k: &KernelSummary) -> Result<()> {
+    frame(area, "Speed of light", "% of peak throughput")?;
+    let rows = [
+        pct_bar(k, "SM (compute)", "sm_throughput_pct", COMPUTE),
+        pct_bar(k, "Memory", "memory_throughput_pct", MEMORY),
+        pct_bar(k, "DRAM", "dram_throughput_pct", MEMORY),
+        pct_bar(k, "L1/TEX", "l1tex_throughput_pct", MEMORY),
+        pct_bar(k, "L2", "l2_throughput_pct", MEMORY),
+    ];
+    let (_, h) = size(area);
+    bars(area, &rows, 56, h - 64, 140, 100.0, 25.0, &|t| format!("{t:.0} %"))?;
+    fill(area, (140, h - 26), (154, h - 14), COMPUTE)?;
+    text(area, "compute", (160, h - 20), 14, MUTED, HPos::Left)?;
+    fill(area, (240, h - 26), (254, h - 14), MEMORY)?;
+    text(area, "memory units", (260, h - 20), 14, MUTED, HPos::Left)
+}
+
+/// The kernel's place on the roofline, or why it has none (a headline and a detail).
+enum RoofPoint {
+    Point { ai: f64, tflops: f64 },
+    Absent(&'static str, &'static str),
+}
+
+fn roof_point(k: &KernelSummary) -> RoofPoint {
+    match k.get("flops") {
+        None => RoofPoint::Absent("FLOP counts not collected", "the roofline stage counts them"),
+        Some(f) if f <= 0.0 => RoofPoint::Absent(
+            "No floating-point work (0 FLOP)",
+            "a pure data-movement kernel: no point to place",
+        ),
+        Some(_) => {
+            match (k.get("dram_bytes"), k.get("arithmetic_intensity"), k.get("achieved_flops_per_s")) {
+                (None, _, _) => RoofPoint::Absent("DRAM bytes not collected", "no arithmetic intensity"),
+                (Some(b), _, _) if b <= 0.0 => {
+                    RoofPoint::Absent("No DRAM traffic measured", "no arithmetic intensity")
+                }
+                (_, Some(ai), Some(p)) if ai > 0.0 && p > 0.0 => RoofPoint::Point { ai, tflops: p / 1e12 },
+                _ => RoofPoint::Absent("Duration not collected", "no achieved FLOP/s"),
+            }
+        }
+    }
+}
+
+/// Two centred lines in a light box around (`cx`, `cy`).
+fn note_box(area: &Area, (cx, cy): (i32, i32), first: &str, second: &str) -> Result<()> {
+    let (w, _) = size(area);
+    let first = fit(area, first, 16, (w - 60) as u32)?;
+    let second = fit(area, second, 14, (w - 60) as u32)?;
+    let tw = text_width(area, &first, 16)?.max(text_width(area, &second, 14)?) as i32;
+    let (x0, x1) = ((cx - tw / 2 - 14).max(4), (cx + tw / 2 + 14).min(w - 4));
+    fill(area, (x0, cy - 26), (x1, cy + 26), RGBColor(248, 249, 250))?;
+    area.draw(&Rectangle::new([(x0, cy - 26), (x1, cy + 26)], FRAME))?;
+    text(area, &first, (cx, cy - 10), 16, TEXT, HPos::Center)?;
+    text(area, &second, (cx, cy + 12), 14, MUTED, HPos::Center)
+}
+
+fn roofline(area: &Area, input: &VisualInput, scales: &Scales) -> Result<()> {
+    let k = input.kernel;
+    let point = roof_point(k);
+    let (w, h) = size(area);
+    let (Some(device), Some(((x_lo, x_hi), (y_lo, y_hi)))) = (&input.device, scales.roof) else {
+        frame(area, "Roofline (FP32, DRAM)", "")?;
+        text(area, "device not in gpu_specs.yaml", (w / 2, h / 2 - 50), 20, MUTED, HPos::Center)?;
+        text(area, "no ceilings to draw", (w / 2, h / 2 - 20), 16, MUTED, HPos::Center)?;
+        return match point {
+            RoofPoint::Point { ai, tflops } => note_box(
+                area,
+                (w / 2, h / 2 + 40),
+                &format!("arithmetic intensity {} FLOP/byte", sig(ai, 3)),
+                &format!("achieved {} TFLOP/s", sig(tflops, 3)),
+            ),
+            RoofPoint::Absent(first, second) => note_box(area, (w / 2, h / 2 + 40), first, second),
+        };
+    };
+    let peak = device.peak_fp32_flops_per_s / 1e12;
+    let bw_t = device.peak_dram_bytes_per_s / 1e12;
+    let ridge = peak / bw_t;
+    frame(area, "Roofline (FP32, DRAM)", &format!("ridge {} FLOP/byte", sig(ridge, 3)))?;
+    let plot = area.margin(40, 6, 6, 26);
+    let mut chart = ChartBuilder::on(&plot)
+        .x_label_area_size(50)
+        .y_label_area_size(66)
+        .build_cartesian_2d((x_lo..x_hi).log_scale(), (y_lo..y_hi).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("arithmetic intensity, FLOP per DRAM byte")
+        .y_desc("TFLOP/s")
+        .label_style((FONT, 14).into_font().color(&MUTED))
+        .axis_desc_style((FONT, 15).into_font().color(&TEXT))
+        .x_label_formatter(&|v| log_tick(*v))
+        .y_label_formatter(&|v| log_tick(*v))
+        .bold_line_style(GRID)
+        .light_line_style(WHITE)
+        .axis_style(MUTED)
+        .draw()?;
+    // The DRAM slope, from where it enters the plot to the ridge, then the compute roof.
+    let x_start = x_lo.max(y_lo / bw_t);
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(x_start, x_start * bw_t), (ridge, peak)],
+        MEMORY.stroke_width(3),
+    )))?;
+    chart.draw_series(std::iter::once(PathElement::new(
+        vec![(ridge, peak), (x_hi, peak)],
+        COMPUTE.stroke_width(3),
+    )))?;
+    let label = |s: String, at: (f64, f64), offset: (i32, i32), color: RGBColor, h: HPos| {
+        EmptyElement::at(at) + Text::new(s, offset, style(14, color, h))
+    };
+    chart.draw_series(std::iter::once(label(
+        format!("FP32 peak {} TFLOP/s", sig(peak, 3)),
+        (ridge, peak),
+        (10, -24),
+        COMPUTE,
+        HPos::Left,
+    )))?;
+    // Below the slope, a third of the way up it.
+    let x_dram = x_start * (ridge / x_start).powf(0.3);
+    chart.draw_series(std::iter::once(label(
+        format!("DRAM {} GB/s", format_value((device.peak_dram_bytes_per_s / 1e9).round())),
+        (x_dram, x_dram * bw_t),
+        (14, 2),
+        MEMORY,
+        HPos::Left,
+    )))?;
+    match point {
+        RoofPoint::Point { ai, tflops } => {
+            let attainable = peak.min(ai * bw_t);
+            let first = format!("{} FLOP/B, {} TFLOP/s", sig(ai, 3), sig(tflops, 3));
+            let second = format!("{} % of attainable", sig(100.0 * tflops / attainable, 3));
+            // In panel pixels: the point, the plot's extent.
+            let (bx, by) = area.get_base_pixel();
+            let (px, py) = chart.backend_coord(&(ai, tflops));
+            let (px, py) = (px - bx, py - by);
+            let (xs, ys) = chart.plotting_area().get_pixel_range();
+            let tw = text_width(area, &first, 15)?.max(text_width(area, &second, 14)?) as i32;
+            // Centred under the point (over it near the bottom), kept inside the plot.
+            let left = (px - tw / 2).clamp(xs.start - bx + 6, (xs.end - bx - tw - 6).max(xs.start - bx + 6));
+            let low = py > ys.end - by - 70;
+            let y1 = if low { py - 50 } else { py + 26 };
+            fill(area, (left - 6, y1 - 13), (left + tw + 6, y1 + 34), WHITE)?;
+            text(area, &first, (left, y1), 15, TEXT, HPos::Left)?;
+            text(area, &second, (left, y1 + 21), 14, MUTED, HPos::Left)?;
+            area.draw(&Circle::new((px, py), 7, POINT.filled()))?;
+            area.draw(&Circle::new((px, py), 7, WHITE.stroke_width(1)))?;
+        }
+        RoofPoint::Absent(first, second) => note_box(area, (w * 64 / 100, h * 77 / 100), first, second)?,
+    }
+    Ok(())
+}
+
+fn occupancy(area: &Area, k: &KernelSummary) -> Result<()> {
+    frame(area, "Occupancy", "% of the SM's warp slots")?;
+    let rows = [
+        pct_bar(k, "achieved", "achieved_occupancy_pct", ACHIEVED),
+        pct_bar(k, "theoretical", "theoretical_occupancy_pct", THEORETICAL),
+    ];
+    bars(area, &rows, 52, 164, 120, 100.0, 25.0, &|t| format!("{t:.0} %"))?;
+    let (w, _) = size(area);
+    let top = 226;
+    text(area, "Blocks per SM allowed by", (20, top), 16, TEXT, HPos::Left)?;
+    let limits = [
+        ("registers", k.get("occupancy_limit_registers")),
+        ("shared memory", k.get("occupancy_limit_shared_mem")),
+        ("warps", k.get("occupancy_limit_warps")),
+        ("blocks", k.get("occupancy_limit_blocks")),
+    ];
+    let min = limits.iter().filter_map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+    for (i, (name, v)) in limits.iter().enumerate() {
+        let y = top + 32 + 30 * i as i32;
+        let limiter = v.is_some_and(|v| v == min);
+        let color = if limiter { LIMITER } else { TEXT };
+        text(area, name, (32, y), 16, color, HPos::Left)?;
+        let value = match v {
+            Some(v) => format_value(*v),
+            None => NOT_COLLECTED.into(),
+        };
+        text(area, &value, (180, y), 16, if v.is_some() { color } else { MUTED }, HPos::Right)?;
+        if limiter {
+            text(area, "◀ limiter", (190, y), 16, LIMITER, HPos::Left)?;
+        }
+    }
+    let x = w / 2 + 14;
+    text(area, "Launch", (x, top), 16, TEXT, HPos::Left)?;
+    let launch = [
+        ("threads/block", k.get("block_size").map(format_value)),
+        ("grid (blocks)", k.get("grid_size").map(grouped)),
+        ("regs/thread", k.get("registers_per_thread").map(format_value)),
+        ("shared/block", k.get("shared_mem_per_block_kib").map(|v| format!("{} KiB", format_value(v)))),
+    ];
+    for (i, (name, v)) in launch.iter().enumerate() {
+        let y = top + 32 + 30 * i as i32;
+        text(area, name, (x + 12, y), 16, TEXT, HPos::Left)?;
+        match v {
+            Some(v) => text(area, v, (w - 16, y), 16, TEXT, HPos::Right)?,
+            None => text(area, NOT_COLLECTED, (w - 16, y), 16, MUTED, HPos::Right)?,
+        }
+    }
+    let (_, h) = size(area);
+    let note =
+        match limits.iter().filter(|(_, v)| v.is_some_and(|v| v == min)).map(|(n, _)| *n).collect::<Vec<_>>()
+        {
+            l if l.is_empty() => "the occupancy limits were not collected".to_string(),
+            l => format!("Limiter: {} ({} block(s) per SM)", l.join(", "), format_value(min)),
+        };
+    text(area, &note, (20, h - 26), 16, if min.is_finite() { LIMITER } else { MUTED }, HPos::Left)
+}
+
+fn stalls(area: &Area, k: &KernelSummary, scales: &Scales) -> Result<()> {
+    frame(area, "Top stall reasons", "warps stalled per issued instruction")?;
+    let (w, h) = size(area);
+    if k.top_stalls.is_empty() {
+        return text(area, "stall reasons not collected", (w / 2, h / 2), 18, MUTED, HPos::Center);
+    }
+    let rows: Vec<Bar> = k
+        .top_stalls
+        .iter()
+        .take(5)
+        .map(|s| Bar {
+            label: s.reason.clone(),
+            value: Some(s.warps_per_issue),
+            color: STALL,
+            text: ratio(s.warps_per_issue),
+        })
+        .collect();
+    let (max, step) = nice_axis(scales.stall_max);
+    let bottom = 56 + ((h - 64 - 56) * rows.len() as i32) / 5;
+    bars(area, &rows, 56, bottom, 180, max, step, &tick)?;
+    let total: f64 = k.top_stalls.iter().map(|s| s.warps_per_issue).sum();
+    let note = format!(
+        "{} of {} reasons shown; all reasons sum to {}",
+        rows.len(),
+        k.top_stalls.len(),
+        ratio(total)
+    );
+    text(area, &note, (20, h - 22), 14, MUTED, HPos::Left)
+}
+
+fn hotspots(area: &Area, hot: &[Hotspot]) -> Result<()> {
+    frame(area, "Top source lines", "share of the kernel's warp samples")?;
+    let (w, h) = size(area);
+    let rows: Vec<&Hotspot> = hot.iter().filter(|r| r.kind == "cuda").take(5).collect();
+    if rows.is_empty() {
+        text(area, "no source lines", (w / 2, h / 2 - 14), 18, MUTED, HPos::Center)?;
+        let why = "the source page was not collected, or has no line info (build with -lineinfo)";
+        return text(area, why, (w / 2, h / 2 + 14), 16, MUTED, HPos::Center);
+    }
+    let (loc_x, bar_x, bar_w, src_x) = (46, 250, 140, 470);
+    let head_y = 60;
+    text(area, "#", (20, head_y), 14, MUTED, HPos::Left)?;
+    text(area, "file:line", (loc_x, head_y), 14, MUTED, HPos::Left)?;
+    text(area, "share", (bar_x, head_y), 14, MUTED, HPos::Left)?;
+    text(area, "source  (below: stall samples, largest first)", (src_x, head_y), 14, MUTED, HPos::Left)?;
+    line(area, (14, head_y + 14), (w - 14, head_y + 14), FRAME, 1)?;
+    let row_h = (h - head_y - 30) / 5;
+    for (i, r) in rows.iter().enumerate() {
+        let y = head_y + 22 + row_h * i as i32;
+        let yc = y + row_h / 2 - 10;
+        text(area, &(i + 1).to_string(), (20, yc), 16, TEXT, HPos::Left)?;
+        let file = r.file.rsplit(['/', '\\']).next().unwrap_or(&r.file);
+        let loc = fit(area, &format!("{file}:{}", r.line), 16, (bar_x - loc_x - 12) as u32)?;
+        text(area, &loc, (loc_x, yc), 16, TEXT, HPos::Left)?;
+        let share = r.pct_of_kernel.clamp(0.0, 100.0);
+        fill(area, (bar_x, yc - 9), (bar_x + bar_w, yc + 9), GRID)?;
+        if share > 0.0 {
+            fill(
+                area,
+                (bar_x, yc - 9),
+                (bar_x + (bar_w as f64 * share / 100.0).round().max(1.0) as i32, yc + 9),
+                HOT,
+            )?;
+        }
+        text(area, &pct(r.pct_of_kernel), (bar_x + bar_w + 8, yc), 16, TEXT, HPos::Left)?;
+        let src = if r.source.is_empty() { "(source text not available)" } else { r.source.as_str() };
+        let src = fit(area, src, 16, (w - src_x - 16) as u32)?;
+        text(area, &src, (src_x, yc), 16, if r.source.is_empty() { MUTED } else { TEXT }, HPos::Left)?;
+        if !r.top_stalls.is_empty() {
+            let stalls = fit(area, &r.top_stalls, 14, (w - src_x - 16) as u32)?;
+            text(area, &stalls, (src_x, yc + 22), 14, MUTED, HPos::Left)?;
+        }
+        if i + 1 < rows.len() {
+            line(area, (14, y + row_h - 2), (w - 14, y + row_h - 2), GRID, 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn comparison_band(area: &Area, before: &VisualInput, after: &VisualInput) -> Result<()> {
+    let (w, h) = size(area);
+    let names = if before.kernel.kernel == after.kernel.kernel {
+        before.kernel.kernel.clone()
+    } else {
+        format!("{} → {}", before.kernel.kernel, after.kernel.kernel)
+    };
+    let title = fit(area, &format!("Before → after: {names}"), 26, (w / 2 - 32) as u32)?;
+    text(area, &title, (16, 24), 26, TEXT, HPos::Left)?;
+    let (s, color) = match (before.kernel.get("duration_ns"), after.kernel.get("duration_ns")) {
+        (Some(b), Some(a)) if b > 0.0 && a > 0.0 => {
+            let delta = a - b;
+            let sign = if delta < 0.0 { "−" } else { "+" };
+            let speed = if a < b {
+                format!("{}× as fast", sig(b / a, 3))
+            } else {
+                format!("{}× as slow", sig(a / b, 3))
+            };
+            (
+                format!(
+                    "Duration {} → {}: {sign}{} ({sign}{}), {speed}",
+                    duration(b),
+                    duration(a),
+                    duration(delta.abs()),
+                    pct(100.0 * delta.abs() / b),
+                ),
+                if a < b {
+                    FASTER
+                } else if a > b {
+                    SLOWER
+                } else {
+                    TEXT
+                },
+            )
+        }
+        (b, a) => (
+            format!(
+                "Duration {} → {}",
+                b.map(duration).unwrap_or_else(|| NOT_COLLECTED.into()),
+                a.map(duration).unwrap_or_else(|| NOT_COLLECTED.into())
+            ),
+            MUTED,
+        ),
+    };
+    text(area, &s, (16, 60), 20, color, HPos::Left)?;
+    text(area, "Both columns share their axes' scales.", (w - 16, 60), 15, MUTED, HPos::Right)?;
+    line(area, (0, h - 1), (w, h - 1), FRAME, 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_as_they_should() {
+        assert_eq!(duration(30_249_184.0), "30.25 ms");
+        assert_eq!(duration(532_640.0), "532.6 µs");
+        assert_eq!(duration(999.0), "999.0 ns");
+        assert_eq!(pct(82.998272), "83.0 %");
+        assert_eq!(pct(6.25), "6.25 %");
+        assert_eq!(pct(8.6e-5), "< 0.01 %");
+        assert_eq!(pct(0.0), "0.00 %");
+        assert_eq!(ratio(298.201714), "298");
+        assert_eq!(ratio(13.377659), "13.4");
+        assert_eq!(ratio(0.947356), "0.95");
+        assert_eq!(log_tick(0.01), "0.01");
+        assert_eq!(log_tick(1000.0), "1000");
+        assert_eq!(log_tick(1e-5), "1e-5");
+        assert_eq!(log_tick(1e7), "1e7");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(7.5), "7.5");
+        assert_eq!(sig(7_160_026.45, 3), "7.16e6");
+        assert_eq!(sig(77.169, 3), "77.2");
+        assert_eq!(grouped(1_048_576.0), "1,048,576");
+        assert_eq!(nice_axis(298.2), (300.0, 100.0));
+        assert_eq!(nice_axis(13.38), (15.0, 5.0));
+    }
+
+    #[test]
+    fn h200_ceilings_come_from_gpu_specs() {
+        let c = ceilings_for("NVIDIA H200").expect("the H200 is in gpu_specs.yaml");
+        let spec = crate::references::lookup_gpu("NVIDIA H200", None).unwrap();
+        assert_eq!(c.peak_fp32_flops_per_s, spec.peak_tflops.fp32.unwrap() * 1e12);
+        assert_eq!(c.peak_dram_bytes_per_s, spec.memory.bandwidth_gbps * 1e9);
+        assert!(ceilings_for("NVIDIA GeForce 256").is_none());
+    }
+
+    #[test]
+    fn layout_panels_lie_inside_the_picture_and_do_not_overlap() {
+        let l = summary_layout();
+        for (i, a) in l.iter().enumerate() {
+            assert!(a.x + a.w <= SUMMARY_WIDTH && a.y + a.h <= SUMMARY_HEIGHT, "{a:?}");
+            for b in &l[i + 1..] {
+                let apart = a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+                assert!(apart, "{a:?} overlaps {b:?}");
+            }
+        }
+        assert_eq!(comparison_layout().len(), 13);
+    }
+}

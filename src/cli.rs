@@ -46,10 +46,10 @@ pub enum Command {
     Import(ImportArgs),
     /// Re-analyse a profile directory: summaries, verdict, hotspots, final_report.md
     Report(ReportArgs),
-    /// Compare a profile with a baseline (not implemented yet)
-    Compare(ReservedArgs),
-    /// Profile and gate on performance regressions, for CI (not implemented yet)
-    Check(ReservedArgs),
+    /// Compare a profile with a baseline: comparison/regression_report.md and regression.json
+    Compare(CompareArgs),
+    /// Profile (or only time) the selected kernels and fail on regressions against a baseline, for CI
+    Check(Box<CheckArgs>),
     /// Check what profiling needs on this machine, and say how to fix what is missing
     Doctor(DoctorArgs),
     /// Explain a metric, section, stage or classification, from the references
@@ -77,12 +77,75 @@ impl Command {
     }
 }
 
-/// Arguments of a subcommand that is reserved but not implemented yet.
+/// `cargo kprof compare`.
 #[derive(Debug, Args)]
-pub struct ReservedArgs {
-    /// Arguments (ignored).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub args: Vec<String>,
+pub struct CompareArgs {
+    /// The profile directory to compare (default: the workspace's newest profile)
+    #[arg(value_name = "CURRENT_DIR")]
+    pub current: Option<PathBuf>,
+    /// What to compare against: `auto` (the newest earlier profile of the same kernel,
+    /// arguments and GPU), a profile directory, or a baseline saved with --save-baseline
+    #[arg(long, value_name = "auto|DIR|NAME", default_value = "auto")]
+    pub baseline: String,
+    /// Changes within this many percent count as unchanged (default: the kernel's
+    /// `tolerance-pct`, else 2.0)
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    pub tolerance_pct: Option<f64>,
+    /// Exit with code 10 when the duration regressed beyond the tolerance (after writing the reports)
+    #[arg(long)]
+    pub fail_on_regression: bool,
+    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    #[arg(long)]
+    pub force: bool,
+    /// Also save CURRENT_DIR's summaries as baseline NAME (profile/baselines/NAME/)
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Also draw comparison/comparison.png: before and after side by side
+    #[arg(long)]
+    pub visual: bool,
+    /// Path to Cargo.toml (to find the newest profile when CURRENT_DIR is not given)
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `cargo kprof check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The saved baseline to compare against: a name (profile/baselines/NAME/) or that directory's path
+    #[arg(long, value_name = "NAME", required_unless_present = "save_baseline")]
+    pub baseline: Option<String>,
+    /// Run only the harness timings: no ncu, fast (harness targets only)
+    #[arg(long)]
+    pub timing_only: bool,
+    /// Duration changes within this many percent pass (default: the kernel's `tolerance-pct`, else 2.0)
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    pub tolerance_pct: Option<f64>,
+    /// Save this run's summaries as baseline NAME (refused when NAME already holds a kernel)
+    #[arg(long, value_name = "NAME")]
+    pub save_baseline: Option<String>,
+    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    #[arg(long)]
+    pub force: bool,
+    /// Check from an archive written by `cargo kprof archive`, on a machine without cargo
+    #[arg(long, value_name = "FILE")]
+    pub archive: Option<PathBuf>,
+    /// With --archive: where to unpack it and write the profiles (must not exist or be empty)
+    #[arg(long, value_name = "DIR", requires = "archive")]
+    pub workspace_remap: Option<PathBuf>,
+    /// What to profile, as for `cargo kprof`.
+    #[command(flatten)]
+    pub profile: ProfileArgs,
+}
+
+/// Parses a tolerance in percent: a finite number >= 0.
+pub fn parse_tolerance(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!("`{s}` is not a tolerance: give a percentage such as 2 or 0.5")),
+    }
 }
 
 /// Analysis options shared by `import` and `report`.

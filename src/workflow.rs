@@ -82,13 +82,161 @@ pub fn run(args: KprofArgs) -> Result<ExitCode> {
             println!("{}", crate::references::explain(&e.topic)?);
             Ok(ExitCode::Success)
         }
-        Some(other) => Err(Failure::new(
-            ExitCode::Unimplemented,
-            format!("`cargo kprof {}` is not implemented in this version", other.name()),
-        )
-        .help("`cargo kprof --help` lists what works today")
-        .into()),
+        Some(Command::Compare(c)) => compare(&c),
+        Some(Command::Check(c)) => check(&c),
     }
+}
+
+/// `cargo kprof compare`.
+fn compare(c: &crate::cli::CompareArgs) -> Result<ExitCode> {
+    let current = match &c.current {
+        Some(d) => {
+            if !d.is_dir() {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{}: no such profile directory", d.display()),
+                )
+                .help("give a directory under profile/, or leave it out for the newest profile")
+                .into());
+            }
+            d.clone()
+        }
+        None => {
+            let root = match &c.manifest_path {
+                Some(m) => m.parent().map(Path::to_path_buf).unwrap_or_default(),
+                None => std::env::current_dir()?,
+            };
+            let root = cargo_metadata::MetadataCommand::new()
+                .manifest_path(root.join("Cargo.toml"))
+                .no_deps()
+                .exec()
+                .map(|m| m.workspace_root.into_std_path_buf())
+                .unwrap_or(root);
+            let profiles = profile_dir::profiles_root(&root);
+            crate::baseline::profiles_in(&profiles).pop().ok_or_else(|| {
+                Failure::new(
+                    ExitCode::Config,
+                    format!("no analysed profile to compare under {}", profiles.display()),
+                )
+                .help("profile a kernel first (`cargo kprof --kernel NAME`), or give CURRENT_DIR")
+            })?
+        }
+    };
+    let tolerance = c.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
+    let opts = crate::gate::GateOptions {
+        baseline: crate::gate::BaselineSpec::parse(&c.baseline),
+        tolerance_pct: tolerance,
+        force: c.force,
+        visual: c.visual,
+        json: plan::is_json(&c.output),
+        quiet: c.output.quiet,
+    };
+    let profile_root = current.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let kernel = crate::compare::Snapshot::load(&current, "current")?.identity.kernel;
+    if let Some(name) = &c.save_baseline {
+        crate::baseline::ensure_free(&profile_root, name, &kernel)?;
+    }
+    let result = crate::gate::compare_profile(&current, &opts)?;
+    crate::gate::print_result(&result, &opts)?;
+    if let Some(name) = &c.save_baseline {
+        let saved = crate::baseline::save(&profile_root, name, &kernel, &current)?;
+        say(&c.output, format!("Baseline `{name}`: {}", saved.display()));
+    }
+    Ok(if c.fail_on_regression {
+        crate::gate::exit_code(std::slice::from_ref(&result))
+    } else {
+        ExitCode::Success
+    })
+}
+
+/// `check --baseline`: a saved baseline's name, or its directory (a path).
+fn check_baseline(s: &str) -> crate::gate::BaselineSpec {
+    if s.contains('/') || Path::new(s).is_dir() {
+        crate::gate::BaselineSpec::Set(PathBuf::from(s))
+    } else {
+        crate::gate::BaselineSpec::Name(s.to_string())
+    }
+}
+
+/// `cargo kprof check`: profile (or time) every selected kernel, compare each with the
+/// saved baseline, and fail on a regression.
+fn check(c: &crate::cli::CheckArgs) -> Result<ExitCode> {
+    let output = &c.profile.output;
+    let (plan, built) = match &c.archive {
+        Some(archive) => {
+            let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
+            let (plan, built) = crate::archive::unpack(archive, &remap, c.profile.timeout, output.clone())?;
+            (plan, Some(built))
+        }
+        None => {
+            let (metadata, config) = load_workspace(c.profile.packages.manifest_path.as_deref(), output)?;
+            (plan::resolve(&c.profile, &metadata, &config, build::cargo_binary())?, None)
+        }
+    };
+    if c.timing_only {
+        if let Some(k) = plan.kernels.iter().find(|k| k.runtime != config::Runtime::Harness) {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("--timing-only needs harness targets; `{}` runs as `{}`", k.name, k.runtime.name()),
+            )
+            .help("drop --timing-only to gate on ncu's duration, or select harness kernels only")
+            .into());
+        }
+    }
+    // Refuse before any work: a missing baseline, or a baseline name already taken.
+    for k in &plan.kernels {
+        if let Some(name) = &c.save_baseline {
+            crate::baseline::ensure_free(&plan.profile_root, name, &k.name)?;
+        }
+        if let Some(crate::gate::BaselineSpec::Name(name)) = c.baseline.as_deref().map(check_baseline) {
+            crate::baseline::find(&plan.profile_root, &name, &k.name)?;
+        }
+    }
+    let extras = Extras { timing: true, timing_only: c.timing_only };
+    let profiles = execute_profiles(&plan, built, extras)?;
+    if plan.dry_run {
+        return Ok(ExitCode::Success);
+    }
+    let mut results = Vec::new();
+    for (kernel, dir) in &profiles {
+        if let Some(spec) = c.baseline.as_deref().map(check_baseline) {
+            let opts = crate::gate::GateOptions {
+                baseline: spec,
+                tolerance_pct: c.tolerance_pct.unwrap_or(kernel.tolerance_pct),
+                force: c.force,
+                visual: false,
+                json: plan::is_json(output),
+                quiet: output.quiet,
+            };
+            let r = crate::gate::compare_profile(dir.path(), &opts)?;
+            crate::gate::print_result(&r, &opts)?;
+            results.push(r);
+        }
+        if let Some(name) = &c.save_baseline {
+            let saved = crate::baseline::save(&plan.profile_root, name, &kernel.name, dir.path())?;
+            say(output, format!("Baseline `{name}`: {}", saved.display()));
+        }
+    }
+    if c.baseline.is_none() {
+        return Ok(ExitCode::Success);
+    }
+    let tolerance = c.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
+    crate::gate::write_step_summary(&crate::gate::step_summary(&results, tolerance))?;
+    let code = crate::gate::exit_code(&results);
+    let regressed: Vec<&str> = results
+        .iter()
+        .filter(|r| r.comparison.regression)
+        .map(|r| r.comparison.current.identity.kernel.as_str())
+        .collect();
+    if plan::is_json(output) {
+        let line = json!({"reason": "check-finished", "regressions": regressed, "kernels": results.len()});
+        println!("{line}");
+    } else if regressed.is_empty() {
+        say(output, format!("check: {} kernel(s), no regression beyond tolerance", results.len()));
+    } else {
+        eprintln!("error: check: regression in {}", regressed.join(", "));
+    }
+    Ok(code)
 }
 
 fn analyze_options(
@@ -327,9 +475,27 @@ fn profile(args: &ProfileArgs) -> Result<ExitCode> {
     execute(&plan, None)
 }
 
+/// What [`execute_profiles`] does beyond profiling.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    /// Also time harness targets without ncu (`details/timing.json`).
+    pub timing: bool,
+    /// Only time them: no ncu at all.
+    pub timing_only: bool,
+}
+
 /// Checks the machine, builds (unless `prebuilt` supplies the executables, as an archive
 /// does), writes each kernel's profile directory, then collects, analyses and reports.
 pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
+    execute_profiles(plan, prebuilt, Extras::default()).map(|_| ExitCode::Success)
+}
+
+/// [`execute`], returning each kernel's profile directory.
+pub fn execute_profiles(
+    plan: &Plan,
+    prebuilt: Option<BuildOutput>,
+    extras: Extras,
+) -> Result<Vec<(&KernelPlan, ProfileDir)>> {
     let output = &plan.output;
     let ncu_path_file = profile_dir::ensure_ncu_path(&plan.profile_root)?;
     let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
@@ -339,6 +505,10 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
         // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
         checks.retain(|c| c.what != "ncu");
     }
+    if extras.timing_only {
+        // No ncu: the harness itself says when there is no GPU or driver.
+        checks.clear();
+    }
     if !plan.dry_run {
         preflight::require_checks(&checks)?;
     }
@@ -346,7 +516,7 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
     let direct_ncu = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
     let sudo_ncu = if !plan.kernels.iter().any(sudo) {
         None
-    } else if plan.dry_run {
+    } else if plan.dry_run || extras.timing_only {
         Some(profile_dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
     } else {
         Some(privilege::require_sudo(&ncu_path_file, inputs.path_env.as_deref())?)
@@ -369,15 +539,23 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
     for kernel in &plan.kernels {
         prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_for(kernel))?);
     }
-    report_prepared(plan, &prepared)?;
+    if !extras.timing_only {
+        report_prepared(plan, &prepared)?;
+    }
     if plan.dry_run {
-        return Ok(ExitCode::Success);
+        return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = crate::analysis::rules::Rules::builtin();
     crate::collect::install_interrupt_handler();
     let say_line = |line: &str| say(&plan.output, line);
     for p in &prepared {
         let ncu_path = ncu_for(p.kernel);
+        if extras.timing || extras.timing_only {
+            time_kernel(plan, p, extras.timing_only)?;
+        }
+        if extras.timing_only {
+            continue;
+        }
         crate::collect::write_environment(&p.dir, &ncu_path, p.kernel.privilege, &plan.workspace_root)?;
         let run = crate::collect::KernelRun {
             dir: &p.dir,
@@ -396,11 +574,53 @@ pub fn execute(plan: &Plan, prebuilt: Option<BuildOutput>) -> Result<ExitCode> {
         crate::analyze::analyze(&p.dir, &opts)?;
         print_verdicts(&p.dir)?;
     }
-    if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()) {
+    if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
         crate::index::write(root)?;
         say(&plan.output, format!("Index: {}", root.join("index.md").display()));
     }
-    Ok(ExitCode::Success)
+    Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// Times a harness kernel without ncu into `details/timing.json`, and adds the command to
+/// `commands.sh`. Other runtimes have no timing; the gate then compares ncu's duration.
+fn time_kernel(plan: &Plan, p: &PreparedKernel, timing_only: bool) -> Result<()> {
+    if p.kernel.runtime != config::Runtime::Harness {
+        say(
+            &plan.output,
+            format!("note: `{}` has no harness: no timing; ncu's duration is compared", p.kernel.name),
+        );
+        return Ok(());
+    }
+    let result = crate::timing::timing_path(p.dir.path());
+    let cmd = crate::timing::timing_command(&p.target, &result);
+    let mut script = std::fs::read_to_string(p.dir.commands_script_path()).unwrap_or_default();
+    if timing_only {
+        script.push_str("\n# check --timing-only: only this line ran (no ncu stage above ran)\n");
+    } else {
+        script.push_str("\n# Timing, without ncu (the gate compares it)\n");
+    }
+    script.push_str(&cmd.command_line());
+    script.push('\n');
+    crate::analyze::write_atomic(&p.dir.commands_script_path(), &script)?;
+    say(&plan.output, format!("Timing `{}` (harness, no ncu)", p.kernel.name));
+    crate::timing::run_timing(&p.target, &result, plan.timeout)?;
+    let text = std::fs::read_to_string(&result).unwrap_or_default();
+    if let Some(t) = crate::compare::timing_of(&text, p.kernel.case.as_deref()) {
+        let (lo, hi) = t.interval();
+        say(
+            &plan.output,
+            format!(
+                "  {}: {} median ({}, {} samples, 95 % interval {} .. {})",
+                t.case,
+                crate::compare::format_ns(t.median_ns),
+                t.mode,
+                t.samples,
+                crate::compare::format_ns(lo),
+                crate::compare::format_ns(hi)
+            ),
+        );
+    }
+    Ok(())
 }
 
 fn prepare_kernel<'a>(

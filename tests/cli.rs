@@ -196,11 +196,13 @@ fn selection_errors_name_the_way_out() {
 }
 
 #[test]
-fn reserved_subcommands_say_so() {
+fn compare_without_profiles_says_what_to_do() {
     let ws = Workspace::new(TWO_KERNELS);
     let out = ws.kprof(&["compare"], &[]);
-    assert_eq!(out.status.code(), Some(11));
-    assert!(text(&out.stderr).contains("`cargo kprof compare` is not implemented"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("no analysed profile to compare under"), "{stderr}");
+    assert!(stderr.contains("help: profile a kernel first (`cargo kprof --kernel NAME`)"), "{stderr}");
 }
 
 #[test]

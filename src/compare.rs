@@ -1,0 +1,853 @@
+//! Before/after: one profile (or saved baseline) against another, metric by metric.
+//!
+//! A [`Snapshot`] is what a comparison reads from a profile directory or from a baseline
+//! (`profile/baselines/NAME/<kernel>/`, the same files): the metrics summary, the
+//! verdict, the source hotspots, the harness timing when one was taken
+//! (`details/timing.json`), and what the numbers depend on (GPU, ncu version, clock
+//! control). [`compare`] is pure; [`write_reports`] writes
+//! `comparison/regression_report.md` and `comparison/regression.json`.
+//!
+//! The duration decides whether a change is a regression. With harness timings on both
+//! sides it is noise-aware: each side's median comes with an interval from its samples
+//! (see [`TimingFacts::interval`]), and a change counts only when it is beyond the
+//! tolerance *and* the intervals do not overlap. Without timings, ncu's
+//! `gpu__time_duration.sum` of the profiled launch is compared against the tolerance.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::rules::{BottleneckDecision, KernelVerdict};
+use crate::analysis::summary::{KernelSummary, MetricsSummary};
+use crate::error::{ExitCode, Failure};
+
+/// `comparison/regression.json`'s shape version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The default noise band, percent.
+pub const DEFAULT_TOLERANCE_PCT: f64 = 2.0;
+
+/// What a profile is of: equal identities are the same measurement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The configured kernel name (the hint).
+    pub kernel: String,
+    /// The harness case, if any.
+    pub case: Option<String>,
+    /// The program's arguments.
+    pub args: Vec<String>,
+}
+
+/// What the numbers depend on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Conditions {
+    /// The GPU, as ncu named it.
+    pub device: Option<String>,
+    /// `Version 2025.3.1.0 (build ...)`, from `ncu --version`.
+    pub ncu_version: Option<String>,
+    /// `none` or `base`.
+    pub clock_control: Option<String>,
+}
+
+/// One source line of the hotspots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HotLine {
+    /// `hgemm.cu:24`.
+    pub location: String,
+    /// Share of the kernel's samples, percent.
+    pub pct: f64,
+    /// The line's text, when known.
+    pub source: String,
+}
+
+/// The harness timing of the profiled case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingFacts {
+    /// The case (`hgemm_tiled/m=4096,n=4096,k=4096`).
+    pub case: String,
+    /// `hot` or `cold`.
+    pub mode: String,
+    /// Median time per launch, ns.
+    pub median_ns: f64,
+    /// Number of samples.
+    pub samples: usize,
+    /// Relative noise (robust stddev / mean).
+    pub rel_noise: f64,
+}
+
+impl TimingFacts {
+    /// A 95 % interval for the median: `median * (1 +- 1.96 * 1.2533 * noise / sqrt(n))`.
+    /// The median's standard error is about 1.2533 times the mean's for a normal sample;
+    /// `rel_noise` is the harness' outlier-robust spread.
+    pub fn interval(&self) -> (f64, f64) {
+        let n = self.samples.max(1) as f64;
+        let half = self.median_ns * 1.96 * 1.2533 * self.rel_noise / n.sqrt();
+        (self.median_ns - half, self.median_ns + half)
+    }
+}
+
+/// Everything a comparison reads from one side.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Where it was read from.
+    pub dir: PathBuf,
+    /// How to name it in reports (`profile hgemm_20261129_230345`, `baseline main`).
+    pub label: String,
+    /// What was measured.
+    pub identity: Identity,
+    /// Under what conditions.
+    pub conditions: Conditions,
+    /// The kernel's summary (the first kernel of the profile).
+    pub kernel: KernelSummary,
+    /// Its verdict, if the profile has one.
+    pub verdict: Option<KernelVerdict>,
+    /// Its hottest CUDA source lines, hottest first.
+    pub hotspots: Vec<HotLine>,
+    /// The harness timing, if taken.
+    pub timing: Option<TimingFacts>,
+}
+
+fn read(dir: &Path, rel: &str) -> Option<String> {
+    std::fs::read_to_string(dir.join(rel)).ok()
+}
+
+impl Snapshot {
+    /// Reads a profile directory (or a baseline's kernel directory).
+    pub fn load(dir: &Path, label: impl Into<String>) -> Result<Snapshot> {
+        let label = label.into();
+        let target: serde_yaml::Value =
+            read(dir, "profile-target.yaml").and_then(|t| serde_yaml::from_str(&t).ok()).unwrap_or_default();
+        let text = |v: &serde_yaml::Value| v.as_str().map(String::from);
+        // A `check --timing-only` profile has a timing and no ncu metrics.
+        let summary: MetricsSummary = match read(dir, "details/metrics_summary.json") {
+            Some(t) => serde_json::from_str(&t)
+                .with_context(|| format!("invalid {}", dir.join("details/metrics_summary.json").display()))?,
+            None if dir.join("details/timing.json").is_file() => MetricsSummary {
+                schema_version: 1,
+                device: None,
+                kernels: vec![KernelSummary {
+                    kernel: text(&target["kernel"]["name"]).unwrap_or_default(),
+                    launches: 0,
+                    fields: Default::default(),
+                    top_stalls: Vec::new(),
+                }],
+            },
+            None => {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{} has no details/metrics_summary.json: not an analysed profile", dir.display()),
+                )
+                .help(format!("run `cargo kprof report {}` first, or pick another directory", dir.display()))
+                .into())
+            }
+        };
+        let kernel = summary.kernels.first().cloned().ok_or_else(|| {
+            Failure::new(ExitCode::Config, format!("{} summarises no kernel", dir.display()))
+        })?;
+        let verdict = read(dir, "details/bottleneck_decision.json")
+            .and_then(|t| serde_json::from_str::<BottleneckDecision>(&t).ok())
+            .and_then(|d| d.kernels.into_iter().find(|v| v.kernel == kernel.kernel));
+        let identity = Identity {
+            kernel: text(&target["kernel"]["name"]).unwrap_or_else(|| kernel.kernel.clone()),
+            case: text(&target["kernel"]["case"]),
+            args: target["target"]["args"]
+                .as_sequence()
+                .map(|s| s.iter().filter_map(|a| a.as_str().map(String::from)).collect())
+                .unwrap_or_default(),
+        };
+        let environment = read(dir, "details/00_environment.txt").unwrap_or_default();
+        let timing_doc: Option<serde_json::Value> =
+            read(dir, "details/timing.json").and_then(|t| serde_json::from_str(&t).ok());
+        let conditions = Conditions {
+            // The harness names the device too (a timing-only profile has no ncu summary).
+            device: summary
+                .device
+                .clone()
+                .or_else(|| timing_doc.as_ref().and_then(|d| d["device"]["name"].as_str().map(String::from))),
+            ncu_version: environment
+                .lines()
+                .find(|l| l.starts_with("Version "))
+                .map(|l| l.trim().to_string()),
+            clock_control: text(&target["profiling"]["clock_control"]),
+        };
+        let timing = read(dir, "details/timing.json").and_then(|t| timing_of(&t, identity.case.as_deref()));
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            label,
+            identity,
+            conditions,
+            hotspots: read(dir, "details/source_hotspots.csv").map(|t| hot_lines(&t)).unwrap_or_default(),
+            kernel,
+            verdict,
+            timing,
+        })
+    }
+
+    /// The duration compared: the harness median when timed, else ncu's.
+    fn duration_ns(&self) -> Option<f64> {
+        self.timing.as_ref().map(|t| t.median_ns).or_else(|| self.kernel.get("duration_ns"))
+    }
+}
+
+/// The profiled case's `hot` measurement (else `cold`) from a harness result.
+pub fn timing_of(json: &str, case: Option<&str>) -> Option<TimingFacts> {
+    let doc: serde_json::Value = serde_json::from_str(json).ok()?;
+    let cases = doc["cases"].as_array()?;
+    let wanted = |c: &&serde_json::Value| {
+        let name = c["name"].as_str().unwrap_or("");
+        case.is_none_or(|k| name.split('/').next() == Some(k) || name.starts_with(k))
+    };
+    let pick = |mode: &str| cases.iter().filter(wanted).find(|c| c["mode"] == mode);
+    let c = pick("hot").or_else(|| pick("cold"))?;
+    Some(TimingFacts {
+        case: c["name"].as_str()?.to_string(),
+        mode: c["mode"].as_str()?.to_string(),
+        median_ns: c["median_ns"].as_f64()?,
+        samples: c["samples"].as_u64()? as usize,
+        rel_noise: c["rel_noise"].as_f64().unwrap_or(0.0),
+    })
+}
+
+/// The `cuda` rows of `source_hotspots.csv`, hottest first.
+fn hot_lines(csv_text: &str) -> Vec<HotLine> {
+    let mut rd = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = match rd.headers() {
+        Ok(h) => h.clone(),
+        Err(_) => return Vec::new(),
+    };
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let (Some(kind), Some(file), Some(line), Some(pct), Some(source)) =
+        (col("kind"), col("file"), col("line"), col("pct_of_kernel"), col("source"))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<HotLine> = rd
+        .records()
+        .filter_map(|r| r.ok())
+        .filter(|r| r.get(kind) == Some("cuda"))
+        .filter_map(|r| {
+            let name = Path::new(r.get(file)?).file_name()?.to_string_lossy().into_owned();
+            Some(HotLine {
+                location: format!("{name}:{}", r.get(line)?),
+                pct: r.get(pct)?.parse().ok()?,
+                source: r.get(source)?.trim().to_string(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.pct.total_cmp(&a.pct));
+    out
+}
+
+/// Which way is better for a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Better {
+    Lower,
+    Higher,
+    /// No better direction on its own (a unit's share of peak; the duration decides).
+    Neither,
+}
+
+/// The compared summary fields: (field, label, unit, better).
+const COMPARED: &[(&str, &str, &str, Better)] = &[
+    ("duration_ns", "duration (ncu, one launch)", "ns", Better::Lower),
+    ("sm_throughput_pct", "SM throughput", "%", Better::Neither),
+    ("memory_throughput_pct", "memory throughput", "%", Better::Neither),
+    ("dram_throughput_pct", "DRAM throughput", "%", Better::Neither),
+    ("l1tex_throughput_pct", "L1/TEX throughput", "%", Better::Neither),
+    ("l2_throughput_pct", "L2 throughput", "%", Better::Neither),
+    ("achieved_occupancy_pct", "achieved occupancy", "%", Better::Higher),
+    ("theoretical_occupancy_pct", "theoretical occupancy", "%", Better::Higher),
+    ("registers_per_thread", "registers per thread", "register", Better::Neither),
+    ("ipc", "IPC", "inst/cycle", Better::Higher),
+    ("dram_bytes", "DRAM bytes", "byte", Better::Lower),
+    ("shared_bank_conflicts", "shared-memory bank conflicts", "conflict", Better::Lower),
+    ("achieved_flops_per_s", "achieved FLOP/s", "FLOP/s", Better::Higher),
+];
+
+/// A metric's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Better beyond the tolerance.
+    Improved,
+    /// Worse beyond the tolerance.
+    Regressed,
+    /// Within the tolerance (or, for timings, within the noise).
+    Unchanged,
+    /// Moved beyond the tolerance, in a direction that is neither better nor worse alone.
+    Changed,
+    /// Not collected on one side.
+    NotCompared,
+}
+
+impl Verdict {
+    /// The word used in reports.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::Unchanged => "unchanged",
+            Verdict::Changed => "changed",
+            Verdict::NotCompared => "not compared",
+        }
+    }
+}
+
+/// One metric, both sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricDelta {
+    /// The summary field (`dram_throughput_pct`, `stall:long_scoreboard`, `hotspot:hgemm.cu:24`).
+    pub metric: String,
+    /// For people.
+    pub label: String,
+    /// Unit of both values.
+    pub unit: String,
+    /// Baseline value.
+    pub baseline: Option<f64>,
+    /// Current value.
+    pub current: Option<f64>,
+    /// `(current - baseline) / baseline`, percent.
+    pub delta_pct: Option<f64>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// How the duration was compared.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DurationDelta {
+    /// `harness timing (hot, median)` or `ncu gpu__time_duration.sum`.
+    pub source: String,
+    /// Baseline, ns.
+    pub baseline_ns: f64,
+    /// Current, ns.
+    pub current_ns: f64,
+    /// Percent.
+    pub delta_pct: f64,
+    /// 95 % intervals of the medians, ns (harness timings only).
+    pub baseline_interval_ns: Option<(f64, f64)>,
+    /// See `baseline_interval_ns`.
+    pub current_interval_ns: Option<(f64, f64)>,
+    /// The verdict.
+    pub verdict: Verdict,
+}
+
+/// One side, as the reports name it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Side {
+    /// `baseline main`, `profile hgemm_...`.
+    pub label: String,
+    /// The directory read.
+    pub dir: PathBuf,
+    /// What was measured.
+    pub identity: Identity,
+    /// Under what conditions.
+    pub conditions: Conditions,
+    /// The kernel as ncu named it.
+    pub kernel: String,
+    /// Its classification, if known.
+    pub classification: Option<String>,
+}
+
+/// `comparison/regression.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The noise band, percent.
+    pub tolerance_pct: f64,
+    /// The older side.
+    pub baseline: Side,
+    /// The newer side.
+    pub current: Side,
+    /// Conditions that differ, and other cautions.
+    pub warnings: Vec<String>,
+    /// The duration, which decides `regression`.
+    pub duration: Option<DurationDelta>,
+    /// `true` when the duration regressed.
+    pub regression: bool,
+    /// The summary metrics.
+    pub metrics: Vec<MetricDelta>,
+    /// Stall reasons (warps per issued instruction).
+    pub stalls: Vec<MetricDelta>,
+    /// Shares of the hottest source lines.
+    pub hotspots: Vec<MetricDelta>,
+    /// One sentence: the duration's change and the evidence that explains it.
+    pub explanation: String,
+}
+
+fn delta_pct(b: f64, c: f64) -> Option<f64> {
+    (b != 0.0).then(|| 100.0 * (c - b) / b.abs())
+}
+
+fn judge(b: Option<f64>, c: Option<f64>, better: Better, tolerance: f64) -> (Option<f64>, Verdict) {
+    let (Some(b), Some(c)) = (b, c) else { return (None, Verdict::NotCompared) };
+    let d = delta_pct(b, c);
+    let moved = match d {
+        Some(d) => d.abs() > tolerance,
+        None => c != 0.0,
+    };
+    let verdict = if !moved {
+        Verdict::Unchanged
+    } else {
+        match (better, c > b) {
+            (Better::Neither, _) => Verdict::Changed,
+            (Better::Lower, false) | (Better::Higher, true) => Verdict::Improved,
+            _ => Verdict::Regressed,
+        }
+    };
+    (d, verdict)
+}
+
+fn side(s: &Snapshot) -> Side {
+    Side {
+        label: s.label.clone(),
+        dir: s.dir.clone(),
+        identity: s.identity.clone(),
+        conditions: s.conditions.clone(),
+        kernel: s.kernel.kernel.clone(),
+        classification: s.verdict.as_ref().map(|v| v.classification.name().to_string()),
+    }
+}
+
+/// Differences that make a comparison unfair: GPU, ncu version, clock control. `None`
+/// sides (not recorded) are not counted as different.
+pub fn condition_mismatches(base: &Snapshot, cur: &Snapshot) -> Vec<String> {
+    let mut out = Vec::new();
+    let pairs = [
+        ("GPU", &base.conditions.device, &cur.conditions.device),
+        ("ncu version", &base.conditions.ncu_version, &cur.conditions.ncu_version),
+        ("clock control", &base.conditions.clock_control, &cur.conditions.clock_control),
+    ];
+    for (what, b, c) in pairs {
+        if let (Some(b), Some(c)) = (b, c) {
+            if b != c {
+                out.push(format!("{what} differs: `{b}` (baseline) vs `{c}` (current)"));
+            }
+        }
+    }
+    out
+}
+
+/// Compares `cur` against `base`. Pure.
+pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Comparison {
+    let mut warnings = condition_mismatches(base, cur);
+    if base.identity != cur.identity {
+        warnings.push(format!(
+            "different kernels or arguments: `{}` (baseline) vs `{}` (current); compared as asked",
+            describe(&base.identity),
+            describe(&cur.identity)
+        ));
+    }
+    let metrics: Vec<MetricDelta> = COMPARED
+        .iter()
+        .map(|&(field, label, unit, better)| {
+            let (b, c) = (base.kernel.get(field), cur.kernel.get(field));
+            let (delta_pct, verdict) = judge(b, c, better, tolerance_pct);
+            MetricDelta {
+                metric: field.into(),
+                label: label.into(),
+                unit: unit.into(),
+                baseline: b,
+                current: c,
+                delta_pct,
+                verdict,
+            }
+        })
+        .collect();
+
+    let mut reasons: Vec<String> = Vec::new();
+    for s in base.kernel.top_stalls.iter().chain(&cur.kernel.top_stalls) {
+        if !reasons.contains(&s.reason) {
+            reasons.push(s.reason.clone());
+        }
+    }
+    let stall =
+        |s: &Snapshot, r: &str| s.kernel.top_stalls.iter().find(|x| x.reason == r).map(|x| x.warps_per_issue);
+    let stalls = reasons
+        .iter()
+        .take(8)
+        .map(|r| {
+            let (b, c) = (stall(base, r), stall(cur, r));
+            let (delta_pct, verdict) = judge(b, c, Better::Lower, tolerance_pct);
+            MetricDelta {
+                metric: format!("stall:{r}"),
+                label: format!("stall {r}"),
+                unit: "warps/issue".into(),
+                baseline: b,
+                current: c,
+                delta_pct,
+                verdict,
+            }
+        })
+        .collect();
+
+    let mut lines: Vec<String> = Vec::new();
+    for h in base.hotspots.iter().take(3).chain(cur.hotspots.iter().take(3)) {
+        if !lines.contains(&h.location) {
+            lines.push(h.location.clone());
+        }
+    }
+    let share = |s: &Snapshot, loc: &str| -> Option<f64> {
+        if s.hotspots.is_empty() {
+            return None;
+        }
+        Some(s.hotspots.iter().find(|h| h.location == loc).map(|h| h.pct).unwrap_or(0.0))
+    };
+    let hotspots = lines
+        .iter()
+        .map(|loc| {
+            let (b, c) = (share(base, loc), share(cur, loc));
+            let moved = b.zip(c).map(|(b, c)| (c - b).abs() > tolerance_pct);
+            MetricDelta {
+                metric: format!("hotspot:{loc}"),
+                label: format!("samples on {loc}"),
+                unit: "%".into(),
+                baseline: b,
+                current: c,
+                delta_pct: b.zip(c).and_then(|(b, c)| delta_pct(b, c)),
+                verdict: match moved {
+                    None => Verdict::NotCompared,
+                    Some(true) => Verdict::Changed,
+                    Some(false) => Verdict::Unchanged,
+                },
+            }
+        })
+        .collect();
+
+    let duration = duration_delta(base, cur, tolerance_pct);
+    let regression = duration.as_ref().is_some_and(|d| d.verdict == Verdict::Regressed);
+    let mut comparison = Comparison {
+        schema_version: SCHEMA_VERSION,
+        tolerance_pct,
+        baseline: side(base),
+        current: side(cur),
+        warnings,
+        duration,
+        regression,
+        metrics,
+        stalls,
+        hotspots,
+        explanation: String::new(),
+    };
+    comparison.explanation = explain(&comparison, base, cur);
+    comparison
+}
+
+fn describe(id: &Identity) -> String {
+    let mut s = id.kernel.clone();
+    if let Some(c) = &id.case {
+        s.push_str(&format!(" (case {c})"));
+    }
+    if !id.args.is_empty() {
+        s.push_str(&format!(" args {}", id.args.join(" ")));
+    }
+    s
+}
+
+fn duration_delta(base: &Snapshot, cur: &Snapshot, tolerance: f64) -> Option<DurationDelta> {
+    if let (Some(bt), Some(ct)) = (&base.timing, &cur.timing) {
+        let (bi, ci) = (bt.interval(), ct.interval());
+        let d = delta_pct(bt.median_ns, ct.median_ns)?;
+        let separated = ci.0 > bi.1 || ci.1 < bi.0;
+        let verdict = if d.abs() <= tolerance || !separated {
+            Verdict::Unchanged
+        } else if d > 0.0 {
+            Verdict::Regressed
+        } else {
+            Verdict::Improved
+        };
+        return Some(DurationDelta {
+            source: format!(
+                "harness timing ({}, median of {} vs {} samples)",
+                ct.mode, bt.samples, ct.samples
+            ),
+            baseline_ns: bt.median_ns,
+            current_ns: ct.median_ns,
+            delta_pct: d,
+            baseline_interval_ns: Some(bi),
+            current_interval_ns: Some(ci),
+            verdict,
+        });
+    }
+    let (b, c) = (base.duration_ns()?, cur.duration_ns()?);
+    let (d, verdict) = judge(Some(b), Some(c), Better::Lower, tolerance);
+    Some(DurationDelta {
+        source: "ncu gpu__time_duration.sum (one profiled launch)".into(),
+        baseline_ns: b,
+        current_ns: c,
+        delta_pct: d?,
+        baseline_interval_ns: None,
+        current_interval_ns: None,
+        verdict,
+    })
+}
+
+/// Formats a number for a sentence: `81.8`, `1.2e9`.
+pub fn num(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && !(0.01..1e6).contains(&a) {
+        format!("{v:.3e}")
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// "duration -50.1 %: the hottest line moved from hgemm.cu:24 (97.6 %) to hgemm.cu:48;
+/// L1/TEX throughput 81.8 % -> 89.1 %; ..."
+fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
+    let Some(d) = &c.duration else {
+        return "no duration on one side: nothing to explain".into();
+    };
+    let head = format!("duration {:+.1} % ({})", d.delta_pct, d.verdict.word());
+    if d.verdict == Verdict::Unchanged {
+        return format!("{head}: within the tolerance of {} % and the noise", c.tolerance_pct);
+    }
+    let mut evidence: Vec<String> = Vec::new();
+    match (base.hotspots.first(), cur.hotspots.first()) {
+        (Some(b), Some(n)) if b.location != n.location => evidence.push(format!(
+            "the hottest line moved from {} ({:.1} %{}) to {} ({:.1} %{})",
+            b.location,
+            b.pct,
+            quote(&b.source),
+            n.location,
+            n.pct,
+            quote(&n.source)
+        )),
+        (Some(b), Some(n)) if (b.pct - n.pct).abs() > c.tolerance_pct => evidence.push(format!(
+            "the hottest line {} went from {:.1} % to {:.1} % of the samples",
+            b.location, b.pct, n.pct
+        )),
+        _ => {}
+    }
+    if let (Some(b), Some(n)) = (&c.baseline.classification, &c.current.classification) {
+        if b != n {
+            evidence.push(format!("verdict {b} -> {n}"));
+        }
+    }
+    // The percentages that moved the most (percentage points), then counts that moved a lot.
+    let mut moved: Vec<&MetricDelta> = c
+        .metrics
+        .iter()
+        .filter(|m| m.metric != "duration_ns" && m.verdict != Verdict::Unchanged)
+        .filter(|m| m.baseline.is_some() && m.current.is_some())
+        .collect();
+    let weight = |m: &MetricDelta| -> f64 {
+        let (b, n) = (m.baseline.unwrap_or(0.0), m.current.unwrap_or(0.0));
+        if m.unit == "%" {
+            (n - b).abs()
+        } else {
+            m.delta_pct.map(|d| d.abs().min(1000.0) / 10.0).unwrap_or(0.0)
+        }
+    };
+    moved.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    for m in moved.iter().filter(|m| weight(m) >= 5.0).take(3) {
+        let (b, n) = (m.baseline.unwrap_or(0.0), m.current.unwrap_or(0.0));
+        evidence.push(if m.unit == "%" {
+            format!("{} {} % -> {} %", m.label, num(b), num(n))
+        } else {
+            format!("{} {} -> {} ({:+.0} %)", m.label, num(b), num(n), m.delta_pct.unwrap_or(0.0))
+        });
+    }
+    if let Some(s) = c
+        .stalls
+        .iter()
+        .filter(|s| s.baseline.is_some() && s.current.is_some())
+        .max_by(|a, b| {
+            let w = |m: &MetricDelta| (m.current.unwrap_or(0.0) - m.baseline.unwrap_or(0.0)).abs();
+            w(a).total_cmp(&w(b))
+        })
+        .filter(|s| (s.current.unwrap_or(0.0) - s.baseline.unwrap_or(0.0)).abs() >= 1.0)
+    {
+        evidence.push(format!(
+            "{} {} -> {} warps per issue",
+            s.label,
+            num(s.baseline.unwrap_or(0.0)),
+            num(s.current.unwrap_or(0.0))
+        ));
+    }
+    if evidence.is_empty() && (base.kernel.fields.is_empty() || cur.kernel.fields.is_empty()) {
+        format!(
+            "{head}: a side has a timing only (check --timing-only), no ncu metrics to explain it; \
+             `cargo kprof check` without --timing-only profiles too"
+        )
+    } else if evidence.is_empty() {
+        format!("{head}: no collected metric moved enough to explain it")
+    } else {
+        format!("{head}: {}", evidence.join("; "))
+    }
+}
+
+fn quote(source: &str) -> String {
+    let s = source.trim();
+    if s.is_empty() || s.starts_with('<') {
+        String::new()
+    } else {
+        let short: String = s.chars().take(60).collect();
+        format!(", `{short}`")
+    }
+}
+
+/// `comparison/regression_report.md`.
+pub fn render_markdown(c: &Comparison) -> String {
+    let mut md = String::new();
+    md.push_str(&format!("# Comparison: {} vs {}\n\n", c.current.label, c.baseline.label));
+    md.push_str(&format!("**{}**\n\n", c.explanation));
+    if c.regression {
+        md.push_str(&format!("**Regression** beyond the tolerance of {} %.\n\n", c.tolerance_pct));
+    }
+    for w in &c.warnings {
+        md.push_str(&format!("> **Warning:** {w}\n\n"));
+    }
+    md.push_str("| | baseline | current |\n|---|---|---|\n");
+    md.push_str(&format!("| profile | {} | {} |\n", c.baseline.label, c.current.label));
+    md.push_str(&format!("| kernel | `{}` | `{}` |\n", c.baseline.kernel, c.current.kernel));
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
+    md.push_str(&format!(
+        "| verdict | {} | {} |\n",
+        opt(&c.baseline.classification),
+        opt(&c.current.classification)
+    ));
+    md.push_str(&format!(
+        "| GPU | {} | {} |\n",
+        opt(&c.baseline.conditions.device),
+        opt(&c.current.conditions.device)
+    ));
+    md.push_str(&format!(
+        "| ncu | {} | {} |\n",
+        opt(&c.baseline.conditions.ncu_version),
+        opt(&c.current.conditions.ncu_version)
+    ));
+    md.push_str(&format!(
+        "| clock control | {} | {} |\n\n",
+        opt(&c.baseline.conditions.clock_control),
+        opt(&c.current.conditions.clock_control)
+    ));
+    if let Some(d) = &c.duration {
+        md.push_str("## Duration\n\n");
+        md.push_str(&format!(
+            "{}: {} -> {} ({:+.2} %), **{}**.",
+            d.source,
+            format_ns(d.baseline_ns),
+            format_ns(d.current_ns),
+            d.delta_pct,
+            d.verdict.word()
+        ));
+        if let (Some(b), Some(n)) = (d.baseline_interval_ns, d.current_interval_ns) {
+            md.push_str(&format!(
+                " 95 % intervals of the medians: [{}, {}] and [{}, {}]; a change counts only beyond the \
+                 tolerance and when these do not overlap.",
+                format_ns(b.0),
+                format_ns(b.1),
+                format_ns(n.0),
+                format_ns(n.1)
+            ));
+        }
+        md.push_str("\n\n");
+    }
+    let table = |md: &mut String, title: &str, rows: &[MetricDelta]| {
+        if rows.is_empty() {
+            return;
+        }
+        md.push_str(&format!(
+            "## {title}\n\n| metric | baseline | current | delta | verdict |\n|---|---|---|---|---|\n"
+        ));
+        for m in rows {
+            let v = |x: Option<f64>| match x {
+                Some(x) if m.unit == "ns" => format_ns(x),
+                Some(x) => format!("{} {}", num(x), m.unit),
+                None => "not collected".into(),
+            };
+            let d = m.delta_pct.map(|d| format!("{d:+.1} %")).unwrap_or_else(|| "-".into());
+            md.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                m.label,
+                v(m.baseline),
+                v(m.current),
+                d,
+                m.verdict.word()
+            ));
+        }
+        md.push('\n');
+    };
+    table(&mut md, "Metrics", &c.metrics);
+    table(&mut md, "Stall reasons", &c.stalls);
+    table(&mut md, "Hotspot shares", &c.hotspots);
+    md.push_str(
+        "Throughput shares (SM, memory, DRAM, L1/TEX, L2) have no better direction on their own: \
+         they say `changed`, and the duration decides.\n",
+    );
+    md
+}
+
+/// `1.234 ms`.
+pub fn format_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} us", ns / 1e3)
+    } else {
+        format!("{ns:.0} ns")
+    }
+}
+
+/// Writes `comparison/regression_report.md` and `comparison/regression.json` (and, with
+/// `png`, `comparison/comparison.png`) under `dir`, each atomically. An existing
+/// `comparison/` keeps its other files; these two are replaced.
+pub fn write_reports(dir: &Path, c: &Comparison) -> Result<PathBuf> {
+    let out = dir.join("comparison");
+    std::fs::create_dir_all(&out).with_context(|| format!("could not create {}", out.display()))?;
+    crate::analyze::write_atomic(&out.join("regression.json"), &(serde_json::to_string_pretty(c)? + "\n"))?;
+    let report = out.join("regression_report.md");
+    crate::analyze::write_atomic(&report, &render_markdown(c))?;
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(median: f64, n: usize, noise: f64) -> TimingFacts {
+        TimingFacts {
+            case: "k/x=1".into(),
+            mode: "hot".into(),
+            median_ns: median,
+            samples: n,
+            rel_noise: noise,
+        }
+    }
+
+    #[test]
+    fn the_interval_narrows_with_samples() {
+        let (lo, hi) = timing(1000.0, 100, 0.01).interval();
+        assert!((hi - lo - 2.0 * 1000.0 * 1.96 * 1.2533 * 0.01 / 10.0).abs() < 1e-9);
+        let (lo4, hi4) = timing(1000.0, 400, 0.01).interval();
+        assert!((hi4 - lo4) * 2.0 - (hi - lo) < 1e-9);
+    }
+
+    #[test]
+    fn judging_follows_direction_and_tolerance() {
+        assert_eq!(judge(Some(100.0), Some(101.0), Better::Lower, 2.0).1, Verdict::Unchanged);
+        assert_eq!(judge(Some(100.0), Some(103.0), Better::Lower, 2.0).1, Verdict::Regressed);
+        assert_eq!(judge(Some(100.0), Some(97.0), Better::Lower, 2.0).1, Verdict::Improved);
+        assert_eq!(judge(Some(50.0), Some(60.0), Better::Higher, 2.0).1, Verdict::Improved);
+        assert_eq!(judge(Some(50.0), Some(60.0), Better::Neither, 2.0).1, Verdict::Changed);
+        assert_eq!(judge(None, Some(60.0), Better::Neither, 2.0).1, Verdict::NotCompared);
+        assert_eq!(judge(Some(0.0), Some(0.0), Better::Lower, 2.0).1, Verdict::Unchanged);
+        assert_eq!(judge(Some(0.0), Some(5.0), Better::Lower, 2.0).1, Verdict::Regressed);
+    }
+
+    #[test]
+    fn timing_of_picks_the_hot_measurement_of_the_case() {
+        let json = r#"{"cases":[
+            {"name":"a/n=1","mode":"cold","median_ns":10.0,"samples":5,"rel_noise":0.1},
+            {"name":"a/n=1","mode":"hot","median_ns":8.0,"samples":6,"rel_noise":0.1},
+            {"name":"b/n=1","mode":"hot","median_ns":3.0,"samples":7,"rel_noise":0.1}]}"#;
+        assert_eq!(timing_of(json, Some("b")).unwrap().median_ns, 3.0);
+        assert_eq!(timing_of(json, Some("a")).unwrap().median_ns, 8.0);
+        assert_eq!(timing_of(json, None).unwrap().median_ns, 8.0);
+        assert!(timing_of(json, Some("c")).is_none());
+    }
+}

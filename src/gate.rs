@@ -1,0 +1,304 @@
+//! `cargo kprof compare` and the comparing half of `cargo kprof check`.
+//!
+//! Both read [`Snapshot`]s, compare them ([`crate::compare::compare`]), write the reports
+//! into the current profile's `comparison/`, and say what changed. `check` then exits
+//! with [`ExitCode::Regression`] when any kernel's duration regressed beyond the
+//! tolerance, after writing every report and, when `GITHUB_STEP_SUMMARY` is set, a
+//! Markdown summary there.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::baseline;
+use crate::compare::{self, Comparison, Snapshot, Verdict};
+use crate::error::{ExitCode, Failure};
+
+/// `--baseline`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaselineSpec {
+    /// The newest earlier profile of the same kernel, arguments and GPU.
+    Auto,
+    /// A profile directory.
+    Dir(PathBuf),
+    /// A saved baseline, `profile/baselines/NAME/`.
+    Name(String),
+    /// A saved baseline's directory given as a path (`.../baselines/NAME`), e.g. one
+    /// copied from another machine: the kernel's baseline is `<path>/<kernel>/`.
+    Set(PathBuf),
+}
+
+impl BaselineSpec {
+    /// `auto`, an existing directory, or a baseline name.
+    pub fn parse(s: &str) -> BaselineSpec {
+        if s == "auto" {
+            BaselineSpec::Auto
+        } else if Path::new(s).is_dir() || s.contains('/') {
+            BaselineSpec::Dir(PathBuf::from(s))
+        } else {
+            BaselineSpec::Name(s.to_string())
+        }
+    }
+}
+
+/// How to compare.
+#[derive(Debug, Clone)]
+pub struct GateOptions {
+    /// What to compare against.
+    pub baseline: BaselineSpec,
+    /// Noise band, percent.
+    pub tolerance_pct: f64,
+    /// Compare even when GPU, ncu version or clock control differ (with a warning).
+    pub force: bool,
+    /// Also draw `comparison/comparison.png`.
+    pub visual: bool,
+    /// Print JSON lines instead of text.
+    pub json: bool,
+    /// Do not print progress lines.
+    pub quiet: bool,
+}
+
+/// The outcome for one profile.
+#[derive(Debug, Clone)]
+pub struct GateResult {
+    /// The profile compared.
+    pub profile: PathBuf,
+    /// The comparison.
+    pub comparison: Comparison,
+    /// `comparison/regression_report.md`.
+    pub report: PathBuf,
+}
+
+fn label_of(dir: &Path, prefix: &str) -> String {
+    format!("{prefix} {}", dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+}
+
+/// Loads the baseline for `current` as `spec` says.
+pub fn load_baseline(spec: &BaselineSpec, current: &Snapshot, profile_root: &Path) -> Result<Snapshot> {
+    match spec {
+        BaselineSpec::Dir(d) => {
+            if !d.is_dir() {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("--baseline {}: no such directory", d.display()),
+                )
+                .help("give a profile directory, a saved baseline's name, or `auto`")
+                .into());
+            }
+            Snapshot::load(d, label_of(d, "profile"))
+        }
+        BaselineSpec::Name(name) => {
+            let dir = baseline::find(profile_root, name, &current.identity.kernel)?;
+            Snapshot::load(&dir, format!("baseline {name}"))
+        }
+        BaselineSpec::Set(set) => {
+            let dir = set.join(crate::profile_dir::sanitize_kernel_name(&current.identity.kernel));
+            if !dir.is_dir() {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!(
+                        "the baseline {} has no kernel `{}` ({} is missing)",
+                        set.display(),
+                        current.identity.kernel,
+                        dir.display()
+                    ),
+                )
+                .help("save it with `--save-baseline NAME`, then pass that NAME or its directory")
+                .into());
+            }
+            Snapshot::load(&dir, format!("baseline {}", set.display()))
+        }
+        BaselineSpec::Auto => {
+            let here = current.dir.canonicalize().unwrap_or_else(|_| current.dir.clone());
+            let profiles = baseline::profiles_in(profile_root);
+            let mut earlier = Vec::new();
+            for p in profiles {
+                if p.canonicalize().unwrap_or_else(|_| p.clone()) == here {
+                    break;
+                }
+                earlier.push(p);
+            }
+            for p in earlier.iter().rev() {
+                let Ok(s) = Snapshot::load(p, label_of(p, "profile")) else { continue };
+                if s.identity == current.identity && s.conditions.device == current.conditions.device {
+                    return Ok(s);
+                }
+            }
+            Err(Failure::new(
+                ExitCode::Config,
+                format!(
+                    "no earlier profile of `{}` with the same arguments on the same GPU under {}",
+                    current.identity.kernel,
+                    profile_root.display()
+                ),
+            )
+            .help("pass --baseline DIR (a profile directory) or --baseline NAME (a saved baseline)")
+            .into())
+        }
+    }
+}
+
+/// Compares the profile at `current_dir` and writes its reports.
+pub fn compare_profile(current_dir: &Path, opts: &GateOptions) -> Result<GateResult> {
+    let profile_root = current_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let current = Snapshot::load(current_dir, label_of(current_dir, "profile"))?;
+    let base = load_baseline(&opts.baseline, &current, &profile_root)?;
+    let mismatches = compare::condition_mismatches(&base, &current);
+    if !mismatches.is_empty() && !opts.force {
+        let mut f = Failure::new(
+            ExitCode::Config,
+            format!(
+                "refusing to compare {} with {}: the numbers were taken differently",
+                current.label, base.label
+            ),
+        );
+        for m in &mismatches {
+            f = f.help(m.clone());
+        }
+        return Err(f.help("pass --force to compare anyway; the report then carries a warning").into());
+    }
+    let comparison = compare::compare(&base, &current, opts.tolerance_pct);
+    let report = compare::write_reports(current_dir, &comparison)?;
+    if opts.visual {
+        if let Err(e) = draw(current_dir, &base, &current) {
+            say(opts, &format!("warning: no comparison picture: {e:#}"));
+        }
+    }
+    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report })
+}
+
+fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
+    fn lines(s: &Snapshot) -> Vec<crate::analysis::hotspots::Hotspot> {
+        s.hotspots
+            .iter()
+            .map(|h| {
+                let (file, line) = h.location.rsplit_once(':').unwrap_or((&h.location, "0"));
+                crate::analysis::hotspots::Hotspot {
+                    kind: "cuda",
+                    function: s.kernel.kernel.clone(),
+                    file: file.to_string(),
+                    line: line.parse().unwrap_or(0),
+                    address: String::new(),
+                    source: h.source.clone(),
+                    samples: 0.0,
+                    pct_of_kernel: h.pct,
+                    top_stalls: String::new(),
+                    instructions_executed: None,
+                }
+            })
+            .collect()
+    }
+    fn input<'a>(
+        s: &'a Snapshot,
+        hot: &'a [crate::analysis::hotspots::Hotspot],
+    ) -> crate::visual::VisualInput<'a> {
+        crate::visual::VisualInput {
+            title: format!("{} ({})", s.kernel.kernel, s.label),
+            kernel: &s.kernel,
+            verdict: s.verdict.as_ref(),
+            hotspots: hot,
+            device: s.conditions.device.as_deref().and_then(crate::visual::ceilings_for),
+        }
+    }
+    let (hb, hc) = (lines(base), lines(cur));
+    let png = crate::visual::comparison_png(&input(base, &hb), &input(cur, &hc))?;
+    crate::analyze::write_atomic_bytes(&dir.join("comparison/comparison.png"), &png)
+}
+
+fn say(opts: &GateOptions, line: &str) {
+    if !opts.quiet && !opts.json {
+        eprintln!("{line}");
+    }
+}
+
+/// Prints one comparison for people (stderr) or machines (a JSON line on stdout).
+pub fn print_result(r: &GateResult, opts: &GateOptions) -> Result<()> {
+    let c = &r.comparison;
+    if opts.json {
+        let line = json!({
+            "reason": "comparison",
+            "profile": r.profile,
+            "report": r.report,
+            "kernel": c.current.identity.kernel,
+            "baseline": c.baseline.label,
+            "regression": c.regression,
+            "duration": c.duration,
+            "explanation": c.explanation,
+            "warnings": c.warnings,
+        });
+        writeln!(std::io::stdout().lock(), "{line}")?;
+    } else {
+        for w in &c.warnings {
+            eprintln!("warning: {w}");
+        }
+        println!("{}: {}", c.current.identity.kernel, c.explanation);
+        println!("Comparison: {}", r.report.display());
+    }
+    Ok(())
+}
+
+/// The Markdown summary of a gate run: one row per kernel.
+pub fn step_summary(results: &[GateResult], tolerance_pct: f64) -> String {
+    let regressions = results.iter().filter(|r| r.comparison.regression).count();
+    let mut md = format!(
+        "## cargo kprof check: {}\n\n| kernel | baseline | current | change | verdict |\n|---|---|---|---|---|\n",
+        if regressions == 0 {
+            "no regression".to_string()
+        } else {
+            format!("{regressions} regression(s) beyond {tolerance_pct} %")
+        }
+    );
+    for r in results {
+        let c = &r.comparison;
+        let (b, n, d, v) = match &c.duration {
+            Some(d) => (
+                compare::format_ns(d.baseline_ns),
+                compare::format_ns(d.current_ns),
+                format!("{:+.1} %", d.delta_pct),
+                d.verdict,
+            ),
+            None => ("-".into(), "-".into(), "-".into(), Verdict::NotCompared),
+        };
+        let v = if v == Verdict::Regressed { "**regressed**".to_string() } else { v.word().to_string() };
+        md.push_str(&format!("| `{}` | {b} | {n} | {d} | {v} |\n", c.current.identity.kernel));
+    }
+    md.push('\n');
+    for r in results.iter().filter(|r| r.comparison.regression) {
+        md.push_str(&format!("- `{}`: {}\n", r.comparison.current.identity.kernel, r.comparison.explanation));
+    }
+    md
+}
+
+/// Appends `text` to the file `GITHUB_STEP_SUMMARY` names, when set.
+pub fn write_step_summary(text: &str) -> Result<()> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else { return Ok(()) };
+    let mut f =
+        std::fs::OpenOptions::new().create(true).append(true).open(&path).with_context(|| {
+            format!("could not open GITHUB_STEP_SUMMARY ({})", Path::new(&path).display())
+        })?;
+    f.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// The exit code of a gate: [`ExitCode::Regression`] when any comparison regressed.
+pub fn exit_code(results: &[GateResult]) -> ExitCode {
+    if results.iter().any(|r| r.comparison.regression) {
+        ExitCode::Regression
+    } else {
+        ExitCode::Success
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn baseline_specs() {
+        assert_eq!(BaselineSpec::parse("auto"), BaselineSpec::Auto);
+        assert_eq!(BaselineSpec::parse("main"), BaselineSpec::Name("main".into()));
+        assert_eq!(BaselineSpec::parse("profile/x_1"), BaselineSpec::Dir("profile/x_1".into()));
+    }
+}

@@ -1,0 +1,131 @@
+//! Harness timings without ncu: the measurement `cargo kprof check` gates on.
+//!
+//! The profiled program is run as it is for profiling, minus the profiling window
+//! (`KPROF_PROFILE`, `KPROF_LAUNCH_COUNT`), with `KPROF_RESULT` pointing at
+//! `details/timing.json` and `KPROF_QUIET=1`. The harness then times every selected case
+//! until its noise target is met and writes its JSON result (see the harness' `report`
+//! module). Only harness targets have timings; for other runtimes the gate compares ncu's
+//! duration.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::error::{ExitCode, Failure};
+use crate::ncu::TargetCommand;
+use crate::process::{tail_lines, ProcessBuilder};
+
+/// `details/timing.json` of a profile directory.
+pub fn timing_path(profile: &Path) -> std::path::PathBuf {
+    profile.join("details/timing.json")
+}
+
+/// The command that times `target`, writing the harness result to `result`.
+pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
+    let mut cmd = ProcessBuilder::new(&target.program);
+    cmd.args(&target.args).cwd(&target.cwd);
+    for (k, v) in &target.env {
+        if k != "KPROF_PROFILE" && k != "KPROF_LAUNCH_COUNT" {
+            cmd.env(k, v);
+        }
+    }
+    cmd.env("KPROF_RESULT", result.to_string_lossy()).env("KPROF_QUIET", "1");
+    cmd
+}
+
+/// Runs the timing; on success the harness has written `result`.
+pub fn run_timing(target: &TargetCommand, result: &Path, timeout: Option<Duration>) -> Result<Duration> {
+    let cmd = timing_command(target, result);
+    let started = Instant::now();
+    let mut child = cmd
+        .command()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .with_context(|| format!("could not start {}", target.program.display()))?;
+    // Output is read on threads so a chatty program cannot block on a full pipe.
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut s);
+        s
+    });
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if timeout.is_some_and(|t| started.elapsed() > t) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let console = format!("{}{}", t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default());
+    match status {
+        None => Err(Failure::new(
+            ExitCode::Timeout,
+            format!("the timing run of {} ran past --timeout and was stopped", target.program.display()),
+        )
+        .help(format!("the command was: {}", cmd.command_line()))
+        .into()),
+        Some(s) if !s.success() || !result.is_file() => Err(Failure::new(
+            ExitCode::TargetFailed,
+            format!(
+                "the timing run failed ({s}){}:\n{}",
+                if result.is_file() { "" } else { " and wrote no result" },
+                tail_lines(&console, 20)
+            ),
+        )
+        .help(format!("the command was: {}", cmd.command_line()))
+        .into()),
+        Some(_) => Ok(started.elapsed()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timing_drops_the_profiling_window_and_asks_for_a_result() {
+        let mut env = std::collections::BTreeMap::new();
+        for (k, v) in
+            [("KPROF_PROFILE", "1"), ("KPROF_LAUNCH_COUNT", "1"), ("KPROF_CASE", "hgemm_tiled"), ("A", "b")]
+        {
+            env.insert(k.to_string(), v.to_string());
+        }
+        let target =
+            TargetCommand { program: "/bin/hgemm".into(), args: vec!["--x".into()], env, cwd: "/ws".into() };
+        let cmd = timing_command(&target, Path::new("/p/details/timing.json"));
+        let envs = cmd.get_envs();
+        assert!(!envs.contains_key("KPROF_PROFILE") && !envs.contains_key("KPROF_LAUNCH_COUNT"));
+        assert_eq!(envs["KPROF_CASE"], "hgemm_tiled");
+        assert_eq!(envs["KPROF_RESULT"], "/p/details/timing.json");
+        assert_eq!(envs["KPROF_QUIET"], "1");
+        assert_eq!(cmd.get_args(), ["--x"]);
+    }
+
+    #[test]
+    fn a_failing_program_is_reported_with_its_output() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = TargetCommand {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), "echo boom >&2; exit 3".into()],
+            env: Default::default(),
+            cwd: tmp.path().to_path_buf(),
+        };
+        let err = run_timing(&target, &tmp.path().join("t.json"), None).unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.contains("boom") && text.contains("exit status: 3"), "{text}");
+        assert_eq!(crate::error::exit_code_of(&err), ExitCode::TargetFailed);
+    }
+}

@@ -1,0 +1,292 @@
+//! `cargo kprof compare` and `cargo kprof check` on recordings from the H200
+//! (fixtures/h200/check-runs/ and archive-runs/, see their READMEs).
+//!
+//! `compare` runs on copies of the recorded profile directories. `check --timing-only`
+//! runs a stand-in bench that writes a recorded harness result (the real `hgemm` bench's
+//! JSON from the H200) where the harness would: the gate's decisions, exit codes, reports
+//! and the step summary are then those of the real runs.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::Workspace;
+
+fn recordings() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.path().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
+
+/// The one profile directory of `<run>/workspace/profile` whose name starts with `prefix_2`.
+fn recorded(run: &str, kernel: &str) -> PathBuf {
+    let root = recordings().join(run).join("workspace/profile");
+    std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.strip_prefix(kernel).is_some_and(|rest| rest.starts_with("_2"))
+        })
+        .unwrap_or_else(|| panic!("no {kernel} profile in {}", root.display()))
+}
+
+fn kprof(args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.arg("kprof").args(args).env_remove("GITHUB_STEP_SUMMARY");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Naive then tiled hgemm (profiled on the H200 in one run): the improvement and the
+/// evidence that explains it.
+#[test]
+fn naive_to_tiled_is_an_improvement_explained_by_the_hot_line_and_throughputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (naive, tiled) = (tmp.path().join("profile/naive"), tmp.path().join("profile/tiled"));
+    copy_dir(&recorded("check-runs/pair", "hgemm"), &naive);
+    copy_dir(&recorded("check-runs/pair", "hgemm_tiled"), &tiled);
+    std::fs::remove_dir_all(tiled.join("comparison")).unwrap();
+    let out = kprof(
+        &[
+            "compare",
+            tiled.to_str().unwrap(),
+            "--baseline",
+            naive.to_str().unwrap(),
+            "--fail-on-regression",
+            "--visual",
+        ],
+        &[],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stdout.contains(
+            "hgemm_tiled: duration -50.0 % (improved): the hottest line moved from hgemm.cu:24 (97.6 %"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("to hgemm.cu:48 (72.2 %, `acc += As[ty][i] * Bs[i][tx];`)"), "{stdout}");
+    assert!(stdout.contains("L1/TEX throughput 81.8 % -> 89.2 %"), "{stdout}");
+    assert!(stderr.contains("warning: different kernels or arguments"), "{stderr}");
+    let c = json(&tiled.join("comparison/regression.json"));
+    assert_eq!(c["regression"], false);
+    assert_eq!(c["duration"]["verdict"], "improved");
+    assert_eq!(c["duration"]["source"], "ncu gpu__time_duration.sum (one profiled launch)");
+    let report = std::fs::read_to_string(tiled.join("comparison/regression_report.md")).unwrap();
+    assert!(report.contains("| samples on hgemm.cu:24 | 97.6 % | 0.0 % |"), "{report}");
+    // The picture: written whole, a PNG, twice the summary's width.
+    let png = std::fs::read(tiled.join("comparison/comparison.png")).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2 * cargo_kprof::visual::SUMMARY_WIDTH);
+}
+
+/// A profile compared with `--baseline auto`: the newest earlier profile of the same
+/// kernel, arguments and GPU; the slowed variant regresses and `--fail-on-regression`
+/// exits 10 after writing the reports.
+#[test]
+fn auto_baseline_finds_the_earlier_profile_and_a_regression_exits_10() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("profile");
+    let (base, slow) =
+        (recorded("check-runs/rerun", "hgemm_tiled"), recorded("check-runs/slow", "hgemm_tiled"));
+    copy_dir(&recorded("check-runs/pair", "hgemm"), &root.join("hgemm_20261129_231810"));
+    copy_dir(&base, &root.join(base.file_name().unwrap()));
+    let current = root.join(slow.file_name().unwrap());
+    copy_dir(&slow, &current);
+    std::fs::remove_dir_all(current.join("comparison")).unwrap();
+
+    let out = kprof(&["compare", current.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "without --fail-on-regression: {}", text(&out.stderr));
+    let c = json(&current.join("comparison/regression.json"));
+    assert_eq!(c["baseline"]["label"], format!("profile {}", base.file_name().unwrap().to_string_lossy()));
+    assert_eq!(c["regression"], true);
+    // Both sides were timed: the noise-aware rule decided, on the harness medians.
+    assert_eq!(c["duration"]["source"], "harness timing (hot, median of 34 vs 10 samples)");
+    assert!(
+        c["duration"]["current_interval_ns"][0].as_f64().unwrap()
+            > c["duration"]["baseline_interval_ns"][1].as_f64().unwrap()
+    );
+
+    let out = kprof(&["compare", current.to_str().unwrap(), "--fail-on-regression"], &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("duration +428.7 % (regressed)"), "{stdout}");
+    assert!(stdout.contains("shared-memory bank conflicts 1.206e7 -> 1.712e10"), "{stdout}");
+}
+
+/// A different GPU, ncu version or clock control: refused unless forced, then warned.
+#[test]
+fn different_conditions_are_refused_unless_forced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("profile/a_20261129_000000"), tmp.path().join("profile/b_20261129_000001"));
+    copy_dir(&recorded("check-runs/base", "hgemm_tiled"), &a);
+    copy_dir(&recorded("check-runs/rerun", "hgemm_tiled"), &b);
+    std::fs::remove_dir_all(b.join("comparison")).unwrap();
+    // The scenario: the same profile, as if taken with locked clocks.
+    let spec = b.join("profile-target.yaml");
+    let text_spec =
+        std::fs::read_to_string(&spec).unwrap().replace("clock_control: none", "clock_control: base");
+    std::fs::write(&spec, text_spec).unwrap();
+    let out = kprof(&["compare", b.to_str().unwrap(), "--baseline", a.to_str().unwrap()], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("help: clock control differs: `none` (baseline) vs `base` (current)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pass --force"), "{stderr}");
+    assert!(!b.join("comparison").exists(), "a refused comparison writes nothing");
+    let out = kprof(&["compare", b.to_str().unwrap(), "--baseline", a.to_str().unwrap(), "--force"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report = std::fs::read_to_string(b.join("comparison/regression_report.md")).unwrap();
+    assert!(report.contains("> **Warning:** clock control differs"), "{report}");
+}
+
+/// A saved baseline is plain files, and is never overwritten.
+#[test]
+fn save_baseline_keeps_summaries_and_refuses_to_overwrite() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("profile");
+    let (a, b) = (root.join("hgemm_tiled_20261129_231718"), root.join("hgemm_tiled_20261129_231734"));
+    copy_dir(&recorded("check-runs/base", "hgemm_tiled"), &a);
+    copy_dir(&recorded("check-runs/rerun", "hgemm_tiled"), &b);
+    let out = kprof(&["compare", b.to_str().unwrap(), "--save-baseline", "main"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let saved = root.join("baselines/main/hgemm_tiled");
+    for f in [
+        "profile-target.yaml",
+        "details/metrics_summary.json",
+        "details/timing.json",
+        "details/source_hotspots.csv",
+    ] {
+        assert!(saved.join(f).is_file(), "{f}");
+    }
+    assert!(!saved.join("details/01_basic_raw.csv").exists());
+    let before = std::fs::read(saved.join("details/metrics_summary.json")).unwrap();
+    let out = kprof(&["compare", a.to_str().unwrap(), "--baseline", "auto", "--save-baseline", "main"], &[]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(text(&out.stderr).contains("baselines are never overwritten"), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read(saved.join("details/metrics_summary.json")).unwrap(), before);
+}
+
+/// A bench standing in for the harness: writes the recorded result `$FAKE_TIMING` to
+/// `$KPROF_RESULT`, as the harness does, and fails when asked to profile.
+const STAND_IN_BENCH: &str = r#"fn main() {
+    assert!(std::env::var_os("KPROF_PROFILE").is_none(), "a timing run has no profiling window");
+    let result = std::env::var("KPROF_RESULT").expect("KPROF_RESULT");
+    let recorded = std::env::var("FAKE_TIMING").expect("FAKE_TIMING");
+    std::fs::copy(recorded, result).unwrap();
+}
+"#;
+
+fn timing_workspace() -> Workspace {
+    let ws = Workspace::new(
+        "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n",
+    );
+    let stub = ws.root().join("kprof-harness");
+    std::fs::create_dir_all(stub.join("src")).unwrap();
+    std::fs::write(stub.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        stub.join("Cargo.toml"),
+        "[package]\nname = \"kprof-harness\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(ws.manifest()).unwrap().replacen(
+        "[[bench]]",
+        "[dependencies]\nkprof-harness = { path = \"kprof-harness\" }\n\n[[bench]]",
+        1,
+    );
+    std::fs::write(ws.manifest(), manifest).unwrap();
+    std::fs::write(ws.root().join("benches/copy.rs"), STAND_IN_BENCH).unwrap();
+    ws
+}
+
+fn timing(name: &str) -> PathBuf {
+    recordings().join("archive-runs/timing").join(name)
+}
+
+/// The gate on timings alone: an unchanged re-run passes, the slowed kernel fails with
+/// exit 10 and is named, in text, in JSON and in the step summary.
+#[test]
+fn check_timing_only_passes_noise_and_fails_the_slowed_kernel() {
+    let ws = timing_workspace();
+    let summary = ws.root().join("step_summary.md");
+    let run = |args: &[&str], recorded: &str| {
+        let mut all = vec!["check", "--timing-only"];
+        all.extend_from_slice(args);
+        let t = timing(recorded);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.arg("kprof").args(&all).arg("--manifest-path").arg(ws.manifest());
+        cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
+            .env("FAKE_TIMING", &t)
+            .env("GITHUB_STEP_SUMMARY", &summary);
+        cmd.env_remove("NCU").env("PATH", "/usr/bin:/bin:".to_string() + &std::env::var("PATH").unwrap());
+        cmd.output().unwrap()
+    };
+    // No baseline yet: refused before anything runs, with the way to save one.
+    let out = run(&["--baseline", "main"], "hgemm_tiled_run1.json");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("save one first: `cargo kprof check --save-baseline main`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(ws.profiles().is_empty(), "nothing ran");
+
+    let out = run(&["--save-baseline", "main"], "hgemm_tiled_run1.json");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(ws.root().join("profile/baselines/main/hgemm_tiled/details/timing.json").is_file());
+
+    let out = run(&["--baseline", "main"], "hgemm_tiled_run2.json");
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout
+            .contains("hgemm_tiled: duration -0.1 % (unchanged): within the tolerance of 2 % and the noise"),
+        "{stdout}"
+    );
+
+    let out = run(&["--baseline", "main", "--message-format", "json"], "hgemm_tiled_slow.json");
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines only")).collect();
+    assert_eq!(lines.last().unwrap()["regressions"], serde_json::json!(["hgemm_tiled"]));
+    let comparison = lines.iter().find(|l| l["reason"] == "comparison").unwrap();
+    assert_eq!(comparison["regression"], true);
+    assert!(comparison["duration"]["delta_pct"].as_f64().unwrap() > 400.0);
+
+    let md = std::fs::read_to_string(&summary).unwrap();
+    assert!(md.contains("## cargo kprof check: no regression"), "{md}");
+    assert!(md.contains("## cargo kprof check: 1 regression(s) beyond 2 %"), "{md}");
+    assert!(md.contains("| `hgemm_tiled` | 15.130 ms | 79.971 ms | +428.6 % | **regressed** |"), "{md}");
+    // Every run kept its own profile directory; none was overwritten.
+    let runs = ws
+        .profiles()
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("hgemm_tiled_"))
+        .count();
+    assert_eq!(runs, 3);
+}

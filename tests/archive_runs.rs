@@ -133,7 +133,7 @@ struct Replay {
 /// Archives `kernel` of a workspace configured with `entry`, then runs the archive in a
 /// fresh directory with ncu replaying `replay` (a recorded `details/`).
 fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Option<&Path>) -> Replay {
-    let ws = harness_workspace(entry);
+    let ws = Workspace::with_harness(entry);
     let archive = ws.root().join("k.tar");
     let mut args = vec!["archive"];
     args.extend_from_slice(selection);
@@ -174,28 +174,6 @@ fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Opti
     // Keep the unpacked tree alive until the caller is done with the profile.
     std::mem::forget(there);
     Replay { out, calls, profile }
-}
-
-/// A workspace whose package depends on a stand-in `kprof-harness` (an empty library), so
-/// its benches get the harness' profiling window as the demo's do.
-fn harness_workspace(entry: &str) -> Workspace {
-    let ws = Workspace::new(entry);
-    let stub = ws.root().join("kprof-harness");
-    std::fs::create_dir_all(stub.join("src")).unwrap();
-    std::fs::write(stub.join("src/lib.rs"), "").unwrap();
-    std::fs::write(
-        stub.join("Cargo.toml"),
-        "[package]\nname = \"kprof-harness\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    )
-    .unwrap();
-    let manifest = std::fs::read_to_string(ws.manifest()).unwrap();
-    let manifest = manifest.replacen(
-        "[[bench]]",
-        "[dependencies]\nkprof-harness = { path = \"kprof-harness\" }\n\n[[bench]]",
-        1,
-    );
-    std::fs::write(ws.manifest(), manifest).unwrap();
-    ws
 }
 
 fn entry(name: &str, case: Option<&str>) -> String {

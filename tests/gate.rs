@@ -203,23 +203,9 @@ const STAND_IN_BENCH: &str = r#"fn main() {
 "#;
 
 fn timing_workspace() -> Workspace {
-    let ws = Workspace::new(
+    let ws = Workspace::with_harness(
         "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n",
     );
-    let stub = ws.root().join("kprof-harness");
-    std::fs::create_dir_all(stub.join("src")).unwrap();
-    std::fs::write(stub.join("src/lib.rs"), "").unwrap();
-    std::fs::write(
-        stub.join("Cargo.toml"),
-        "[package]\nname = \"kprof-harness\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    )
-    .unwrap();
-    let manifest = std::fs::read_to_string(ws.manifest()).unwrap().replacen(
-        "[[bench]]",
-        "[dependencies]\nkprof-harness = { path = \"kprof-harness\" }\n\n[[bench]]",
-        1,
-    );
-    std::fs::write(ws.manifest(), manifest).unwrap();
     std::fs::write(ws.root().join("benches/copy.rs"), STAND_IN_BENCH).unwrap();
     ws
 }

@@ -32,6 +32,27 @@ impl Workspace {
         Workspace { dir }
     }
 
+    /// Like [`Workspace::new`], and the package depends on a stand-in `kprof-harness` (an
+    /// empty library), so its benches run as harness targets, as the demo's do.
+    pub fn with_harness(kprof_toml: &str) -> Self {
+        let ws = Workspace::new(kprof_toml);
+        let stub = ws.root().join("kprof-harness");
+        std::fs::create_dir_all(stub.join("src")).unwrap();
+        std::fs::write(stub.join("src/lib.rs"), "").unwrap();
+        std::fs::write(
+            stub.join("Cargo.toml"),
+            "[package]\nname = \"kprof-harness\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+        )
+        .unwrap();
+        let manifest = std::fs::read_to_string(ws.manifest()).unwrap().replacen(
+            "[[bench]]",
+            "[dependencies]\nkprof-harness = { path = \"kprof-harness\" }\n\n[[bench]]",
+            1,
+        );
+        std::fs::write(ws.manifest(), manifest).unwrap();
+        ws
+    }
+
     pub fn root(&self) -> &Path {
         self.dir.path()
     }

@@ -313,7 +313,7 @@ impl ProfileDir {
         self.comparison_dir().join("regression_report.md")
     }
 
-    /// `visual/`, created only when the visual report is enabled.
+    /// `visual/`, written by every analysis (`profile_summary.png`).
     pub fn visual_dir(&self) -> PathBuf {
         self.dir.join("visual")
     }

@@ -742,7 +742,8 @@ fn target_spec_for(
             set,
             sections,
         },
-        outputs: OutputsSection::default(),
+        // Every analysis writes the verdict and the picture; `comparison/` comes from compare or check.
+        outputs: OutputsSection { bottleneck_decision: true, visual: true, ..OutputsSection::default() },
         notes,
     }
 }

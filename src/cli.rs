@@ -114,7 +114,7 @@ pub struct CompareArgs {
 /// `cargo kprof check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The saved baseline to compare against: a name (profile/baselines/NAME/) or that directory's path
+    /// What to compare against: a saved baseline's name (profile/baselines/NAME/) or directory, or a profile directory
     #[arg(long, value_name = "NAME", required_unless_present = "save_baseline")]
     pub baseline: Option<String>,
     /// Run only the harness timings: no ncu, fast (harness targets only)

@@ -107,7 +107,7 @@ pub fn install_interrupt_handler() {
 }
 
 /// How a child process ended.
-enum Ending {
+pub(crate) enum Ending {
     Exited(std::process::ExitStatus),
     TimedOut,
     Interrupted,
@@ -118,7 +118,11 @@ enum Ending {
 /// blocks; kills the whole group on timeout or Ctrl-C. Under sudo, ncu and the program
 /// run as root, out of reach of our SIGKILL: sudo is first sent SIGTERM, which it relays
 /// to them, and output still held open by them is not waited for.
-fn run_process(cmd: &ProcessBuilder, timeout: Option<Duration>, privilege: Privilege) -> (Ending, String) {
+pub(crate) fn run_process(
+    cmd: &ProcessBuilder,
+    timeout: Option<Duration>,
+    privilege: Privilege,
+) -> (Ending, String) {
     let mut c = cmd.command();
     c.stdout(Stdio::piped()).stderr(Stdio::piped()).stdin(Stdio::null());
     #[cfg(unix)]

@@ -31,12 +31,16 @@ pub enum BaselineSpec {
 }
 
 impl BaselineSpec {
-    /// `auto`, an existing directory, or a baseline name.
+    /// `auto`; a path: a profile directory (it has `details/`), else a saved baseline's
+    /// directory; otherwise a baseline name.
     pub fn parse(s: &str) -> BaselineSpec {
+        let path = Path::new(s);
         if s == "auto" {
             BaselineSpec::Auto
-        } else if Path::new(s).is_dir() || s.contains('/') {
-            BaselineSpec::Dir(PathBuf::from(s))
+        } else if path.is_dir() && !path.join("details").is_dir() {
+            BaselineSpec::Set(path.to_path_buf())
+        } else if path.is_dir() || s.contains('/') {
+            BaselineSpec::Dir(path.to_path_buf())
         } else {
             BaselineSpec::Name(s.to_string())
         }
@@ -140,12 +144,17 @@ pub fn load_baseline(spec: &BaselineSpec, current: &Snapshot, profile_root: &Pat
     }
 }
 
-/// Compares the profile at `current_dir` and writes its reports.
-pub fn compare_profile(current_dir: &Path, opts: &GateOptions) -> Result<GateResult> {
+/// Reads the profile at `dir` as the current side of a comparison.
+pub fn load_current(dir: &Path) -> Result<Snapshot> {
+    Snapshot::load(dir, label_of(dir, "profile"))
+}
+
+/// Compares the profile `current` (see [`load_current`]) and writes its reports.
+pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateResult> {
+    let current_dir = current.dir.as_path();
     let profile_root = current_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let current = Snapshot::load(current_dir, label_of(current_dir, "profile"))?;
-    let base = load_baseline(&opts.baseline, &current, &profile_root)?;
-    let mismatches = compare::condition_mismatches(&base, &current);
+    let base = load_baseline(&opts.baseline, current, &profile_root)?;
+    let mismatches = compare::condition_mismatches(&base, current);
     if !mismatches.is_empty() && !opts.force {
         let mut f = Failure::new(
             ExitCode::Config,
@@ -159,10 +168,10 @@ pub fn compare_profile(current_dir: &Path, opts: &GateOptions) -> Result<GateRes
         }
         return Err(f.help("pass --force to compare anyway; the report then carries a warning").into());
     }
-    let comparison = compare::compare(&base, &current, opts.tolerance_pct);
+    let comparison = compare::compare(&base, current, opts.tolerance_pct);
     let report = compare::write_reports(current_dir, &comparison)?;
     if opts.visual {
-        if let Err(e) = draw(current_dir, &base, &current) {
+        if let Err(e) = draw(current_dir, &base, current) {
             say(opts, &format!("warning: no comparison picture: {e:#}"));
         }
     }
@@ -300,5 +309,11 @@ mod tests {
         assert_eq!(BaselineSpec::parse("auto"), BaselineSpec::Auto);
         assert_eq!(BaselineSpec::parse("main"), BaselineSpec::Name("main".into()));
         assert_eq!(BaselineSpec::parse("profile/x_1"), BaselineSpec::Dir("profile/x_1".into()));
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join("p/details")).unwrap();
+        std::fs::create_dir_all(tmp.path().join("baselines/main")).unwrap();
+        let (p, b) = (tmp.path().join("p"), tmp.path().join("baselines/main"));
+        assert_eq!(BaselineSpec::parse(p.to_str().unwrap()), BaselineSpec::Dir(p.clone()));
+        assert_eq!(BaselineSpec::parse(b.to_str().unwrap()), BaselineSpec::Set(b.clone()));
     }
 }

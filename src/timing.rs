@@ -10,10 +10,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
+use crate::collect::{run_process, Ending};
 use crate::error::{ExitCode, Failure};
-use crate::ncu::TargetCommand;
+use crate::ncu::{Privilege, TargetCommand};
 use crate::process::{tail_lines, ProcessBuilder};
 
 /// `details/timing.json` of a profile directory.
@@ -34,60 +35,32 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
     cmd
 }
 
-/// Runs the timing; on success the harness has written `result`.
+/// Runs the timing; on success the harness has written `result`. It runs like an ncu
+/// stage (`crate::collect::run_process`): in its own process group, stopped as a whole by
+/// `--timeout` or Ctrl-C.
 pub fn run_timing(target: &TargetCommand, result: &Path, timeout: Option<Duration>) -> Result<Duration> {
     let cmd = timing_command(target, result);
     let started = Instant::now();
-    let mut child = cmd
-        .command()
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .with_context(|| format!("could not start {}", target.program.display()))?;
-    // Output is read on threads so a chatty program cannot block on a full pipe.
-    let mut out = child.stdout.take().expect("piped");
-    let mut err = child.stderr.take().expect("piped");
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut err, &mut s);
-        s
-    });
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if timeout.is_some_and(|t| started.elapsed() > t) {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let (ending, console) = run_process(&cmd, timeout, Privilege::None);
+    let failed = |code: ExitCode, what: String| -> anyhow::Error {
+        Failure::new(code, what).help(format!("the command was: {}", cmd.command_line())).into()
     };
-    let console = format!("{}{}", t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default());
-    match status {
-        None => Err(Failure::new(
+    match ending {
+        Ending::TimedOut => Err(failed(
             ExitCode::Timeout,
             format!("the timing run of {} ran past --timeout and was stopped", target.program.display()),
-        )
-        .help(format!("the command was: {}", cmd.command_line()))
-        .into()),
-        Some(s) if !s.success() || !result.is_file() => Err(Failure::new(
+        )),
+        Ending::Interrupted => Err(failed(ExitCode::Interrupted, "interrupted during the timing run".into())),
+        Ending::NotStarted(msg) => Err(failed(ExitCode::TargetFailed, msg)),
+        Ending::Exited(s) if !s.success() || !result.is_file() => Err(failed(
             ExitCode::TargetFailed,
             format!(
                 "the timing run failed ({s}){}:\n{}",
                 if result.is_file() { "" } else { " and wrote no result" },
                 tail_lines(&console, 20)
             ),
-        )
-        .help(format!("the command was: {}", cmd.command_line()))
-        .into()),
-        Some(_) => Ok(started.elapsed()),
+        )),
+        Ending::Exited(_) => Ok(started.elapsed()),
     }
 }
 

@@ -132,11 +132,12 @@ fn compare(c: &crate::cli::CompareArgs) -> Result<ExitCode> {
         quiet: c.output.quiet,
     };
     let profile_root = current.parent().unwrap_or(Path::new(".")).to_path_buf();
-    let kernel = crate::compare::Snapshot::load(&current, "current")?.identity.kernel;
+    let snapshot = crate::gate::load_current(&current)?;
+    let kernel = snapshot.identity.kernel.clone();
     if let Some(name) = &c.save_baseline {
         crate::baseline::ensure_free(&profile_root, name, &kernel)?;
     }
-    let result = crate::gate::compare_profile(&current, &opts)?;
+    let result = crate::gate::compare_profile(&snapshot, &opts)?;
     crate::gate::print_result(&result, &opts)?;
     if let Some(name) = &c.save_baseline {
         let saved = crate::baseline::save(&profile_root, name, &kernel, &current)?;
@@ -147,15 +148,6 @@ fn compare(c: &crate::cli::CompareArgs) -> Result<ExitCode> {
     } else {
         ExitCode::Success
     })
-}
-
-/// `check --baseline`: a saved baseline's name, or its directory (a path).
-fn check_baseline(s: &str) -> crate::gate::BaselineSpec {
-    if s.contains('/') || Path::new(s).is_dir() {
-        crate::gate::BaselineSpec::Set(PathBuf::from(s))
-    } else {
-        crate::gate::BaselineSpec::Name(s.to_string())
-    }
 }
 
 /// `cargo kprof check`: profile (or time) every selected kernel, compare each with the
@@ -188,7 +180,9 @@ fn check(c: &crate::cli::CheckArgs) -> Result<ExitCode> {
         if let Some(name) = &c.save_baseline {
             crate::baseline::ensure_free(&plan.profile_root, name, &k.name)?;
         }
-        if let Some(crate::gate::BaselineSpec::Name(name)) = c.baseline.as_deref().map(check_baseline) {
+        if let Some(crate::gate::BaselineSpec::Name(name)) =
+            c.baseline.as_deref().map(crate::gate::BaselineSpec::parse)
+        {
             crate::baseline::find(&plan.profile_root, &name, &k.name)?;
         }
     }
@@ -199,7 +193,7 @@ fn check(c: &crate::cli::CheckArgs) -> Result<ExitCode> {
     }
     let mut results = Vec::new();
     for (kernel, dir) in &profiles {
-        if let Some(spec) = c.baseline.as_deref().map(check_baseline) {
+        if let Some(spec) = c.baseline.as_deref().map(crate::gate::BaselineSpec::parse) {
             let opts = crate::gate::GateOptions {
                 baseline: spec,
                 tolerance_pct: c.tolerance_pct.unwrap_or(kernel.tolerance_pct),
@@ -208,7 +202,7 @@ fn check(c: &crate::cli::CheckArgs) -> Result<ExitCode> {
                 json: plan::is_json(output),
                 quiet: output.quiet,
             };
-            let r = crate::gate::compare_profile(dir.path(), &opts)?;
+            let r = crate::gate::compare_profile(&crate::gate::load_current(dir.path())?, &opts)?;
             crate::gate::print_result(&r, &opts)?;
             results.push(r);
         }

@@ -13,7 +13,6 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::build::{BuildOutput, BuildTarget, BuiltExecutable};
-use crate::cli::OutputArgs;
 use crate::error::{ExitCode, Failure};
 use crate::plan::{KernelPlan, Plan, PlannedTarget};
 
@@ -113,8 +112,7 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
 pub fn unpack(
     archive: &Path,
     dir: &Path,
-    timeout: Option<u64>,
-    output: OutputArgs,
+    timeout: Option<std::time::Duration>,
 ) -> Result<(Plan, BuildOutput)> {
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(
@@ -173,8 +171,7 @@ pub fn unpack(
         kernels,
         output_dir: None,
         dry_run: false,
-        timeout: timeout.map(std::time::Duration::from_secs),
-        output,
+        timeout,
         notes: Vec::new(),
     };
     Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))

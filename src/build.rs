@@ -7,17 +7,16 @@
 //! messages, never from walking the target directory.
 
 use std::ffi::OsString;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use cargo_metadata::{Message, Metadata, MetadataCommand};
 use serde::{Deserialize, Serialize};
 
 use crate::config::CargoTargetKind;
 use crate::error::{ExitCode, Failure};
-use crate::process::ProcessBuilder;
+use crate::process::{self, Ending, ProcessBuilder, RunOptions};
+use crate::shell::Shell;
 
 /// One target to build: `-p <package> --<kind> <name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -133,21 +132,22 @@ impl BuildRequest {
     }
 
     /// Runs the build, streaming cargo's rendered diagnostics to our stderr.
-    pub fn run(&self) -> Result<BuildOutput> {
+    pub fn run(&self, shell: &Shell) -> Result<BuildOutput> {
         let builder = self.command();
-        let mut child = builder
-            .command()
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .with_context(|| format!("could not start cargo: {builder}"))?;
-        let stdout = child.stdout.take().context("cargo's stdout was not captured")?;
         let mut out = BuildOutput::default();
-        for message in Message::parse_stream(BufReader::new(stdout)) {
-            let message = message.context("could not read cargo's JSON messages")?;
+        let mut bad_message: Option<String> = None;
+        let mut on_line = |line: &str| {
+            let message = match serde_json::from_str::<Message>(line) {
+                Ok(m) => m,
+                Err(_) if !line.trim_start().starts_with('{') => Message::TextLine(line.to_string()),
+                Err(e) => {
+                    bad_message.get_or_insert_with(|| format!("could not read cargo's JSON messages: {e}"));
+                    return;
+                }
+            };
             match message {
                 Message::CompilerArtifact(art) => {
-                    let Some(exe) = art.executable else { continue };
+                    let Some(exe) = art.executable else { return };
                     let pkg = package_name_from_id(&art.package_id.repr, &art.manifest_path);
                     for want in &self.targets {
                         if want.name == art.target.name
@@ -165,15 +165,26 @@ impl BuildRequest {
                     let pkg = package_name_from_id(&bs.package_id.repr, "".as_ref());
                     out.build_script_out_dirs.push((pkg, bs.out_dir.into()));
                 }
-                Message::TextLine(line) => eprintln!("{line}"),
+                Message::TextLine(line) => shell.status(line),
                 _ => {}
             }
+        };
+        let opts =
+            RunOptions { stdout_lines: Some(&mut on_line), inherit_stderr: true, ..Default::default() };
+        let done = process::run(&builder, opts, shell);
+        if let Some(e) = bad_message {
+            return Err(anyhow::anyhow!(e));
         }
-        let status = child.wait().context("waiting for cargo build")?;
-        if !status.success() {
-            return Err(Failure::new(ExitCode::Build, format!("cargo build failed ({status})"))
-                .help(format!("the command was: {builder}"))
-                .into());
+        match &done.ending {
+            Ending::Exited(status) if status.success() => {}
+            Ending::NotStarted(msg) => {
+                return Err(anyhow::anyhow!("{msg}").context(format!("could not start cargo: {builder}")));
+            }
+            ending => {
+                return Err(Failure::new(ExitCode::Build, format!("cargo build failed ({ending})"))
+                    .help(format!("the command was: {builder}"))
+                    .into());
+            }
         }
         for want in &self.targets {
             if out.executable(want).is_none() {
@@ -212,9 +223,9 @@ pub fn package_name_from_id(repr: &str, manifest_path: &cargo_metadata::camino::
 }
 
 /// Runs `cargo metadata` for the manifest (the workspace's, or cargo's default lookup).
-pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>) -> Result<Metadata> {
-    let mut cmd = MetadataCommand::new();
-    cmd.cargo_path(cargo);
+pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -> Result<Metadata> {
+    let mut cmd = ProcessBuilder::new(cargo);
+    cmd.args(["metadata", "--format-version", "1"]);
     if let Some(m) = manifest_path {
         if !m.exists() {
             return Err(Failure::new(
@@ -224,10 +235,22 @@ pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>) -> Result<Metada
             .help("pass --manifest-path pointing at a Cargo.toml, or run from inside a cargo project")
             .into());
         }
-        cmd.manifest_path(m);
+        cmd.arg("--manifest-path").arg(m);
     }
-    cmd.exec().map_err(|e| {
-        anyhow::Error::new(Failure::new(ExitCode::Config, format!("`cargo metadata` failed: {e}")))
+    let done = process::run(&cmd, RunOptions::default(), shell);
+    if !done.success() {
+        let why = match &done.ending {
+            Ending::Exited(_) => done.stderr_text().trim().trim_start_matches("error: ").to_string(),
+            other => other.to_string(),
+        };
+        return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` failed: {why}")).into());
+    }
+    MetadataCommand::parse(done.stdout_text()).map_err(|e| {
+        Failure::new(
+            ExitCode::Config,
+            format!("`cargo metadata` printed what cargo_metadata cannot read: {e}"),
+        )
+        .into()
     })
 }
 

@@ -1,15 +1,24 @@
 //! The command line: `cargo kprof [OPTIONS] [-- BENCH_ARGS]` and its subcommands.
 //!
-//! Parsing is pure (clap derive, no I/O); [`main`] then resolves the arguments and
-//! the manifests into one [`crate::plan::Plan`] before any process starts, the way
-//! ripgrep separates its low-level and high-level arguments. Target selection flags
-//! are cargo's own, with cargo's wording.
+//! Parsing is pure (clap derive, no I/O). The structs here stop at [`crate::commands`]:
+//! each turns into typed values ([`ProfileArgs::request`], [`OutputArgs::shell`]) that
+//! [`crate::plan::resolve`] and the rest of the pipeline take, the way ripgrep separates
+//! its low-level and high-level arguments. Target selection flags are cargo's own, with
+//! cargo's wording.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
 
-use crate::error::{exit_code_of, ExitCode};
+use crate::build::Features;
+use crate::config::{CargoTargetKind, ClockControl};
+use crate::error::{ExitCode, Failure};
+use crate::model::stage::StageSelection;
+use crate::ncu::StageCollection;
+use crate::plan::{Request, StagePlan};
+use crate::shell::Shell;
+pub use crate::shell::{ColorChoice, MessageFormat};
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -58,6 +67,21 @@ pub enum Command {
     Archive(Box<ArchiveArgs>),
     /// Profile from an archive, on a machine without cargo
     Run(RunArgs),
+}
+
+impl KprofArgs {
+    /// The output options of the command line, when its subcommand has them.
+    pub fn output(&self) -> Option<&OutputArgs> {
+        match &self.command {
+            None => Some(&self.profile.output),
+            Some(Command::List(a)) => Some(&a.output),
+            Some(Command::Compare(a)) => Some(&a.output),
+            Some(Command::Check(a)) => Some(&a.profile.output),
+            Some(Command::Archive(a)) => Some(&a.profile.output),
+            Some(Command::Run(a)) => Some(&a.output),
+            Some(Command::Import(_) | Command::Report(_) | Command::Doctor(_) | Command::Explain(_)) => None,
+        }
+    }
 }
 
 impl Command {
@@ -289,33 +313,31 @@ pub struct OutputArgs {
     pub color: ColorChoice,
 }
 
-/// `--message-format`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MessageFormat {
-    /// Text for people.
-    Human,
-    /// One JSON object per line, for machines.
-    Json,
+impl Default for OutputArgs {
+    fn default() -> Self {
+        OutputArgs {
+            message_format: MessageFormat::Human,
+            verbose: 0,
+            quiet: false,
+            color: ColorChoice::Auto,
+        }
+    }
 }
 
-/// `--color`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    /// Color when the terminal supports it.
-    Auto,
-    /// Always color.
-    Always,
-    /// Never color.
-    Never,
+impl OutputArgs {
+    /// The [`Shell`] these options ask for.
+    pub fn shell(&self) -> Shell {
+        Shell::new(self.message_format, self.quiet, self.verbose, self.color.resolve())
+    }
 }
 
-/// `--clock-control`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ClockControlArg {
-    /// Leave the GPU clocks alone (default).
-    None,
-    /// Lock the clocks to base during profiling.
-    Base,
+/// `--clock-control`: the values and what they mean, parsed into [`ClockControl`].
+fn clock_control_parser() -> impl TypedValueParser<Value = ClockControl> {
+    PossibleValuesParser::new([
+        PossibleValue::new("none").help("Leave the GPU clocks alone (default)"),
+        PossibleValue::new("base").help("Lock the clocks to base during profiling"),
+    ])
+    .map(|s| if s == "base" { ClockControl::Base } else { ClockControl::None })
 }
 
 /// Options of the default action: profile.
@@ -385,8 +407,8 @@ pub struct ProfileArgs {
     #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
     pub envs: Vec<(String, String)>,
     /// GPU clock control during profiling
-    #[arg(long, value_enum, value_name = "MODE", help_heading = "Profiling Options")]
-    pub clock_control: Option<ClockControlArg>,
+    #[arg(long, value_name = "MODE", value_parser = clock_control_parser(), help_heading = "Profiling Options")]
+    pub clock_control: Option<ClockControl>,
     /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
     #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
     pub output_dir: Option<PathBuf>,
@@ -407,6 +429,63 @@ pub struct ProfileArgs {
     /// Arguments passed to the profiled program
     #[arg(last = true, value_name = "BENCH_ARGS")]
     pub bench_args: Vec<String>,
+}
+
+impl ProfileArgs {
+    /// The typed request [`crate::plan::resolve`] takes.
+    pub fn request(&self) -> Result<Request, Failure> {
+        let target = self
+            .bench
+            .as_ref()
+            .map(|n| (CargoTargetKind::Bench, n.clone()))
+            .or(self.example.as_ref().map(|n| (CargoTargetKind::Example, n.clone())))
+            .or(self.bin.as_ref().map(|n| (CargoTargetKind::Bin, n.clone())));
+        let stages = if self.set.is_some() || !self.sections.is_empty() {
+            Some(StagePlan::Custom(StageCollection::Custom {
+                set: self.set.clone(),
+                sections: self.sections.clone(),
+            }))
+        } else {
+            match &self.stages {
+                Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
+                    Failure::new(ExitCode::Config, format!("--stages: {e}"))
+                        .help("e.g. --stages auto, --stages all, --stages basic,memory")
+                })?)),
+                None => None,
+            }
+        };
+        Ok(Request {
+            packages: self.packages.packages.clone(),
+            workspace: self.packages.workspace,
+            target,
+            features: Features {
+                features: self
+                    .features
+                    .iter()
+                    .flat_map(|f| f.split([',', ' ']))
+                    .filter(|f| !f.is_empty())
+                    .map(String::from)
+                    .collect(),
+                all_features: self.all_features,
+                no_default_features: self.no_default_features,
+            },
+            profile: self.profile.clone(),
+            target_dir: self.target_dir.clone(),
+            kernels: self.kernels.clone(),
+            kernel_regex: self.kernel_regex.clone(),
+            index: self.index,
+            stages,
+            launch_skip: self.launch_skip,
+            launch_count: self.launch_count,
+            envs: self.envs.clone(),
+            clock_control: self.clock_control,
+            output_dir: self.output_dir.clone(),
+            timeout: self.timeout.map(std::time::Duration::from_secs),
+            dry_run: self.dry_run,
+            sudo: self.sudo,
+            bench_args: self.bench_args.clone(),
+        })
+    }
 }
 
 /// Parses `KEY=VAL` for `--env`.
@@ -445,27 +524,6 @@ where
         args.insert(1.min(args.len()), "kprof".into());
     }
     CargoCli::try_parse_from(args).map(|CargoCli::Kprof(a)| a)
-}
-
-/// Runs `cargo kprof` and returns the process exit code.
-pub fn main() -> i32 {
-    let args = match parse_from(std::env::args_os()) {
-        Ok(a) => a,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { ExitCode::Usage.code() } else { ExitCode::Success.code() };
-        }
-    };
-    match crate::workflow::run(args) {
-        Ok(code) => code.code(),
-        Err(err) => {
-            eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("\nCaused by:\n    {}", cause.to_string().replace('\n', "\n    "));
-            }
-            exit_code_of(&err).code()
-        }
-    }
 }
 
 #[cfg(test)]
@@ -514,7 +572,7 @@ mod tests {
         let a = parse("kprof --workspace --clock-control base -vv --color never").unwrap();
         assert!(!a.profile.sudo);
         assert!(a.profile.packages.workspace);
-        assert_eq!(a.profile.clock_control, Some(ClockControlArg::Base));
+        assert_eq!(a.profile.clock_control, Some(ClockControl::Base));
         assert_eq!(a.profile.output.verbose, 2);
         match parse("kprof import --raw a.csv --raw b.csv --output-dir out --kernel gemm").unwrap().command {
             Some(Command::Import(i)) => {

@@ -84,6 +84,13 @@ impl ExitCode {
     }
 }
 
+impl From<ExitCode> for std::process::ExitCode {
+    fn from(code: ExitCode) -> Self {
+        // Every documented code is in 0..=255.
+        std::process::ExitCode::from(code.code() as u8)
+    }
+}
+
 /// An error with a documented exit code. Wrap it in `anyhow::Error` like any other.
 #[derive(Debug)]
 pub struct Failure {

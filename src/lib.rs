@@ -1,36 +1,40 @@
 //! cargo-kprof: evidence-first Nsight Compute kernel profiling for Rust GPU projects.
 //!
-//! The pipeline is data flowing through modules with typed inputs and outputs:
-//! configuration ([`config`]) and the command line ([`cli`]) resolve into one
-//! [`plan`]; [`build`] (the only module that talks to cargo) builds the targets with
-//! line info; [`ncu`] (the only module that knows ncu's flags) turns a plan into
-//! command lines; the profile directory ([`profile_dir`], [`target_spec`]) holds
-//! everything a run writes. Errors carry documented exit codes ([`error`]).
+//! The folders are the pipeline, read top-down:
+//!
+//! - entry: [`cli`] (clap structs only), [`commands`] (one file per subcommand).
+//! - pipeline: [`config`] and the command line resolve into one [`plan`]; [`build`] (the
+//!   only module that talks to cargo) builds with line info; [`archive`] packs a plan to
+//!   profile elsewhere; [`collect`] runs the ncu stages; [`analyze`] turns pages into a
+//!   summary, a verdict and hotspots; [`report`] renders them; [`compare`] puts two
+//!   profiles side by side and gates on regressions.
+//! - ground: [`profile`] (every path of a profile directory), [`model`] (one type per
+//!   concept), [`ncu`] (the only module that knows ncu's flags and CSV), [`references`],
+//!   [`process`] (the one process runner), [`shell`] (all output), [`units`] (one number
+//!   style), [`error`] (exit codes), [`suggest`].
 #![warn(missing_docs)]
 
-pub mod analysis;
+// entry
+pub mod cli;
+pub mod commands;
+
+// pipeline
 pub mod analyze;
 pub mod archive;
-pub mod baseline;
 pub mod build;
-pub mod cli;
 pub mod collect;
 pub mod compare;
 pub mod config;
-pub mod error;
-pub mod filter;
-pub mod gate;
-pub mod index;
-pub mod ncu;
 pub mod plan;
-pub mod preflight;
-pub mod process;
-pub mod profile_dir;
-pub mod references;
 pub mod report;
-pub mod stage;
+
+// ground
+pub mod error;
+pub mod model;
+pub mod ncu;
+pub mod process;
+pub mod profile;
+pub mod references;
+pub mod shell;
 pub mod suggest;
-pub mod target_spec;
-pub mod timing;
-pub mod visual;
-pub mod workflow;
+pub mod units;

@@ -1,3 +1,3 @@
-fn main() {
-    std::process::exit(cargo_kprof::cli::main());
+fn main() -> std::process::ExitCode {
+    cargo_kprof::commands::main()
 }

@@ -12,12 +12,11 @@ use anyhow::Result;
 use cargo_metadata::Metadata;
 
 use crate::build::{BuildRequest, BuildTarget, Features};
-use crate::cli::{ClockControlArg, MessageFormat, OutputArgs, ProfileArgs};
 use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
-use crate::filter::KernelFilter;
+use crate::model::filter::KernelFilter;
+use crate::model::stage::StageSelection;
 use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
-use crate::stage::StageSelection;
 
 /// What kprof will do, fully resolved.
 #[derive(Debug, Clone)]
@@ -36,10 +35,51 @@ pub struct Plan {
     pub dry_run: bool,
     /// `--timeout`: the longest one ncu run may take.
     pub timeout: Option<std::time::Duration>,
-    /// Output format and verbosity.
-    pub output: OutputArgs,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
+}
+
+/// What the command line asks for, already typed: the input of [`resolve`].
+#[derive(Debug, Clone, Default)]
+pub struct Request {
+    /// `-p`: packages to select from.
+    pub packages: Vec<String>,
+    /// `--workspace`: every configured kernel.
+    pub workspace: bool,
+    /// `--bench/--example/--bin NAME`.
+    pub target: Option<(CargoTargetKind, String)>,
+    /// Feature selection.
+    pub features: Features,
+    /// `--profile`.
+    pub profile: String,
+    /// `--target-dir`.
+    pub target_dir: Option<PathBuf>,
+    /// `--kernel` hints.
+    pub kernels: Vec<String>,
+    /// `--kernel-regex`.
+    pub kernel_regex: Option<String>,
+    /// `--index`.
+    pub index: Option<usize>,
+    /// `--stages`, or `--set`/`--sections` as one custom stage.
+    pub stages: Option<StagePlan>,
+    /// `--launch-skip`.
+    pub launch_skip: Option<u32>,
+    /// `--launch-count`.
+    pub launch_count: Option<u32>,
+    /// `--env` pairs.
+    pub envs: Vec<(String, String)>,
+    /// `--clock-control`.
+    pub clock_control: Option<ClockControl>,
+    /// `--output-dir`.
+    pub output_dir: Option<PathBuf>,
+    /// `--timeout`.
+    pub timeout: Option<std::time::Duration>,
+    /// `--dry-run`.
+    pub dry_run: bool,
+    /// `--sudo`.
+    pub sudo: bool,
+    /// `-- BENCH_ARGS`.
+    pub bench_args: Vec<String>,
 }
 
 /// The program a kernel is profiled in.
@@ -109,7 +149,7 @@ impl KernelPlan {
 
     /// The stages to run for a known kernel (after discovery, if any).
     pub fn stage_collections(&self) -> Vec<StageCollection> {
-        use crate::stage::Stage;
+        use crate::model::stage::Stage;
         match &self.stages {
             StagePlan::Custom(c) => vec![c.clone()],
             StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
@@ -152,17 +192,12 @@ pub mod defaults {
 }
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
-pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
-    let packages = &args.packages.packages;
+pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
+    let packages = &args.packages;
     let mut notes = Vec::new();
     let mut kernels = Vec::new();
 
-    let explicit_target = args
-        .bench
-        .as_ref()
-        .map(|n| (CargoTargetKind::Bench, n))
-        .or(args.example.as_ref().map(|n| (CargoTargetKind::Example, n)))
-        .or(args.bin.as_ref().map(|n| (CargoTargetKind::Bin, n)));
+    let explicit_target = args.target.as_ref().map(|(kind, name)| (*kind, name));
 
     if let Some(index) = args.index {
         kernels.push(from_entry(config.select_by_index(index, packages)?, None, args, &mut notes)?);
@@ -199,7 +234,7 @@ pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: 
         }
     } else {
         let listed = config.listing(packages)?;
-        if listed.is_empty() || (listed.len() > 1 && !args.packages.workspace && packages.is_empty()) {
+        if listed.is_empty() || (listed.len() > 1 && !args.workspace && packages.is_empty()) {
             let names: Vec<String> =
                 listed.iter().map(|l| format!("#{} {}", l.index, l.kernel.name)).collect();
             let mut f = Failure::new(ExitCode::Config, "no kernel selected");
@@ -248,17 +283,7 @@ pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: 
             manifest_path: config.workspace_manifest_path.clone(),
             target_dir: base.join("kprof"),
             profile: args.profile.clone(),
-            features: Features {
-                features: args
-                    .features
-                    .iter()
-                    .flat_map(|f| f.split([',', ' ']))
-                    .filter(|f| !f.is_empty())
-                    .map(String::from)
-                    .collect(),
-                all_features: args.all_features,
-                no_default_features: args.no_default_features,
-            },
+            features: args.features.clone(),
             targets: cargo_targets,
             user_nvcc_append_flags: std::env::var("NVCC_APPEND_FLAGS").ok(),
         })
@@ -281,8 +306,7 @@ pub fn resolve(args: &ProfileArgs, metadata: &Metadata, config: &Config, cargo: 
         kernels,
         output_dir: args.output_dir.clone(),
         dry_run: args.dry_run,
-        timeout: args.timeout.map(std::time::Duration::from_secs),
-        output: args.output.clone(),
+        timeout: args.timeout,
         notes,
     })
 }
@@ -295,7 +319,7 @@ fn package_dir(manifest_path: &Path) -> PathBuf {
 fn from_entry(
     entry: &KernelEntry,
     hint: Option<&str>,
-    args: &ProfileArgs,
+    args: &Request,
     notes: &mut Vec<String>,
 ) -> Result<KernelPlan> {
     let (target, mut program_args, package) = match &entry.target {
@@ -336,7 +360,7 @@ fn from_entry(
             &entry.name,
             notes,
         ),
-        stages: stage_plan(args, s.stages.clone())?,
+        stages: stage_plan(args, s.stages.clone()),
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
@@ -362,7 +386,7 @@ fn ad_hoc(
     kind: CargoTargetKind,
     target_name: &str,
     hint: Option<&str>,
-    args: &ProfileArgs,
+    args: &Request,
     notes: &mut Vec<String>,
 ) -> Result<KernelPlan> {
     let pkg = metadata.packages.iter().find(|p| p.name.as_str() == package);
@@ -403,7 +427,7 @@ fn ad_hoc(
             &name,
             notes,
         ),
-        stages: stage_plan(args, s.stages.clone())?,
+        stages: stage_plan(args, s.stages.clone()),
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
@@ -466,9 +490,9 @@ fn merged_env(configured: &BTreeMap<String, String>, cli: &[(String, String)]) -
     env
 }
 
-fn clock(cli: Option<ClockControlArg>, configured: Option<config::ClockControl>) -> ClockControl {
+fn clock(cli: Option<ClockControl>, configured: Option<config::ClockControl>) -> ClockControl {
     match (cli, configured) {
-        (Some(ClockControlArg::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
+        (Some(ClockControl::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
         _ => ClockControl::None,
     }
 }
@@ -500,23 +524,6 @@ fn window_for(
     }
 }
 
-fn stage_plan(args: &ProfileArgs, configured: Option<StageSelection>) -> Result<StagePlan> {
-    if args.set.is_some() || !args.sections.is_empty() {
-        return Ok(StagePlan::Custom(StageCollection::Custom {
-            set: args.set.clone(),
-            sections: args.sections.clone(),
-        }));
-    }
-    match &args.stages {
-        Some(s) => Ok(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
-            Failure::new(ExitCode::Config, format!("--stages: {e}"))
-                .help("e.g. --stages auto, --stages all, --stages basic,memory")
-        })?)),
-        None => Ok(StagePlan::Stages(configured.unwrap_or_default())),
-    }
-}
-
-/// Whether output should be JSON.
-pub fn is_json(output: &OutputArgs) -> bool {
-    output.message_format == MessageFormat::Json
+fn stage_plan(args: &Request, configured: Option<StageSelection>) -> StagePlan {
+    args.stages.clone().unwrap_or_else(|| StagePlan::Stages(configured.unwrap_or_default()))
 }

@@ -1,14 +1,23 @@
-//! A child-process builder whose `Display` is the exact, shell-quoted command line.
+//! Child processes: a builder whose `Display` is the exact, shell-quoted command line,
+//! and the one function that runs them ([`run`]).
 //!
 //! `commands.sh`, `--dry-run` and error messages all print a [`ProcessBuilder`], and
-//! the same value is what gets spawned, so what we show is what we run. Errors from
-//! a failed child carry its exit status and the tail of its output.
+//! the same value is what gets spawned, so what we show is what we run. Every child
+//! (cargo, ncu, the profiled program, git, nvidia-smi, sudo) goes through [`run`]: in
+//! its own process group, stdin from `/dev/null`, output drained on threads so the child
+//! never blocks, stopped as a whole group on `--timeout` or Ctrl-C, reported to the
+//! [`Shell`] (`-v`: the command and its wall time, `-vv`: its output).
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::shell::Shell;
 
 /// A program, its arguments, extra environment and working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,6 +121,224 @@ impl fmt::Display for ProcessBuilder {
         }
         f.write_str(&self.command_line())
     }
+}
+
+/// Set by the Ctrl-C handler; the running child's process group is then killed.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Makes Ctrl-C stop the running child (which runs in its own process group, so the
+/// terminal's signal does not reach it) and end the run as interrupted.
+pub fn install_interrupt_handler() {
+    // A second install (several kernels in one run) is refused by ctrlc; the first stays.
+    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+}
+
+/// How a child process ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// It exited (or was killed by a signal it did not get from us).
+    Exited(ExitStatus),
+    /// It ran past its timeout and was stopped.
+    TimedOut,
+    /// Ctrl-C: it was stopped.
+    Interrupted,
+    /// It could not be started (or waited for); the message says why.
+    NotStarted(String),
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ending::Exited(s) => write!(f, "{s}"),
+            Ending::TimedOut => f.write_str("stopped at its timeout"),
+            Ending::Interrupted => f.write_str("interrupted"),
+            Ending::NotStarted(msg) => f.write_str(msg),
+        }
+    }
+}
+
+/// What a finished child left: how it ended, its output and its wall time.
+#[derive(Debug)]
+pub struct Finished {
+    /// How it ended.
+    pub ending: Ending,
+    /// Its standard output (empty when streamed to a callback or inherited).
+    pub stdout: Vec<u8>,
+    /// Its standard error (empty when inherited).
+    pub stderr: Vec<u8>,
+    /// Wall time from spawn to exit.
+    pub wall: Duration,
+    /// When it could not be started: the system's reason alone (`No such file or directory
+    /// (os error 2)`); [`Ending::NotStarted`] says it with the program's name.
+    pub start_error: Option<String>,
+}
+
+impl Finished {
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        matches!(&self.ending, Ending::Exited(s) if s.success())
+    }
+
+    /// Standard output as text (lossy).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// Standard error as text (lossy).
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    /// Standard output, then standard error, as text.
+    pub fn console(&self) -> String {
+        format!("{}{}", self.stdout_text(), self.stderr_text())
+    }
+}
+
+/// How [`run`] treats a child.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Stop the child's process group after this long.
+    pub timeout: Option<Duration>,
+    /// Send SIGTERM first and wait up to five seconds before SIGKILL: for children that
+    /// run as another user (sudo relays SIGTERM to them; our SIGKILL cannot reach them).
+    pub graceful: bool,
+    /// Hand each line of stdout to this callback as it arrives, instead of keeping it.
+    pub stdout_lines: Option<&'a mut dyn FnMut(&str)>,
+    /// Let the child write to our stderr directly instead of capturing it.
+    pub inherit_stderr: bool,
+}
+
+/// Runs `cmd` to its end: in its own process group, stdin `/dev/null`, its output
+/// drained on threads; the whole group is killed on timeout or Ctrl-C. Under `-v` the
+/// shell shows the command and its wall time, under `-vv` its output too.
+pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finished {
+    let started = Instant::now();
+    let mut c = cmd.command();
+    c.stdout(Stdio::piped()).stdin(Stdio::null());
+    c.stderr(if opts.inherit_stderr { Stdio::inherit() } else { Stdio::piped() });
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        c.process_group(0);
+    }
+    let mut child = match c.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let program = cmd.get_program().to_string_lossy().into_owned();
+            let ending = Ending::NotStarted(format!("could not start {program}: {e}"));
+            shell.command_ran(&cmd.to_string(), started.elapsed(), &ending.to_string());
+            return Finished {
+                ending,
+                stdout: Vec::new(),
+                stderr: Vec::new(),
+                wall: started.elapsed(),
+                start_error: Some(e.to_string()),
+            };
+        }
+    };
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            let _ = tx.send(buf);
+        });
+        rx
+    };
+    let mut stdout_lines = opts.stdout_lines;
+    let streamed = stdout_lines.is_some();
+    // Streamed stdout arrives line by line on a channel; otherwise it is read whole.
+    let (line_rx, out_rx) = match child.stdout.take() {
+        Some(pipe) if streamed => {
+            let (tx, rx) = std::sync::mpsc::channel::<String>();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    if tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            (Some(rx), None)
+        }
+        pipe => (None, Some(drain(pipe.map(|p| Box::new(p) as Box<dyn Read + Send>)))),
+    };
+    let err_rx = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let mut deliver = |rx: &std::sync::mpsc::Receiver<String>| {
+        while let Ok(line) = rx.try_recv() {
+            if let Some(f) = stdout_lines.as_mut() {
+                f(&line);
+            }
+        }
+    };
+    let ending = loop {
+        if let Some(rx) = &line_rx {
+            deliver(rx);
+        }
+        match child.try_wait() {
+            Ok(Some(status)) => break Ending::Exited(status),
+            Ok(None) => {}
+            Err(e) => {
+                break Ending::NotStarted(format!("waiting for {}: {e}", cmd.get_program().to_string_lossy()))
+            }
+        }
+        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
+        if interrupted || opts.timeout.is_some_and(|t| started.elapsed() >= t) {
+            kill_group(&mut child, opts.graceful);
+            break if interrupted { Ending::Interrupted } else { Ending::TimedOut };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stopped = !matches!(ending, Ending::Exited(_));
+    if let Some(rx) = &line_rx {
+        // The reader ends when the pipe closes; a stopped child's descendants may hold it.
+        let deadline = Instant::now() + Duration::from_secs(if stopped { 2 } else { 3600 });
+        while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            if let Some(f) = stdout_lines.as_mut() {
+                f(&line);
+            }
+        }
+    }
+    let read = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+        let bytes = if stopped { rx.recv_timeout(Duration::from_secs(2)).ok() } else { rx.recv().ok() };
+        bytes.unwrap_or_default()
+    };
+    let stdout = out_rx.map(read).unwrap_or_default();
+    let stderr = read(err_rx);
+    let finished = Finished { ending, stdout, stderr, wall: started.elapsed(), start_error: None };
+    shell.command_ran(&cmd.to_string(), finished.wall, &finished.ending.to_string());
+    shell.child_output(&finished.console());
+    finished
+}
+
+/// Kills the child's process group; `graceful` sends SIGTERM first and gives the group
+/// five seconds to end.
+fn kill_group(child: &mut std::process::Child, graceful: bool) {
+    #[cfg(unix)]
+    {
+        let group = child.id() as libc::pid_t;
+        if graceful {
+            // SAFETY: killpg only sends a signal; the group is the child's own (process_group(0)).
+            unsafe {
+                libc::killpg(group, libc::SIGTERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while Instant::now() < deadline && !matches!(child.try_wait(), Ok(Some(_))) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        // SAFETY: as above.
+        unsafe {
+            libc::killpg(group, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = graceful;
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 /// Quotes one word for a POSIX shell; words made only of safe characters stay bare.

@@ -4,9 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cargo_kprof::analysis::rules::{BottleneckDecision, Classification};
+use cargo_kprof::analyze::rules::{BottleneckDecision, Classification};
 use cargo_kprof::analyze::{self, AnalyzeOptions};
-use cargo_kprof::profile_dir::ProfileDir;
+use cargo_kprof::profile::dir::ProfileDir;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
@@ -22,7 +22,8 @@ fn import_demo(kernel: &str, out: &Path) -> BottleneckDecision {
         out,
         &AnalyzeOptions::default(),
     )
-    .unwrap_or_else(|e| panic!("{kernel}: {e:#}"));
+    .unwrap_or_else(|e| panic!("{kernel}: {e:#}"))
+    .0;
     serde_json::from_str(&std::fs::read_to_string(dir.bottleneck_decision_path()).unwrap()).unwrap()
 }
 
@@ -98,8 +99,9 @@ fn missing_metrics_are_null_not_zero() {
     // The basic stage alone has no memory-stage metrics.
     let tmp = tempfile::tempdir().unwrap();
     let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
-    let dir = analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
-        .unwrap();
+    let (dir, _) =
+        analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
+            .unwrap();
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.metrics_summary_path()).unwrap()).unwrap();
     let k = &summary["kernels"][0];
@@ -244,7 +246,7 @@ fn user_rules_override_the_builtin_ones() {
     .unwrap();
     let raw = fixtures().join("demo-full/copy_full_raw.csv");
     let opts = AnalyzeOptions { rules: Some(rules.clone()), ..Default::default() };
-    let dir = analyze::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
+    let (dir, _) = analyze::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
     let d: BottleneckDecision =
         serde_json::from_str(&std::fs::read_to_string(dir.bottleneck_decision_path()).unwrap()).unwrap();
     assert_eq!(d.kernels[0].classification, Classification::Balanced);
@@ -273,7 +275,8 @@ fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
             &tmp.path().join(file),
             &AnalyzeOptions::default(),
         )
-        .unwrap();
+        .unwrap()
+        .0;
         let d: BottleneckDecision =
             serde_json::from_str(&std::fs::read_to_string(out.bottleneck_decision_path()).unwrap()).unwrap();
         let v = &d.kernels[0];
@@ -320,7 +323,7 @@ fn index_lists_every_analysed_profile() {
         analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
     }
     std::fs::create_dir_all(tmp.path().join("not_a_profile")).unwrap();
-    cargo_kprof::index::write(tmp.path()).unwrap();
+    cargo_kprof::report::index::write(tmp.path()).unwrap();
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join("index.json")).unwrap()).unwrap();
     let rows = json["profiles"].as_array().unwrap();

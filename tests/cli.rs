@@ -93,7 +93,8 @@ fn dry_run_writes_profile_dir_and_prints_the_ncu_command() {
     assert!(yaml.contains("kernel:\n  name: copy\n  filter_mode: regex\n  filter: .*copy.*\n  allow_discovery_fallback: true\n"), "{yaml}");
     assert!(yaml.contains("password_storage: forbidden"), "{yaml}");
     assert!(yaml.contains("window: harness-range"), "{yaml}");
-    let spec = cargo_kprof::target_spec::TargetSpec::read_from(&dirs[0].join("profile-target.yaml")).unwrap();
+    let spec = cargo_kprof::profile::target_spec::TargetSpec::read_from(&dirs[0].join("profile-target.yaml"))
+        .unwrap();
     assert!(
         spec.target.executable.contains("kprof"),
         "built into <target>/kprof: {}",

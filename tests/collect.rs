@@ -110,7 +110,7 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         let (basic, second) = (&run.invocations[0], &run.invocations[1]);
         // The exact options: the harness window, the filter, the stage's metric list.
         let expected_basic =
-            cargo_kprof::ncu::stages::definition(cargo_kprof::stage::Stage::Basic).ncu_args();
+            cargo_kprof::ncu::stages::definition(cargo_kprof::model::stage::Stage::Basic).ncu_args();
         let filter = format!("regex:.*{kernel}.*");
         assert_eq!(
             &basic[..6],
@@ -118,7 +118,7 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         );
         assert_eq!(&basic[6..6 + expected_basic.len()], expected_basic.as_slice());
         assert!(arg_after(basic, "--log-file").unwrap().ends_with("details/01_basic_raw.csv"));
-        let stage: cargo_kprof::stage::Stage = follow_up.parse().unwrap();
+        let stage: cargo_kprof::model::stage::Stage = follow_up.parse().unwrap();
         let expected = cargo_kprof::ncu::stages::definition(stage).ncu_args();
         assert_eq!(&second[6..6 + expected.len()], expected.as_slice(), "{fixture}");
         assert!(stderr.contains(&format!("Follow-up: {follow_up} ({reason}")), "{fixture}: {stderr}");

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use cargo_kprof::config::{self, CargoTargetKind, ClockControl, Config, KernelTarget, Runtime};
 use cargo_kprof::error::{exit_code_of, ExitCode, Failure};
-use cargo_kprof::stage::{Stage, StageSelection};
+use cargo_kprof::model::stage::{Stage, StageSelection};
 use tempfile::TempDir;
 
 /// A scratch workspace on disk.

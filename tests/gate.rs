@@ -100,7 +100,10 @@ fn naive_to_tiled_is_an_improvement_explained_by_the_hot_line_and_throughputs() 
     // The picture: written whole, a PNG, twice the summary's width.
     let png = std::fs::read(tiled.join("comparison/comparison.png")).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
-    assert_eq!(u32::from_be_bytes(png[16..20].try_into().unwrap()), 2 * cargo_kprof::visual::SUMMARY_WIDTH);
+    assert_eq!(
+        u32::from_be_bytes(png[16..20].try_into().unwrap()),
+        2 * cargo_kprof::report::visual::SUMMARY_WIDTH
+    );
 }
 
 /// A profile compared with `--baseline auto`: the newest earlier profile of the same

@@ -170,7 +170,8 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let dir = ws.profiles().into_iter().next().unwrap();
-    let spec = cargo_kprof::target_spec::TargetSpec::read_from(&dir.join("profile-target.yaml")).unwrap();
+    let spec =
+        cargo_kprof::profile::target_spec::TargetSpec::read_from(&dir.join("profile-target.yaml")).unwrap();
     let program = spec.target.executable.clone();
     assert!(program.contains("/kprof/release/deps/copy-"), "{program}");
 
@@ -178,8 +179,8 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     let calls = tools.calls("sudo_argv");
     assert_eq!(calls.len(), 2, "{calls:?}");
     for (call, (stage, file)) in calls.iter().zip([
-        (cargo_kprof::stage::Stage::Basic, "01_basic_raw.csv"),
-        (cargo_kprof::stage::Stage::Memory, "03_memory_raw.csv"),
+        (cargo_kprof::model::stage::Stage::Basic, "01_basic_raw.csv"),
+        (cargo_kprof::model::stage::Stage::Memory, "03_memory_raw.csv"),
     ]) {
         let mut expected: Vec<String> = vec!["-n".into(), tools.ncu.display().to_string()];
         expected.extend(
@@ -228,7 +229,7 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
         manifest.contains(&format!("command: cd {cwd} && sudo -n {}", tools.ncu.display())),
         "{manifest}"
     );
-    assert_eq!(spec.privilege.mode, cargo_kprof::target_spec::PrivilegeMode::FullSudo);
+    assert_eq!(spec.privilege.mode, cargo_kprof::profile::target_spec::PrivilegeMode::FullSudo);
     let environment = std::fs::read_to_string(dir.join("details/00_environment.txt")).unwrap();
     assert!(
         environment.contains(&format!(

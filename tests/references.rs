@@ -4,13 +4,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use cargo_kprof::analysis::summary::{stall_metric, STALL_REASONS};
+use cargo_kprof::analyze::summary::{stall_metric, STALL_REASONS};
 use cargo_kprof::error::ExitCode;
+use cargo_kprof::model::stage::Stage;
 use cargo_kprof::ncu::StageCollection;
 use cargo_kprof::references::{
     self, explain, find_topics, gpu_specs, lookup_gpu, parse_gpu_specs, topics, TopicKind, REQUIRED_FIELDS,
 };
-use cargo_kprof::stage::Stage;
 use serde_yaml::Value;
 
 /// The source page's stall columns as ncu 2025.3.1 names them (seen on an H200).
@@ -291,7 +291,7 @@ fn explained(topic: &str) -> String {
 /// once) has its own entry: `explain` shows the metric itself, not a close match.
 #[test]
 fn every_listed_metric_is_explained() {
-    let summary_metrics = cargo_kprof::analysis::summary::FIELDS.iter().map(|f| f.metric);
+    let summary_metrics = cargo_kprof::analyze::summary::FIELDS.iter().map(|f| f.metric);
     for m in cargo_kprof::ncu::stages::all_metric_names().into_iter().chain(summary_metrics) {
         let text = explained(m);
         assert!(text.starts_with(&format!("{m} (metric)")), "{text}");

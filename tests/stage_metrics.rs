@@ -67,7 +67,7 @@ fn every_summary_metric_is_real_and_explained() {
     let header = text.lines().find(|l| l.starts_with("\"ID\"")).unwrap();
     columns.extend(header.split("\",\"").map(|c| c.trim_matches('"').to_string()));
     let mut problems = Vec::new();
-    for f in cargo_kprof::analysis::summary::FIELDS {
+    for f in cargo_kprof::analyze::summary::FIELDS {
         let base = f.metric.split('.').next().unwrap();
         if !queried.contains(base) && !columns.contains(f.metric) {
             problems.push(format!("{} is not a gh100 metric", f.metric));
@@ -82,7 +82,7 @@ fn every_summary_metric_is_real_and_explained() {
 /// The stage lists and the summary read the same stall metrics.
 #[test]
 fn stall_metrics_agree_between_stages_and_summary() {
-    use cargo_kprof::analysis::summary::{stall_metric, STALL_REASONS};
+    use cargo_kprof::analyze::summary::{stall_metric, STALL_REASONS};
     let from_summary: Vec<String> = STALL_REASONS.iter().map(|r| stall_metric(r)).collect();
     assert_eq!(cargo_kprof::ncu::stages::STALLS, from_summary.iter().map(String::as_str).collect::<Vec<_>>());
 }

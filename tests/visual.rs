@@ -4,12 +4,12 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use cargo_kprof::analysis::hotspots::{self, Hotspot};
-use cargo_kprof::analysis::summary::KernelSummary;
+use cargo_kprof::analyze::hotspots::{self, Hotspot};
+use cargo_kprof::analyze::summary::KernelSummary;
 use cargo_kprof::analyze::{self, Analysis, AnalyzeOptions};
 use cargo_kprof::ncu::parse::SourcePage;
-use cargo_kprof::profile_dir::ProfileDir;
-use cargo_kprof::visual::{self, PanelRect, VisualInput};
+use cargo_kprof::profile::dir::ProfileDir;
+use cargo_kprof::report::visual::{self, PanelRect, VisualInput};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
@@ -27,6 +27,7 @@ fn import_demo(kernel: &str, out: &Path) -> ProfileDir {
         &AnalyzeOptions::default(),
     )
     .unwrap_or_else(|e| panic!("{kernel}: {e:#}"))
+    .0
 }
 
 /// An imported demo kernel, analysed again to get the analysis in hand, with its hotspots.
@@ -258,8 +259,9 @@ fn the_basic_stage_alone_still_gets_a_picture() {
     // A real page with most fields absent (no memory stage, no stalls, no source).
     let tmp = tempfile::tempdir().unwrap();
     let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
-    let dir = analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
-        .unwrap();
+    let (dir, _) =
+        analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
+            .unwrap();
     let pic = decode(&std::fs::read(dir.visual_summary_path()).unwrap());
     assert_panels_drawn("basic stage", &pic, &visual::summary_layout(), 0.003);
 }

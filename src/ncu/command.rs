@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::ClockControl;
 use crate::config::Privilege;
-use crate::filter::KernelFilter;
+use crate::model::filter::KernelFilter;
+use crate::model::stage::Stage;
 use crate::process::ProcessBuilder;
-use crate::stage::Stage;
 
 /// Which launches of the filtered kernel are profiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,6 +9,7 @@
 pub mod command;
 pub mod locate;
 pub mod parse;
+pub mod preflight;
 pub mod privilege;
 pub mod stages;
 

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::config::Privilege;
 use crate::error::{ExitCode, Failure};
-use crate::preflight::Check;
+use crate::ncu::preflight::Check;
 
 /// The program `--sudo` runs ncu through, found on `PATH`.
 pub const SUDO: &str = "sudo";

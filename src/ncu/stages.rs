@@ -11,7 +11,7 @@
 //! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of the
 //! demo kernels on the H200; `None` where not measured yet.
 
-use crate::stage::Stage;
+use crate::model::stage::Stage;
 
 /// How a stage's results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::analysis::rules::{format_value, BottleneckDecision};
-use crate::analysis::summary::MetricsSummary;
+use crate::analyze::rules::{format_value, BottleneckDecision};
+use crate::analyze::summary::MetricsSummary;
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -72,7 +72,10 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
 pub fn write(root: &Path) -> Result<()> {
     let rows = rows(root);
     let json = serde_json::json!({ "schema_version": 1, "profiles": rows });
-    crate::analyze::write_atomic(&root.join("index.json"), &(serde_json::to_string_pretty(&json)? + "\n"))?;
+    crate::profile::fs::write_atomic(
+        &root.join("index.json"),
+        &(serde_json::to_string_pretty(&json)? + "\n"),
+    )?;
     let mut md = String::from(
         "# Kernel profiles\n\n| profile | kernel | verdict | confidence | duration | next stage |\n|---|---|---|---|---|---|\n",
     );
@@ -87,5 +90,5 @@ pub fn write(root: &Path) -> Result<()> {
             p = r.profile,
         ));
     }
-    crate::analyze::write_atomic(&root.join("index.md"), &md)
+    crate::profile::fs::write_atomic(&root.join("index.md"), &md)
 }

@@ -95,6 +95,17 @@ pub enum Confidence {
     Low,
 }
 
+impl Confidence {
+    /// The spelling in JSON and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        }
+    }
+}
+
 /// `op` of a condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Op {
@@ -228,7 +239,7 @@ impl Rules {
             for e in &spec.evidence {
                 check_field(e).map_err(|m| bad(format!("rule `{}`, evidence: {m}", spec.id)))?;
             }
-            if spec.follow_up_stage.parse::<crate::stage::Stage>().is_err() {
+            if spec.follow_up_stage.parse::<crate::model::stage::Stage>().is_err() {
                 return Err(bad(format!(
                     "rule `{}`: unknown follow_up_stage `{}`",
                     spec.id, spec.follow_up_stage

@@ -10,9 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde_json::json;
 
-use crate::baseline;
+use crate::compare::baseline;
 use crate::compare::{self, Comparison, Snapshot, Verdict};
 use crate::error::{ExitCode, Failure};
 
@@ -58,10 +57,6 @@ pub struct GateOptions {
     pub force: bool,
     /// Also draw `comparison/comparison.png`.
     pub visual: bool,
-    /// Print JSON lines instead of text.
-    pub json: bool,
-    /// Do not print progress lines.
-    pub quiet: bool,
 }
 
 /// The outcome for one profile.
@@ -73,6 +68,8 @@ pub struct GateResult {
     pub comparison: Comparison,
     /// `comparison/regression_report.md`.
     pub report: PathBuf,
+    /// What could not be made besides the comparison (the picture), one line each.
+    pub warnings: Vec<String>,
 }
 
 fn label_of(dir: &Path, prefix: &str) -> String {
@@ -98,7 +95,7 @@ pub fn load_baseline(spec: &BaselineSpec, current: &Snapshot, profile_root: &Pat
             Snapshot::load(&dir, format!("baseline {name}"))
         }
         BaselineSpec::Set(set) => {
-            let dir = set.join(crate::profile_dir::sanitize_kernel_name(&current.identity.kernel));
+            let dir = set.join(crate::profile::dir::sanitize_kernel_name(&current.identity.kernel));
             if !dir.is_dir() {
                 return Err(Failure::new(
                     ExitCode::Config,
@@ -170,21 +167,22 @@ pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateRes
     }
     let comparison = compare::compare(&base, current, opts.tolerance_pct);
     let report = compare::write_reports(current_dir, &comparison)?;
+    let mut warnings = Vec::new();
     if opts.visual {
         if let Err(e) = draw(current_dir, &base, current) {
-            say(opts, &format!("warning: no comparison picture: {e:#}"));
+            warnings.push(format!("no comparison picture: {e:#}"));
         }
     }
-    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report })
+    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report, warnings })
 }
 
 fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
-    fn lines(s: &Snapshot) -> Vec<crate::analysis::hotspots::Hotspot> {
+    fn lines(s: &Snapshot) -> Vec<crate::analyze::hotspots::Hotspot> {
         s.hotspots
             .iter()
             .map(|h| {
                 let (file, line) = h.location.rsplit_once(':').unwrap_or((&h.location, "0"));
-                crate::analysis::hotspots::Hotspot {
+                crate::analyze::hotspots::Hotspot {
                     kind: "cuda",
                     function: s.kernel.kernel.clone(),
                     file: file.to_string(),
@@ -201,51 +199,19 @@ fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
     }
     fn input<'a>(
         s: &'a Snapshot,
-        hot: &'a [crate::analysis::hotspots::Hotspot],
-    ) -> crate::visual::VisualInput<'a> {
-        crate::visual::VisualInput {
+        hot: &'a [crate::analyze::hotspots::Hotspot],
+    ) -> crate::report::visual::VisualInput<'a> {
+        crate::report::visual::VisualInput {
             title: format!("{} ({})", s.kernel.kernel, s.label),
             kernel: &s.kernel,
             verdict: s.verdict.as_ref(),
             hotspots: hot,
-            device: s.conditions.device.as_deref().and_then(crate::visual::ceilings_for),
+            device: s.conditions.device.as_deref().and_then(crate::report::visual::ceilings_for),
         }
     }
     let (hb, hc) = (lines(base), lines(cur));
-    let png = crate::visual::comparison_png(&input(base, &hb), &input(cur, &hc))?;
-    crate::analyze::write_atomic_bytes(&dir.join("comparison/comparison.png"), &png)
-}
-
-fn say(opts: &GateOptions, line: &str) {
-    if !opts.quiet && !opts.json {
-        eprintln!("{line}");
-    }
-}
-
-/// Prints one comparison for people (stderr) or machines (a JSON line on stdout).
-pub fn print_result(r: &GateResult, opts: &GateOptions) -> Result<()> {
-    let c = &r.comparison;
-    if opts.json {
-        let line = json!({
-            "reason": "comparison",
-            "profile": r.profile,
-            "report": r.report,
-            "kernel": c.current.identity.kernel,
-            "baseline": c.baseline.label,
-            "regression": c.regression,
-            "duration": c.duration,
-            "explanation": c.explanation,
-            "warnings": c.warnings,
-        });
-        writeln!(std::io::stdout().lock(), "{line}")?;
-    } else {
-        for w in &c.warnings {
-            eprintln!("warning: {w}");
-        }
-        println!("{}: {}", c.current.identity.kernel, c.explanation);
-        println!("Comparison: {}", r.report.display());
-    }
-    Ok(())
+    let png = crate::report::visual::comparison_png(&input(base, &hb), &input(cur, &hc))?;
+    crate::profile::fs::write_atomic_bytes(&dir.join("comparison/comparison.png"), &png)
 }
 
 /// The Markdown summary of a gate run: one row per kernel.

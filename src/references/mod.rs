@@ -29,8 +29,8 @@ use std::sync::OnceLock;
 use serde::Deserialize;
 
 use crate::error::{ExitCode, Failure};
+use crate::model::stage::Stage;
 use crate::ncu::StageCollection;
-use crate::stage::Stage;
 use crate::suggest::edit_distance;
 
 /// One embedded reference file: its path relative to the repository root and its text.
@@ -45,38 +45,38 @@ pub struct ReferenceFile {
 /// `references/nvidia/ncu-guide.md`: the ncu command flow and the facts seen on real runs.
 pub const NCU_GUIDE: ReferenceFile = ReferenceFile {
     path: "references/nvidia/ncu-guide.md",
-    contents: include_str!("../references/nvidia/ncu-guide.md"),
+    contents: include_str!("../../references/nvidia/ncu-guide.md"),
 };
 
 /// `references/nvidia/ProfilingGuide.index.md`: where to look in NVIDIA's Profiling Guide.
 pub const PROFILING_GUIDE_INDEX: ReferenceFile = ReferenceFile {
     path: "references/nvidia/ProfilingGuide.index.md",
-    contents: include_str!("../references/nvidia/ProfilingGuide.index.md"),
+    contents: include_str!("../../references/nvidia/ProfilingGuide.index.md"),
 };
 
 /// `references/nvidia/ncu-metric-map.md`: questions, metrics, sections, stages and
 /// classifications with their meaning, evidence and usual fixes (what `explain` prints).
 pub const METRIC_MAP: ReferenceFile = ReferenceFile {
     path: "references/nvidia/ncu-metric-map.md",
-    contents: include_str!("../references/nvidia/ncu-metric-map.md"),
+    contents: include_str!("../../references/nvidia/ncu-metric-map.md"),
 };
 
 /// `references/nvidia/architectures/README.md`: layout and lookup order.
 pub const ARCHITECTURES_README: ReferenceFile = ReferenceFile {
     path: "references/nvidia/architectures/README.md",
-    contents: include_str!("../references/nvidia/architectures/README.md"),
+    contents: include_str!("../../references/nvidia/architectures/README.md"),
 };
 
 /// `references/nvidia/architectures/architecture-notes.md`: how to use the spec fields.
 pub const ARCHITECTURE_NOTES: ReferenceFile = ReferenceFile {
     path: "references/nvidia/architectures/architecture-notes.md",
-    contents: include_str!("../references/nvidia/architectures/architecture-notes.md"),
+    contents: include_str!("../../references/nvidia/architectures/architecture-notes.md"),
 };
 
 /// `references/nvidia/architectures/gpu_specs.yaml`: machine-readable GPU specifications.
 pub const GPU_SPECS: ReferenceFile = ReferenceFile {
     path: "references/nvidia/architectures/gpu_specs.yaml",
-    contents: include_str!("../references/nvidia/architectures/gpu_specs.yaml"),
+    contents: include_str!("../../references/nvidia/architectures/gpu_specs.yaml"),
 };
 
 /// Every embedded reference file, in reading order.

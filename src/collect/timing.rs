@@ -8,19 +8,16 @@
 //! duration.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::collect::{run_process, Ending};
+use super::prepare::PreparedKernel;
 use crate::error::{ExitCode, Failure};
-use crate::ncu::{Privilege, TargetCommand};
-use crate::process::{tail_lines, ProcessBuilder};
-
-/// `details/timing.json` of a profile directory.
-pub fn timing_path(profile: &Path) -> std::path::PathBuf {
-    profile.join("details/timing.json")
-}
+use crate::model::kinds::Runtime;
+use crate::ncu::TargetCommand;
+use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
+use crate::shell::Shell;
 
 /// The command that times `target`, writing the harness result to `result`.
 pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
@@ -36,12 +33,17 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
 }
 
 /// Runs the timing; on success the harness has written `result`. It runs like an ncu
-/// stage (`crate::collect::run_process`): in its own process group, stopped as a whole by
+/// stage (through [`process::run`]): in its own process group, stopped as a whole by
 /// `--timeout` or Ctrl-C.
-pub fn run_timing(target: &TargetCommand, result: &Path, timeout: Option<Duration>) -> Result<Duration> {
+pub fn run_timing(
+    target: &TargetCommand,
+    result: &Path,
+    timeout: Option<Duration>,
+    shell: &Shell,
+) -> Result<Duration> {
     let cmd = timing_command(target, result);
-    let started = Instant::now();
-    let (ending, console) = run_process(&cmd, timeout, Privilege::None);
+    let done = process::run(&cmd, RunOptions { timeout, ..Default::default() }, shell);
+    let (ending, console) = (&done.ending, done.console());
     let failed = |code: ExitCode, what: String| -> anyhow::Error {
         Failure::new(code, what).help(format!("the command was: {}", cmd.command_line())).into()
     };
@@ -51,7 +53,7 @@ pub fn run_timing(target: &TargetCommand, result: &Path, timeout: Option<Duratio
             format!("the timing run of {} ran past --timeout and was stopped", target.program.display()),
         )),
         Ending::Interrupted => Err(failed(ExitCode::Interrupted, "interrupted during the timing run".into())),
-        Ending::NotStarted(msg) => Err(failed(ExitCode::TargetFailed, msg)),
+        Ending::NotStarted(msg) => Err(failed(ExitCode::TargetFailed, msg.clone())),
         Ending::Exited(s) if !s.success() || !result.is_file() => Err(failed(
             ExitCode::TargetFailed,
             format!(
@@ -60,8 +62,49 @@ pub fn run_timing(target: &TargetCommand, result: &Path, timeout: Option<Duratio
                 tail_lines(&console, 20)
             ),
         )),
-        Ending::Exited(_) => Ok(started.elapsed()),
+        Ending::Exited(_) => Ok(done.wall),
     }
+}
+
+/// Times a harness kernel without ncu into `details/timing.json`, and adds the command to
+/// `commands.sh`. Other runtimes have no timing; the gate then compares ncu's duration.
+pub fn time_kernel(
+    p: &PreparedKernel<'_>,
+    timeout: Option<Duration>,
+    timing_only: bool,
+    shell: &Shell,
+) -> Result<()> {
+    if p.kernel.runtime != Runtime::Harness {
+        shell.note(format!("`{}` has no harness: no timing; ncu's duration is compared", p.kernel.name));
+        return Ok(());
+    }
+    let result = p.dir.timing_path();
+    let cmd = timing_command(&p.target, &result);
+    let mut script = std::fs::read_to_string(p.dir.commands_script_path()).unwrap_or_default();
+    if timing_only {
+        script.push_str("\n# check --timing-only: only this line ran (no ncu stage above ran)\n");
+    } else {
+        script.push_str("\n# Timing, without ncu (the gate compares it)\n");
+    }
+    script.push_str(&cmd.command_line());
+    script.push('\n');
+    crate::profile::fs::write_atomic(&p.dir.commands_script_path(), &script)?;
+    shell.status(format!("Timing `{}` (harness, no ncu)", p.kernel.name));
+    run_timing(&p.target, &result, timeout, shell)?;
+    let text = std::fs::read_to_string(&result).unwrap_or_default();
+    if let Some(t) = crate::compare::timing_of(&text, p.kernel.case.as_deref()) {
+        let (lo, hi) = t.interval();
+        shell.status(format!(
+            "  {}: {} median ({}, {} samples, 95 % interval {} .. {})",
+            t.case,
+            crate::compare::format_ns(t.median_ns),
+            t.mode,
+            t.samples,
+            crate::compare::format_ns(lo),
+            crate::compare::format_ns(hi)
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -96,7 +139,7 @@ mod tests {
             env: Default::default(),
             cwd: tmp.path().to_path_buf(),
         };
-        let err = run_timing(&target, &tmp.path().join("t.json"), None).unwrap_err();
+        let err = run_timing(&target, &tmp.path().join("t.json"), None, &Shell::quiet()).unwrap_err();
         let text = format!("{err:#}");
         assert!(text.contains("boom") && text.contains("exit status: 3"), "{text}");
         assert_eq!(crate::error::exit_code_of(&err), ExitCode::TargetFailed);

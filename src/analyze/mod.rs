@@ -6,20 +6,24 @@
 //! name and renamed into place, so a failure never leaves a half-written output.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::analysis::hotspots::{self, Hotspot};
-use crate::analysis::rules::{self, BottleneckDecision, Rules};
-use crate::analysis::summary::{self, MetricsSummary};
+pub mod hotspots;
+pub mod rules;
+pub mod summary;
+
 use crate::error::{ExitCode, Failure};
 use crate::ncu::parse::{parse_number, scan_log, RawPage, SourcePage};
-use crate::profile_dir::ProfileDir;
-use crate::report::{self, ReportContext};
+use crate::profile::dir::ProfileDir;
+use crate::profile::fs::{write_atomic, write_atomic_bytes};
+use crate::report::markdown::{self as report, ReportContext};
+use hotspots::Hotspot;
+use rules::{BottleneckDecision, Rules};
+use summary::MetricsSummary;
 
 /// What an import recorded about itself, so `report` can redo the same analysis.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -60,31 +64,6 @@ fn read(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Writes `text` to `path` through a temporary file and a rename.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    write_atomic_bytes(path, text.as_bytes())
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same directory and a rename;
-/// on failure the temporary file is removed and `path` is left as it was.
-pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp =
-        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
-    let written = (|| {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
-        f.sync_all().ok();
-        drop(f);
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
-    })();
-    if written.is_err() {
-        std::fs::remove_file(&tmp).ok();
-    }
-    written
-}
-
 fn load_rules(opts: &AnalyzeOptions) -> Result<Rules> {
     match &opts.rules {
         Some(p) => Ok(Rules::parse(&read(p)?, &p.display().to_string())?),
@@ -107,7 +86,7 @@ pub fn import(
     kernel: Option<&str>,
     output_dir: &Path,
     opts: &AnalyzeOptions,
-) -> Result<ProfileDir> {
+) -> Result<(ProfileDir, Analysis)> {
     // Parse everything before creating anything, so bad input leaves no directory behind.
     for p in raw {
         let text = read(p)?;
@@ -135,7 +114,7 @@ pub fn import(
         })?;
     }
     if let Some(k) = kernel {
-        regex::Regex::new(&crate::filter::KernelFilter::from_hint(k).pattern)
+        regex::Regex::new(&crate::model::filter::KernelFilter::from_hint(k).pattern)
             .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
     }
     let dir = ProfileDir::create_explicit(output_dir)?;
@@ -158,8 +137,8 @@ pub fn import(
         copy("details", p, "imported_details.csv".into())?;
     }
     write_atomic(&details_dir.join(IMPORT_RECORD), &serde_json::to_string_pretty(&record)?)?;
-    analyze(&dir, opts)?;
-    Ok(dir)
+    let analysis = analyze_with_warnings(&dir, opts)?;
+    Ok((dir, analysis))
 }
 
 /// The pages of a profile directory: stage raw pages, imported raw pages, a source page.
@@ -201,7 +180,7 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
                     r.rule_name,
                     r.section,
                     r.kernel,
-                    crate::analysis::rules::format_value(r.speedup.unwrap_or(0.0)),
+                    crate::analyze::rules::format_value(r.speedup.unwrap_or(0.0)),
                     r.speedup_type.to_lowercase(),
                     first.trim_end_matches('.')
                 ));
@@ -221,7 +200,7 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
             let stage = name
                 .trim_end_matches("_raw.csv")
                 .trim_start_matches(|c: char| c.is_ascii_digit() || c == '_');
-            if let Some(s) = crate::stage::Stage::ALL.iter().find(|s| s.raw_file_name() == name) {
+            if let Some(s) = crate::model::stage::Stage::ALL.iter().find(|s| s.raw_file_name() == name) {
                 ctx.stages_collected.push(s.name().to_string());
             }
             ctx.collected.push(format!(
@@ -248,7 +227,7 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
         ctx.target_summary = format!("Imported from ncu CSV exports: {}.", files.join(", "));
         ctx.kernel_filter = match &record.kernel {
             Some(k) => {
-                let f = crate::filter::KernelFilter::from_hint(k);
+                let f = crate::model::filter::KernelFilter::from_hint(k);
                 kernel_filter = regex::Regex::new(&f.pattern).ok();
                 format!("`{}` (from --kernel {k})", f.to_ncu_arg())
             }
@@ -269,7 +248,7 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
                 .join(" "),
             crate::process::shell_quote(&dir.path().to_string_lossy())
         ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
-    } else if let Ok(spec) = crate::target_spec::TargetSpec::read_from(&spec_path) {
+    } else if let Ok(spec) = crate::profile::target_spec::TargetSpec::read_from(&spec_path) {
         ctx.title = spec.kernel.name.clone();
         ctx.target_summary = format!(
             "`{}` {} (runtime `{}`, cwd `{}`)",
@@ -281,8 +260,8 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
         ctx.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
         kernel_filter = regex::Regex::new(&spec.kernel.filter).ok();
         ctx.privilege_mode = match spec.privilege.mode {
-            crate::target_spec::PrivilegeMode::None => "none".into(),
-            crate::target_spec::PrivilegeMode::FullSudo => "full_sudo".into(),
+            crate::profile::target_spec::PrivilegeMode::None => "none".into(),
+            crate::profile::target_spec::PrivilegeMode::FullSudo => "full_sudo".into(),
         };
         ctx.clock_control = Some(spec.profiling.clock_control.name().to_string());
         ctx.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
@@ -404,7 +383,7 @@ fn write_visual_summary(
         // One kernel: the source page's function name may be spelled differently.
         lines = hot.to_vec();
     }
-    let input = crate::visual::VisualInput {
+    let input = crate::report::visual::VisualInput {
         title: match device {
             Some(d) => format!("{} — {d}", kernel.kernel),
             None => format!("{} — device not named in the inputs", kernel.kernel),
@@ -412,19 +391,20 @@ fn write_visual_summary(
         kernel,
         verdict: decision.kernels.iter().find(|v| v.kernel == kernel.kernel),
         hotspots: &lines,
-        device: device.and_then(crate::visual::ceilings_for),
+        device: device.and_then(crate::report::visual::ceilings_for),
     };
     // The picture is optional: a bug in drawing must not cost the analysis either.
-    let png =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| crate::visual::profile_summary_png(&input)))
-            .unwrap_or_else(|panic| {
-                let what = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default();
-                Err(anyhow::anyhow!("drawing it panicked: {what}"))
-            })?;
+    let png = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::report::visual::profile_summary_png(&input)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Err(anyhow::anyhow!("drawing it panicked: {what}"))
+    })?;
     dir.ensure_dir(&dir.visual_dir())?;
     write_atomic_bytes(&dir.visual_summary_path(), &png)
 }
@@ -449,7 +429,7 @@ fn source_candidates(file: &str, root: Option<&Path>) -> Vec<PathBuf> {
 /// Where each kernel stands against the device's limits from gpu_specs.yaml: the FP32
 /// roofline (when FLOP counts and DRAM bytes were collected), DRAM bandwidth and warp slots.
 fn device_limits(spec: &crate::references::GpuSpec, summary: &MetricsSummary) -> Vec<String> {
-    use crate::analysis::rules::format_value as f;
+    use crate::analyze::rules::format_value as f;
     let bw = spec.bandwidth_bytes_per_second();
     let mut out = vec![format!(
         "{} (gpu_specs.yaml): {} SMs, {} GB/s DRAM, FP32 {} TFLOP/s{}, {} warps per SM.",

@@ -13,13 +13,16 @@
 //! tolerance *and* the intervals do not overlap. Without timings, ncu's
 //! `gpu__time_duration.sum` of the profiled launch is compared against the tolerance.
 
+pub mod baseline;
+pub mod gate;
+
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::analysis::rules::{BottleneckDecision, KernelVerdict};
-use crate::analysis::summary::{KernelSummary, MetricsSummary};
+use crate::analyze::rules::{BottleneckDecision, KernelVerdict};
+use crate::analyze::summary::{KernelSummary, MetricsSummary};
 use crate::error::{ExitCode, Failure};
 
 /// `comparison/regression.json`'s shape version.
@@ -799,9 +802,12 @@ pub fn format_ns(ns: f64) -> String {
 pub fn write_reports(dir: &Path, c: &Comparison) -> Result<PathBuf> {
     let out = dir.join("comparison");
     std::fs::create_dir_all(&out).with_context(|| format!("could not create {}", out.display()))?;
-    crate::analyze::write_atomic(&out.join("regression.json"), &(serde_json::to_string_pretty(c)? + "\n"))?;
+    crate::profile::fs::write_atomic(
+        &out.join("regression.json"),
+        &(serde_json::to_string_pretty(c)? + "\n"),
+    )?;
     let report = out.join("regression_report.md");
-    crate::analyze::write_atomic(&report, &render_markdown(c))?;
+    crate::profile::fs::write_atomic(&report, &render_markdown(c))?;
     Ok(report)
 }
 

@@ -42,7 +42,7 @@ pub fn check_name(name: &str) -> Result<(), Failure> {
 
 /// Where kernel `kernel` of baseline `name` lives.
 pub fn kernel_dir(profile_root: &Path, name: &str, kernel: &str) -> PathBuf {
-    root(profile_root).join(name).join(crate::profile_dir::sanitize_kernel_name(kernel))
+    root(profile_root).join(name).join(crate::profile::dir::sanitize_kernel_name(kernel))
 }
 
 /// Refuses before any work when `name` already holds `kernel`.

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use crate::error::{ExitCode, Failure};
-use crate::stage::Stage;
+use crate::model::stage::Stage;
 
 /// The file under the profiles root naming the ncu binary that sudo mode runs.
 pub const NCU_PATH_FILE: &str = "ncu_path";
@@ -296,6 +296,11 @@ impl ProfileDir {
     /// `details/source_hotspots.csv`.
     pub fn source_hotspots_path(&self) -> PathBuf {
         self.details_dir().join("source_hotspots.csv")
+    }
+
+    /// `details/timing.json`: the harness timing without ncu (`check`, `--timing-only`).
+    pub fn timing_path(&self) -> PathBuf {
+        self.details_dir().join("timing.json")
     }
 
     /// `details/bottleneck_decision.json`.

@@ -5,12 +5,12 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
-use crate::analysis::hotspots::Hotspot;
-use crate::analysis::rules::{format_value, BottleneckDecision, Classification};
-use crate::analysis::summary::MetricsSummary;
+use crate::analyze::hotspots::Hotspot;
+use crate::analyze::rules::{format_value, BottleneckDecision, Classification};
+use crate::analyze::summary::MetricsSummary;
 
 /// The built-in template.
-pub const BUILTIN_TEMPLATE: &str = include_str!("../templates/final_report.md");
+pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/final_report.md");
 
 /// What a report says besides the analysis results.
 #[derive(Debug, Clone, Default)]

@@ -18,9 +18,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::analysis::hotspots::Hotspot;
-use crate::analysis::rules::{format_value, Classification, Confidence, KernelVerdict};
-use crate::analysis::summary::KernelSummary;
+use crate::analyze::hotspots::Hotspot;
+use crate::analyze::rules::{format_value, Classification, Confidence, KernelVerdict};
+use crate::analyze::summary::KernelSummary;
 
 /// Device ceilings for the roofline.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ type Area<'b> = DrawingArea<BitMapBackend<'b>, Shift>;
 
 /// The family the bundled font is registered under (plotters' default family name too).
 const FONT: &str = "sans-serif";
-static FONT_BYTES: &[u8] = include_bytes!("../assets/fonts/DejaVuSans.ttf");
+static FONT_BYTES: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 const TEXT: RGBColor = RGBColor(33, 37, 41);
 const MUTED: RGBColor = RGBColor(108, 117, 125);

@@ -54,9 +54,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{CargoTargetKind, ClockControl, Runtime};
 use crate::error::{ExitCode, Failure};
-pub use crate::filter::FilterMode;
-use crate::filter::KernelFilter;
-use crate::stage::StageSelection;
+pub use crate::model::filter::FilterMode;
+use crate::model::filter::KernelFilter;
+use crate::model::stage::StageSelection;
 
 /// The file name inside a profile directory.
 pub const FILE_NAME: &str = "profile-target.yaml";
@@ -416,7 +416,7 @@ impl TargetSpec {
 mod stage_selection_yaml {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use crate::stage::StageSelection;
+    use crate::model::stage::StageSelection;
 
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -447,7 +447,7 @@ mod stage_selection_yaml {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::stage::Stage;
+    use crate::model::stage::Stage;
 
     fn sample() -> TargetSpec {
         TargetSpec {

@@ -1,0 +1,324 @@
+//! Running the stages: one ncu run per stage, `basic` first, then (for `auto`) the one
+//! follow-up the rules choose from basic's metrics.
+//!
+//! Each run writes its CSV through `--log-file` into `details/`; the target's own output
+//! is kept only when a stage fails, in `run_manifest.yaml`. ncu exits 0 when the filter
+//! matches nothing, so every log is read for that, and for the counter-permission error,
+//! before the next stage starts. Under `--sudo` the output is also read for sudo's
+//! refusal (`sudo: a password is required`), which stops the run the same way, with
+//! exit code 7. The manifest is written whatever happens, so a failed or partial run
+//! still says what ran, why, and how it ended.
+
+pub mod discover;
+pub mod environment;
+pub mod prepare;
+pub mod timing;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+
+use crate::analyze::{rules::Rules, summary};
+use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelFilter;
+use crate::model::stage::{Stage, StageSelection};
+use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
+use crate::ncu::parse::{scan_log, RawPage};
+use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
+use crate::plan::{KernelPlan, StagePlan};
+use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
+use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
+use crate::shell::Shell;
+
+/// One kernel's collection: where it goes and what it runs.
+pub struct KernelRun<'a> {
+    /// The profile directory.
+    pub dir: &'a ProfileDir,
+    /// The kernel's plan.
+    pub kernel: &'a KernelPlan,
+    /// The profiled program.
+    pub target: &'a TargetCommand,
+    /// The ncu binary (under sudo, the one named in `profile/ncu_path`).
+    pub ncu: &'a Path,
+    /// The stage commands already written to `commands.sh` (for `auto`, only basic).
+    pub first: &'a [(StageCollection, ProcessBuilder)],
+    /// `--timeout`: the longest one ncu run may take.
+    pub timeout: Option<Duration>,
+}
+
+/// Runs the stages of one kernel, reporting each step through `shell`.
+pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunManifest> {
+    let KernelRun { dir, kernel, target, ncu, first, timeout } = *run;
+    let say = |line: &str| shell.status(line);
+    // The filter is the plan's, or the one discovery chooses.
+    let mut filter: Option<KernelFilter> = kernel.filter.clone();
+    let started = Instant::now();
+    let mut manifest = RunManifest {
+        schema_version: 1,
+        kprof_version: env!("CARGO_PKG_VERSION").to_string(),
+        kernel: kernel.name.clone(),
+        privilege: kernel.privilege,
+        status: StageStatus::Ok,
+        stages: Vec::new(),
+        kprof_overhead_ms: 0,
+    };
+    let auto = matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto));
+    let mut queue: Vec<(StageCollection, ProcessBuilder, String)> = first
+        .iter()
+        .map(|(c, p)| {
+            (c.clone(), p.clone(), if auto { "auto: always first".into() } else { "requested".into() })
+        })
+        .collect();
+    let mut ncu_ms = 0u64;
+    let mut i = 0;
+    while i < queue.len() {
+        let (collection, cmd, why) = queue[i].clone();
+        i += 1;
+        say(&format!("Profiling `{}`: stage {} ({})", kernel.name, collection.name(), why));
+        let bar = if shell.progress() {
+            indicatif::ProgressBar::new_spinner()
+        } else {
+            indicatif::ProgressBar::hidden()
+        };
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        let passes_hint = match &collection {
+            StageCollection::Named(s) => crate::ncu::stages::definition(*s)
+                .passes_h200
+                .map(|p| format!(", about {p} passes per launch"))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
+        bar.enable_steady_tick(Duration::from_millis(120));
+        let (outcome, page) = run_stage(dir, &collection, &cmd, why, timeout, kernel.privilege, shell);
+        bar.finish_and_clear();
+        ncu_ms += outcome.wall_ms;
+        let status = outcome.status;
+        let log = outcome.log.clone();
+        manifest.stages.push(outcome);
+        if status != StageStatus::Ok {
+            manifest.status = status;
+            manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
+            manifest.write(dir)?;
+            let everything = KernelFilter::regex(".*");
+            let f = filter.as_ref().unwrap_or(&everything);
+            return Err(stage_failure(status, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
+        }
+        let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
+        // The source page has no pass column: say only that it finished.
+        say(&match passes.first() {
+            Some(p) => format!("  done: {p} pass(es) per launch"),
+            None => "  done".to_string(),
+        });
+        let stage_cmd = |collection: &StageCollection, filter: &KernelFilter| {
+            let log = dir.details_dir().join(collection.raw_file_name());
+            stage_command(
+                ncu,
+                &StageRun {
+                    collection,
+                    filter: Some(filter),
+                    window: kernel.window,
+                    clock_control: kernel.clock_control,
+                    log_file: &log,
+                    target,
+                    privilege: kernel.privilege,
+                },
+            )
+        };
+        if collection == StageCollection::Discovery {
+            let chosen = discover::discover(dir, page)?;
+            say(&format!("Discovery: profiling `{}` ({})", chosen.0, chosen.1));
+            let f = KernelFilter::from_hint(&chosen.0);
+            for (n, c) in kernel.stage_collections().into_iter().enumerate() {
+                let cmd = stage_cmd(&c, &f);
+                append_command(
+                    dir,
+                    &format!("# Stage {}: {} (kernel chosen by discovery)\n{cmd}\n", n + 1, c.name()),
+                )?;
+                queue.push((c, cmd, format!("for `{}`, chosen by discovery", chosen.0)));
+            }
+            filter = Some(f);
+            continue;
+        }
+        let Some(filter) = filter.as_ref() else { continue };
+        if auto && collection == StageCollection::Named(Stage::Basic) {
+            let (stage, reason) = follow_up(page, rules, filter)?;
+            say(&format!("Follow-up: {stage} ({reason})"));
+            let follow = StageCollection::Named(stage);
+            let cmd = stage_cmd(&follow, filter);
+            append_command(dir, &format!("# Stage 2: {stage}, chosen: {reason}\n{cmd}\n"))?;
+            queue.push((follow, cmd, format!("auto follow-up: {reason}")));
+        }
+    }
+    manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
+    manifest.write(dir)?;
+    Ok(manifest)
+}
+
+fn run_stage(
+    dir: &ProfileDir,
+    collection: &StageCollection,
+    cmd: &ProcessBuilder,
+    why: String,
+    timeout: Option<Duration>,
+    privilege: Privilege,
+    shell: &Shell,
+) -> (StageOutcome, Result<RawPage, String>) {
+    let output_rel = format!("details/{}", collection.raw_file_name());
+    let opts = RunOptions { timeout, graceful: privilege == Privilege::Sudo, ..Default::default() };
+    let done = process::run(cmd, opts, shell);
+    let wall_ms = done.wall.as_millis() as u64;
+    let (exit_code, ended) = match &done.ending {
+        Ending::Exited(status) => (status.code(), None),
+        Ending::TimedOut => (None, Some(StageStatus::Timeout)),
+        Ending::Interrupted => (None, Some(StageStatus::Interrupted)),
+        Ending::NotStarted(_) => (None, Some(StageStatus::TargetFailed)),
+    };
+    let console = match &done.ending {
+        Ending::NotStarted(msg) => format!("{msg}\n{}", done.console()),
+        _ => done.console(),
+    };
+    let log_text =
+        std::fs::read(dir.path().join(&output_rel)).map(|b| String::from_utf8_lossy(&b).into_owned());
+    let log_text = log_text.unwrap_or_default();
+    let scan = scan_log(&format!("{log_text}\n{console}"));
+    let parsed = RawPage::parse(&log_text, &output_rel).map_err(|e| e.to_string());
+    let page = parsed.as_ref().ok();
+    let passes: Vec<u32> = page
+        .map(|p| {
+            p.launches().filter_map(|l| l.number("profiler__replayer_passes")).map(|v| v as u32).collect()
+        })
+        .unwrap_or_default();
+    let launches = page.map(|p| p.launches().count()).unwrap_or(0);
+    let sudo_refused = privilege == Privilege::Sudo && privilege::sudo_refusal(&console).is_some();
+    let status = if let Some(ended) = ended {
+        ended
+    } else if scan.permission_denied || sudo_refused {
+        StageStatus::Permission
+    } else if scan.no_kernels_profiled {
+        StageStatus::NoMatch
+    } else if exit_code != Some(0) {
+        StageStatus::TargetFailed
+    } else {
+        StageStatus::Ok
+    };
+    let log = (status != StageStatus::Ok).then(|| {
+        let mut t = tail_lines(&console, 20);
+        if status == StageStatus::NoMatch {
+            // A blank line ends the list: the program's own output follows it.
+            t = format!("{}\n\n{}", scan.available_kernels.join("\n"), t);
+        }
+        t
+    });
+    let outcome = StageOutcome {
+        stage: collection.name().to_string(),
+        why,
+        command: cmd.to_string(),
+        exit_code,
+        wall_ms,
+        passes,
+        launches,
+        status,
+        output: output_rel,
+        log,
+    };
+    (outcome, parsed)
+}
+
+/// The follow-up stage and why, from the rules over basic's metrics (its parsed page).
+fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
+    let page = page.map_err(|e| Failure::new(ExitCode::Failure, e))?;
+    let re = regex::Regex::new(&filter.pattern).ok();
+    let summary = summary::summarize(std::slice::from_ref(&page), re.as_ref());
+    let Some(k) = summary.kernels.first() else {
+        return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
+    };
+    let v = rules.decide(k);
+    let stage: Stage = v.follow_up_stage.parse().unwrap_or(Stage::SpeedOfLight);
+    let evidence: Vec<String> = v
+        .evidence
+        .iter()
+        .filter(|e| e.threshold != "-")
+        .map(|e| format!("{} = {} ({})", e.field, crate::analyze::rules::format_value(e.value), e.threshold))
+        .collect();
+    let reason = match &v.rule {
+        Some(rule) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
+        None => format!("no rule decided (missing: {})", v.missing.join(", ")),
+    };
+    Ok((stage, reason))
+}
+
+fn stage_failure(
+    status: StageStatus,
+    kernel: &KernelPlan,
+    filter: &KernelFilter,
+    log: &str,
+    cmd: &ProcessBuilder,
+) -> Failure {
+    match status {
+        StageStatus::NoMatch => {
+            let mut seen: Vec<&str> = log.lines().take_while(|l| !l.trim().is_empty()).collect();
+            seen.retain(|l| !l.starts_with("=="));
+            let hint = kernel.name.to_lowercase();
+            seen.sort_by_key(|k| closeness(&hint, &k.to_lowercase()));
+            let mut f = Failure::new(
+                ExitCode::NoKernelMatched,
+                format!(
+                    "the kernel filter `{}` matched no kernel launched by `{}`",
+                    filter.to_ncu_arg(),
+                    kernel.name
+                ),
+            );
+            f = if seen.is_empty() {
+                f.help("ncu listed no kernels: the program launched none inside the profiling window")
+            } else {
+                f.help(format!("kernels ncu saw, closest first: {}", seen.join(", ")))
+            };
+            f.help("pass --kernel with part of one of those names, or --kernel-regex")
+        }
+        StageStatus::Permission => {
+            match privilege::sudo_refusal(log).filter(|_| kernel.privilege == Privilege::Sudo) {
+                Some(line) => privilege::sudo_refused(line),
+                None => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
+            }
+        }
+        StageStatus::Timeout => {
+            Failure::new(ExitCode::Timeout, format!("ncu ran past --timeout and was stopped:\n{log}"))
+                .help("raise --timeout, or profile fewer launches (--launch-count)")
+        }
+        StageStatus::Interrupted => {
+            Failure::new(ExitCode::Interrupted, "interrupted; the stages that finished stay on disk")
+        }
+        _ => Failure::new(ExitCode::TargetFailed, format!("the profiled program failed under ncu:\n{log}"))
+            .help(format!("the command was: {cmd}")),
+    }
+}
+
+/// Smaller is closer: 0 for a substring match, else one more than the edit distance.
+fn closeness(hint: &str, name: &str) -> usize {
+    if name.contains(hint) {
+        0
+    } else {
+        1 + crate::suggest::edit_distance(hint, name)
+    }
+}
+
+fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
+    crate::profile::fs::append(&dir.commands_script_path(), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closest_kernels_first() {
+        let mut names = ["transpose_kernel", "hgemm_tiled", "copy_kernel"];
+        names.sort_by_key(|n| closeness("hgemm", n));
+        assert_eq!(names[0], "hgemm_tiled");
+    }
+}

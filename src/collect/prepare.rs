@@ -1,0 +1,216 @@
+//! Before anything runs: each kernel's profile directory, its `profile-target.yaml` and
+//! its `commands.sh`, the exact program and ncu commands the run will execute.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::build::BuildOutput;
+use crate::model::kinds::Privilege;
+use crate::model::stage::StageSelection;
+use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
+use crate::plan::{KernelPlan, Plan, PlannedTarget, StagePlan};
+use crate::process::ProcessBuilder;
+use crate::profile::dir::{self, ProfileDir};
+use crate::profile::fs::write_new;
+use crate::profile::target_spec;
+
+/// The program a kernel runs in, once built.
+pub fn target_command(kernel: &KernelPlan, built: Option<&BuildOutput>) -> Result<TargetCommand> {
+    let (program, mut args) = match &kernel.target {
+        PlannedTarget::Cargo(t) => {
+            let exe = built.and_then(|b| b.executable(t)).with_context(|| {
+                format!(
+                    "no executable was built for {} `{}` of package `{}`",
+                    t.kind.name(),
+                    t.name,
+                    t.package
+                )
+            })?;
+            (exe.to_path_buf(), Vec::new())
+        }
+        PlannedTarget::Command(words) => {
+            let (first, rest) = words.split_first().context("empty command")?;
+            (PathBuf::from(first), rest.to_vec())
+        }
+    };
+    args.extend(kernel.args.iter().cloned());
+    Ok(TargetCommand { program, args, env: kernel.profiling_env(), cwd: kernel.cwd.clone() })
+}
+
+/// One kernel's profile directory and the commands written into it.
+pub struct PreparedKernel<'a> {
+    /// The kernel's plan.
+    pub kernel: &'a KernelPlan,
+    /// Its new profile directory.
+    pub dir: ProfileDir,
+    /// The program, with the profiling window's environment.
+    pub target: TargetCommand,
+    /// The stages known before any metric (basic, or the requested list), with their
+    /// ncu commands as written to `commands.sh`.
+    pub stage_commands: Vec<(StageCollection, ProcessBuilder)>,
+}
+
+/// Creates the kernel's profile directory and writes `profile-target.yaml` and
+/// `commands.sh` into it: everything a run will do, before it does it.
+pub fn prepare_kernel<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    built: Option<&BuildOutput>,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
+    let id = dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let dir = match (&plan.output_dir, plan.kernels.len()) {
+        (Some(d), 1) => ProfileDir::create_explicit(d)?,
+        (Some(d), _) => {
+            std::fs::create_dir_all(d).with_context(|| format!("could not create {}", d.display()))?;
+            ProfileDir::create_unique(d, &id)?
+        }
+        (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
+    };
+    let target = target_command(kernel, built)?;
+    let filter = kernel.filter.as_ref();
+    let stage_commands = kernel
+        .initial_collections()
+        .into_iter()
+        .map(|c| {
+            let log = dir.details_dir().join(c.raw_file_name());
+            let cmd = stage_command(
+                ncu_path,
+                &StageRun {
+                    collection: &c,
+                    filter,
+                    window: kernel.window,
+                    clock_control: kernel.clock_control,
+                    log_file: &log,
+                    target: &target,
+                    privilege: kernel.privilege,
+                },
+            );
+            (c, cmd)
+        })
+        .collect::<Vec<_>>();
+
+    let spec = target_spec_for(plan, kernel, &target, filter, ncu_path);
+    spec.write_to(&dir.target_spec_path())?;
+    let script = commands_script(plan, kernel, &stage_commands);
+    write_new(&dir.commands_script_path(), &script)?;
+    Ok(PreparedKernel { kernel, dir, target, stage_commands })
+}
+
+/// `profile-target.yaml` for a resolved kernel: the spec document's schema, filled in.
+fn target_spec_for(
+    plan: &Plan,
+    kernel: &KernelPlan,
+    target: &TargetCommand,
+    filter: Option<&crate::model::filter::KernelFilter>,
+    ncu_path: &Path,
+) -> target_spec::TargetSpec {
+    // Without a hint the filter is decided by discovery; until then it matches everything.
+    let everything = crate::model::filter::KernelFilter::regex(".*");
+    let filter = filter.unwrap_or(&everything);
+    use target_spec::*;
+    let (launch_skip, launch_count, profile_from_start, window) = match kernel.window {
+        crate::ncu::LaunchWindow::HarnessRange { launch_count } => {
+            (0, launch_count, false, LaunchWindow::HarnessRange)
+        }
+        crate::ncu::LaunchWindow::SkipCount { launch_skip, launch_count } => {
+            (launch_skip, launch_count, true, LaunchWindow::LaunchSkipCount)
+        }
+    };
+    let (stages, set, sections) = match &kernel.stages {
+        StagePlan::Stages(s) => (s.clone(), None, Vec::new()),
+        StagePlan::Custom(StageCollection::Custom { set, sections }) => {
+            (StageSelection::Auto, set.clone(), sections.clone())
+        }
+        StagePlan::Custom(StageCollection::Named(s)) => (StageSelection::List(vec![*s]), None, Vec::new()),
+        StagePlan::Custom(StageCollection::Discovery) => (StageSelection::Auto, None, Vec::new()),
+    };
+    let cargo_target = match &kernel.target {
+        PlannedTarget::Cargo(t) => Some(CargoTarget { kind: t.kind, name: t.name.clone() }),
+        PlannedTarget::Command(_) => None,
+    };
+    let mut notes = NotesSection::default();
+    notes.unsupported_or_deferred_requirements.extend(
+        [
+            "discovery after a hint that matches nothing: not implemented (the kernels ncu saw are reported instead)",
+        ]
+        .map(String::from),
+    );
+    TargetSpec {
+        schema_version: SchemaVersion::CURRENT,
+        kprof_version: env!("CARGO_PKG_VERSION").to_string(),
+        target: TargetSection {
+            runtime: kernel.runtime,
+            executable: target.program.display().to_string(),
+            args: target.args.clone(),
+            cwd: target.cwd.clone(),
+            env: target.env.clone(),
+            package: kernel.package.clone(),
+            build_profile: cargo_target.as_ref().and(plan.build.as_ref()).map(|b| b.profile.clone()),
+            cargo_target,
+        },
+        kernel: KernelSection {
+            name: kernel.name.clone(),
+            filter_mode: filter.mode,
+            filter: filter.pattern.clone(),
+            allow_discovery_fallback: true,
+            case: kernel.case.clone(),
+        },
+        launch: LaunchSection { launch_skip, launch_count, profile_from_start, window },
+        privilege: PrivilegeSection {
+            mode: match kernel.privilege {
+                Privilege::None => PrivilegeMode::None,
+                Privilege::Sudo => PrivilegeMode::FullSudo,
+            },
+            ..PrivilegeSection::default()
+        },
+        profiling: ProfilingSection {
+            ncu_bin: ncu_path.display().to_string(),
+            stages,
+            clock_control: kernel.clock_control,
+            set,
+            sections,
+        },
+        // Every analysis writes the verdict and the picture; `comparison/` comes from compare or check.
+        outputs: OutputsSection { bottleneck_decision: true, visual: true, ..OutputsSection::default() },
+        notes,
+    }
+}
+
+/// `commands.sh`: the build and every ncu command, exactly as run, replayable.
+fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection, ProcessBuilder)]) -> String {
+    let mut s = String::from("#!/bin/sh\n");
+    s.push_str(&format!(
+        "# Commands of this profile of `{}`, written by cargo-kprof {}.\n# Each line is what kprof ran (or would run), quoted for a POSIX shell.\nset -e\n\n",
+        kernel.name,
+        env!("CARGO_PKG_VERSION")
+    ));
+    if let (Some(build), PlannedTarget::Cargo(_)) = (&plan.build, &kernel.target) {
+        s.push_str(
+            "# Build with line info (a separate target directory keeps the normal build cache intact)\n",
+        );
+        s.push_str(&format!("{}\n\n", build.command()));
+    }
+    if kernel.privilege == Privilege::Sudo {
+        s.push_str(
+            "# ncu runs through `sudo -n` (privilege sudo), which resets the environment: the\n\
+             # program's variables are passed after ncu's options, by /usr/bin/env.\n\n",
+        );
+    }
+    for (i, (c, cmd)) in stages.iter().enumerate() {
+        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, c.name(), cmd));
+    }
+    if kernel.filter.is_none() {
+        s.push_str(
+            "# No kernel hint: discovery profiles every kernel once (durations only); the stages\n\
+             # for the costliest kernel follow, recorded here once chosen.\n",
+        );
+    } else if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+        s.push_str(
+            "# Stage 2: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
+             # basic's metrics when the profile runs; its command is recorded here once chosen.\n",
+        );
+    }
+    s
+}

@@ -1,0 +1,183 @@
+//! `cargo kprof compare` (a profile against a baseline) and `cargo kprof check` (profile
+//! or time the selection, compare each kernel, fail on a regression: the CI gate).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::load_workspace;
+use super::profile::{execute_profiles, Extras};
+use crate::archive;
+use crate::build;
+use crate::cli::{CheckArgs, CompareArgs};
+use crate::compare::baseline;
+use crate::compare::gate::{self, BaselineSpec, GateOptions, GateResult};
+use crate::error::{ExitCode, Failure};
+use crate::model::kinds::Runtime;
+use crate::plan;
+use crate::profile::dir;
+use crate::shell::Shell;
+
+/// `cargo kprof compare`.
+pub(crate) fn compare(c: &CompareArgs, shell: &Shell) -> Result<ExitCode> {
+    let current = match &c.current {
+        Some(d) => {
+            if !d.is_dir() {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{}: no such profile directory", d.display()),
+                )
+                .help("give a directory under profile/, or leave it out for the newest profile")
+                .into());
+            }
+            d.clone()
+        }
+        None => {
+            let root = match &c.manifest_path {
+                Some(m) => m.parent().map(Path::to_path_buf).unwrap_or_default(),
+                None => std::env::current_dir()?,
+            };
+            let root =
+                build::metadata(&build::cargo_binary(), Some(&root.join("Cargo.toml")), &Shell::quiet())
+                    .map(|m| m.workspace_root.into_std_path_buf())
+                    .unwrap_or(root);
+            let profiles = dir::profiles_root(&root);
+            baseline::profiles_in(&profiles).pop().ok_or_else(|| {
+                Failure::new(
+                    ExitCode::Config,
+                    format!("no analysed profile to compare under {}", profiles.display()),
+                )
+                .help("profile a kernel first (`cargo kprof --kernel NAME`), or give CURRENT_DIR")
+            })?
+        }
+    };
+    let tolerance = c.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
+    let opts = GateOptions {
+        baseline: BaselineSpec::parse(&c.baseline),
+        tolerance_pct: tolerance,
+        force: c.force,
+        visual: c.visual,
+    };
+    let profile_root = current.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let snapshot = gate::load_current(&current)?;
+    let kernel = snapshot.identity.kernel.clone();
+    if let Some(name) = &c.save_baseline {
+        baseline::ensure_free(&profile_root, name, &kernel)?;
+    }
+    let result = gate::compare_profile(&snapshot, &opts)?;
+    print_result(&result, shell);
+    if let Some(name) = &c.save_baseline {
+        let saved = baseline::save(&profile_root, name, &kernel, &current)?;
+        shell.status(format!("Baseline `{name}`: {}", saved.display()));
+    }
+    Ok(if c.fail_on_regression { gate::exit_code(std::slice::from_ref(&result)) } else { ExitCode::Success })
+}
+
+/// `cargo kprof check`: profile (or time) every selected kernel, compare each with the
+/// saved baseline, and fail on a regression.
+pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
+    let (plan, built) = match &c.archive {
+        Some(archive) => {
+            let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
+            let (plan, built) = archive::unpack(archive, &remap, c.profile.timeout.map(Duration::from_secs))?;
+            (plan, Some(built))
+        }
+        None => {
+            let (metadata, config) = load_workspace(c.profile.packages.manifest_path.as_deref(), shell)?;
+            (plan::resolve(&c.profile.request()?, &metadata, &config, build::cargo_binary())?, None)
+        }
+    };
+    if c.timing_only {
+        if let Some(k) = plan.kernels.iter().find(|k| k.runtime != Runtime::Harness) {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("--timing-only needs harness targets; `{}` runs as `{}`", k.name, k.runtime.name()),
+            )
+            .help("drop --timing-only to gate on ncu's duration, or select harness kernels only")
+            .into());
+        }
+    }
+    // Refuse before any work: a missing baseline, or a baseline name already taken.
+    for k in &plan.kernels {
+        if let Some(name) = &c.save_baseline {
+            baseline::ensure_free(&plan.profile_root, name, &k.name)?;
+        }
+        if let Some(crate::compare::gate::BaselineSpec::Name(name)) =
+            c.baseline.as_deref().map(crate::compare::gate::BaselineSpec::parse)
+        {
+            crate::compare::baseline::find(&plan.profile_root, &name, &k.name)?;
+        }
+    }
+    let extras = Extras { timing: true, timing_only: c.timing_only };
+    let profiles = execute_profiles(&plan, built, extras, shell)?;
+    if plan.dry_run {
+        return Ok(ExitCode::Success);
+    }
+    let mut results = Vec::new();
+    for (kernel, dir) in &profiles {
+        if let Some(spec) = c.baseline.as_deref().map(BaselineSpec::parse) {
+            let opts = GateOptions {
+                baseline: spec,
+                tolerance_pct: c.tolerance_pct.unwrap_or(kernel.tolerance_pct),
+                force: c.force,
+                visual: false,
+            };
+            let r = gate::compare_profile(&gate::load_current(dir.path())?, &opts)?;
+            print_result(&r, shell);
+            results.push(r);
+        }
+        if let Some(name) = &c.save_baseline {
+            let saved = baseline::save(&plan.profile_root, name, &kernel.name, dir.path())?;
+            shell.status(format!("Baseline `{name}`: {}", saved.display()));
+        }
+    }
+    if c.baseline.is_none() {
+        return Ok(ExitCode::Success);
+    }
+    let tolerance = c.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
+    gate::write_step_summary(&gate::step_summary(&results, tolerance))?;
+    let code = gate::exit_code(&results);
+    let regressed: Vec<&str> = results
+        .iter()
+        .filter(|r| r.comparison.regression)
+        .map(|r| r.comparison.current.identity.kernel.as_str())
+        .collect();
+    if shell.is_json() {
+        shell.json(&json!({"reason": "check-finished", "regressions": regressed, "kernels": results.len()}));
+    } else if regressed.is_empty() {
+        shell.status(format!("check: {} kernel(s), no regression beyond tolerance", results.len()));
+    } else {
+        shell.error(format!("check: regression in {}", regressed.join(", ")));
+    }
+    Ok(code)
+}
+
+/// Prints one comparison: for people (the explanation on stdout, warnings on stderr) or
+/// for machines (one JSON line on stdout).
+fn print_result(r: &GateResult, shell: &Shell) {
+    let c = &r.comparison;
+    for w in &r.warnings {
+        shell.warn(w);
+    }
+    if shell.is_json() {
+        shell.json(&json!({
+            "reason": "comparison",
+            "profile": r.profile,
+            "report": r.report,
+            "kernel": c.current.identity.kernel,
+            "baseline": c.baseline.label,
+            "regression": c.regression,
+            "duration": c.duration,
+            "explanation": c.explanation,
+            "warnings": c.warnings,
+        }));
+    } else {
+        for w in &c.warnings {
+            shell.warn_always(w);
+        }
+        shell.out(format!("{}: {}", c.current.identity.kernel, c.explanation));
+        shell.out(format!("Comparison: {}", r.report.display()));
+    }
+}

@@ -1,0 +1,54 @@
+//! `cargo kprof import` (a profile directory from ncu CSV exports made anywhere) and
+//! `cargo kprof report DIR` (analyse a profile directory again).
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use super::print_verdicts;
+use crate::analyze::{self, AnalyzeOptions};
+use crate::cli::{AnalysisArgs, ImportArgs, ReportArgs};
+use crate::error::{ExitCode, Failure};
+use crate::profile::ProfileDir;
+use crate::shell::Shell;
+
+fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
+    AnalyzeOptions { rules: a.rules.clone(), template: a.template.clone(), source_root }
+}
+
+/// `cargo kprof import`.
+pub(crate) fn import(args: &ImportArgs, shell: &Shell) -> Result<ExitCode> {
+    let opts = options(&args.analysis, std::env::current_dir().ok());
+    let (dir, analysis) = analyze::import(
+        &args.raw,
+        args.source.as_deref(),
+        args.details.as_deref(),
+        args.kernel.as_deref(),
+        &args.output_dir,
+        &opts,
+    )?;
+    for w in &analysis.warnings {
+        shell.warn(w);
+    }
+    print_verdicts(&dir, &analysis.decision, shell);
+    Ok(ExitCode::Success)
+}
+
+/// `cargo kprof report DIR`.
+pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
+    if !args.dir.join("details").is_dir() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("{} is not a profile directory (it has no details/)", args.dir.display()),
+        )
+        .into());
+    }
+    let dir = ProfileDir::at(&args.dir);
+    let analysis =
+        analyze::analyze_with_warnings(&dir, &options(&args.analysis, std::env::current_dir().ok()))?;
+    for w in &analysis.warnings {
+        shell.warn(w);
+    }
+    print_verdicts(&dir, &analysis.decision, shell);
+    Ok(ExitCode::Success)
+}

@@ -1,0 +1,85 @@
+//! The subcommands, one file each, and the entry point.
+//!
+//! Each file turns its clap arguments into typed values, runs the pipeline modules and
+//! prints through the [`Shell`]: results on stdout, messages for people on stderr, as
+//! cargo does. Nothing below this folder prints except [`crate::shell`].
+
+mod archive_run;
+mod compare_check;
+mod doctor;
+mod explain;
+mod import_report;
+mod list;
+mod profile;
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::analyze::rules::BottleneckDecision;
+use crate::build;
+use crate::cli::{self, Command, KprofArgs};
+use crate::config::{self, Config};
+use crate::error::{exit_code_of, ExitCode};
+use crate::profile::ProfileDir;
+use crate::shell::Shell;
+
+/// Runs `cargo kprof` with the process arguments and returns its exit code.
+pub fn main() -> std::process::ExitCode {
+    let args = match cli::parse_from(std::env::args_os()) {
+        Ok(a) => a,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::Usage.into() } else { ExitCode::Success.into() };
+        }
+    };
+    let shell = args.output().map(|o| o.shell()).unwrap_or_else(|| cli::OutputArgs::default().shell());
+    match run(args, &shell) {
+        Ok(code) => code.into(),
+        Err(err) => {
+            shell.error_chain(&err);
+            exit_code_of(&err).into()
+        }
+    }
+}
+
+/// Runs the parsed command line.
+pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
+    match args.command {
+        None => profile::profile(&args.profile, shell),
+        Some(Command::List(a)) => list::list(&a, shell),
+        Some(Command::Import(a)) => import_report::import(&a, shell),
+        Some(Command::Report(a)) => import_report::report(&a, shell),
+        Some(Command::Doctor(a)) => doctor::doctor(a.manifest_path.as_deref(), a.sudo, shell),
+        Some(Command::Archive(a)) => archive_run::archive(&a, shell),
+        Some(Command::Run(a)) => archive_run::run(&a, shell),
+        Some(Command::Explain(a)) => explain::explain(&a, shell),
+        Some(Command::Compare(a)) => compare_check::compare(&a, shell),
+        Some(Command::Check(a)) => compare_check::check(&a, shell),
+    }
+}
+
+/// Prints one line per kernel verdict, then the report's path.
+fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell) {
+    for v in &decision.kernels {
+        shell.out(format!(
+            "{}: {} ({} confidence{})",
+            v.kernel,
+            v.classification.name(),
+            v.confidence.name(),
+            v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
+        ));
+    }
+    shell.out(format!("Report: {}", dir.final_report_path().display()));
+}
+
+/// `cargo metadata` and the kprof configuration of the workspace; warnings are printed.
+fn load_workspace(manifest_path: Option<&Path>, shell: &Shell) -> Result<(cargo_metadata::Metadata, Config)> {
+    let cargo = build::cargo_binary();
+    let metadata = build::metadata(&cargo, manifest_path, shell)?;
+    let config = config::load(&metadata)?;
+    for w in &config.warnings {
+        shell.status(format!("warning: {w}"));
+    }
+    Ok((metadata, config))
+}

@@ -1,0 +1,169 @@
+//! `cargo kprof` without a subcommand: profile the selected kernels; and the pipeline
+//! driver that `run --archive` and `check` share: preflight, build, prepare each
+//! kernel's directory, collect, analyse, report, index.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::{load_workspace, print_verdicts};
+use crate::analyze::rules::Rules;
+use crate::analyze::{self, AnalyzeOptions};
+use crate::build::{self, BuildOutput};
+use crate::cli::ProfileArgs;
+use crate::collect::prepare::{prepare_kernel, PreparedKernel};
+use crate::collect::{self, environment, timing, KernelRun};
+use crate::error::ExitCode;
+use crate::model::kinds::Privilege;
+use crate::model::stage::StageSelection;
+use crate::ncu::{preflight, privilege};
+use crate::plan::{self, KernelPlan, Plan, StagePlan};
+use crate::process;
+use crate::profile::dir::{self, ProfileDir};
+use crate::shell::Shell;
+
+/// The default action: profile the selected kernels.
+pub(crate) fn profile(args: &ProfileArgs, shell: &Shell) -> Result<ExitCode> {
+    let (metadata, config) = load_workspace(args.packages.manifest_path.as_deref(), shell)?;
+    let plan = plan::resolve(&args.request()?, &metadata, &config, build::cargo_binary())?;
+    for note in &plan.notes {
+        shell.note(note);
+    }
+    execute(&plan, None, shell)
+}
+
+/// What [`execute_profiles`] does beyond profiling.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    /// Also time harness targets without ncu (`details/timing.json`).
+    pub timing: bool,
+    /// Only time them: no ncu at all.
+    pub timing_only: bool,
+}
+
+/// Checks the machine, builds (unless `prebuilt` supplies the executables, as an archive
+/// does), writes each kernel's profile directory, then collects, analyses and reports.
+pub(crate) fn execute(plan: &Plan, prebuilt: Option<BuildOutput>, shell: &Shell) -> Result<ExitCode> {
+    execute_profiles(plan, prebuilt, Extras::default(), shell).map(|_| ExitCode::Success)
+}
+
+/// [`execute`], returning each kernel's profile directory.
+pub(crate) fn execute_profiles<'a>(
+    plan: &'a Plan,
+    prebuilt: Option<BuildOutput>,
+    extras: Extras,
+    shell: &Shell,
+) -> Result<Vec<(&'a KernelPlan, ProfileDir)>> {
+    let ncu_path_file = dir::ensure_ncu_path(&plan.profile_root)?;
+    let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
+    let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
+    let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
+    if plan.kernels.iter().all(sudo) {
+        // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
+        checks.retain(|c| c.what != "ncu");
+    }
+    if extras.timing_only {
+        // No ncu: the harness itself says when there is no GPU or driver.
+        checks.clear();
+    }
+    if !plan.dry_run {
+        preflight::require_checks(&checks)?;
+    }
+    // A dry run shows the ncu a real run would use, or plain `ncu`.
+    let direct_ncu = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
+    let sudo_ncu = if !plan.kernels.iter().any(sudo) {
+        None
+    } else if plan.dry_run || extras.timing_only {
+        Some(dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
+    } else {
+        Some(privilege::require_sudo(&ncu_path_file, inputs.path_env.as_deref())?)
+    };
+    let ncu_for = |k: &KernelPlan| match (&sudo_ncu, k.privilege) {
+        (Some(path), Privilege::Sudo) => path.clone(),
+        _ => direct_ncu.clone(),
+    };
+
+    let built = match (&plan.build, prebuilt) {
+        (_, Some(b)) => Some(b),
+        (Some(req), None) => {
+            shell.status(format!("Building with line info: {}", req.command()));
+            Some(req.run(shell)?)
+        }
+        (None, None) => None,
+    };
+
+    let mut prepared = Vec::new();
+    for kernel in &plan.kernels {
+        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_for(kernel))?);
+    }
+    if !extras.timing_only {
+        report_prepared(plan, &prepared, shell);
+    }
+    if plan.dry_run {
+        return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
+    }
+    let rules = Rules::builtin();
+    process::install_interrupt_handler();
+    for p in &prepared {
+        let ncu_path = ncu_for(p.kernel);
+        if extras.timing || extras.timing_only {
+            timing::time_kernel(p, plan.timeout, extras.timing_only, shell)?;
+        }
+        if extras.timing_only {
+            continue;
+        }
+        environment::write_environment(&p.dir, &ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
+        let run = KernelRun {
+            dir: &p.dir,
+            kernel: p.kernel,
+            target: &p.target,
+            ncu: &ncu_path,
+            first: &p.stage_commands,
+            timeout: plan.timeout,
+        };
+        collect::collect(&run, &rules, shell)?;
+        let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
+        let analysis = analyze::analyze_with_warnings(&p.dir, &opts)?;
+        for w in &analysis.warnings {
+            shell.warn(w);
+        }
+        print_verdicts(&p.dir, &analysis.decision, shell);
+    }
+    if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
+        crate::report::index::write(root)?;
+        shell.status(format!("Index: {}", root.join("index.md").display()));
+    }
+    Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// Shows each prepared profile: its directory and the ncu commands known so far (for a
+/// dry run, everything it would run).
+fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) {
+    for p in prepared {
+        if shell.is_json() {
+            let stages: Vec<_> = p
+                .stage_commands
+                .iter()
+                .map(|(c, cmd)| json!({ "stage": c.name(), "command": cmd.to_string() }))
+                .collect();
+            shell.json(&json!({
+                    "reason": if plan.dry_run { "dry-run" } else { "profile-prepared" },
+                    "kernel": p.kernel.name,
+                    "profile_dir": p.dir.path(),
+                    "program": p.target.program,
+                    "stages": stages,
+                "follow_up": matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)),
+            }));
+        } else {
+            shell.status(format!("Profile directory: {}", p.dir.path().display()));
+            for (c, cmd) in &p.stage_commands {
+                shell.status(format!("ncu command ({}):", c.name()));
+                shell.out(cmd.to_string());
+            }
+            if matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+                shell.status("then one follow-up stage chosen from basic's metrics");
+            }
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The vocabulary every layer shares: one type per concept.
+//!
+//! [`stage`] names the profiling stages and how a selection of them is written;
+//! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
+//! control and privilege.
+
+pub mod filter;
+pub mod kinds;
+pub mod stage;

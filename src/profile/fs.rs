@@ -1,0 +1,61 @@
+//! Writing into a profile directory without ever leaving a half-written file.
+//!
+//! Every derived file is written to a temporary name in the same directory and renamed
+//! into place, so a reader sees the old file or the new one, never a torn one.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+/// Writes `text` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    write_atomic_bytes(path, text.as_bytes())
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory and a rename;
+/// on failure the temporary file is removed and `path` is left as it was.
+pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp =
+        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    let written = (|| {
+        let mut f =
+            std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
+        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
+        f.sync_all().ok();
+        drop(f);
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    })();
+    if written.is_err() {
+        std::fs::remove_file(&tmp).ok();
+    }
+    written
+}
+
+/// Creates `path`, which must not exist, with `text`; a `.sh` file is made executable.
+pub fn write_new(path: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .with_context(|| format!("could not create {}", path.display()))?;
+    f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if path.extension().is_some_and(|e| e == "sh") {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends `text` to the existing file `path`.
+pub fn append(path: &Path, text: &str) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .with_context(|| format!("could not open {}", path.display()))?;
+    f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
+}

@@ -1,0 +1,13 @@
+//! The profile directory: the one owner of its layout on disk.
+//!
+//! [`dir`] names every path of a profile directory and of the profiles root, [`fs`]
+//! writes into them atomically, [`target_spec`] is `profile-target.yaml`, [`run_manifest`]
+//! is `run_manifest.yaml`.
+
+pub mod dir;
+pub mod fs;
+pub mod run_manifest;
+pub mod target_spec;
+
+pub use dir::ProfileDir;
+pub use run_manifest::{RunManifest, StageOutcome, StageStatus};

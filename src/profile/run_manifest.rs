@@ -1,0 +1,111 @@
+//! `run_manifest.yaml`: what ran, why, and how each stage ended.
+//!
+//! Written whatever happens (a failed or interrupted run says so), read back by compare
+//! and by the tests that replay recorded runs.
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::dir::ProfileDir;
+use super::fs::write_atomic;
+use crate::model::kinds::Privilege;
+
+/// How a stage (and so a run) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StageStatus {
+    /// It ran and profiled what it was asked to.
+    Ok,
+    /// The kernel filter matched no launch in the window.
+    NoMatch,
+    /// ncu may not read the counters, or sudo refused.
+    Permission,
+    /// The program (or ncu) failed, or could not be started.
+    TargetFailed,
+    /// It ran past `--timeout` and was stopped.
+    Timeout,
+    /// Ctrl-C stopped it.
+    Interrupted,
+}
+
+impl StageStatus {
+    /// The spelling in `run_manifest.yaml`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StageStatus::Ok => "ok",
+            StageStatus::NoMatch => "no-match",
+            StageStatus::Permission => "permission",
+            StageStatus::TargetFailed => "target-failed",
+            StageStatus::Timeout => "timeout",
+            StageStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+impl std::fmt::Display for StageStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One stage as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageOutcome {
+    /// The stage name.
+    pub stage: String,
+    /// Why it ran.
+    pub why: String,
+    /// The exact command.
+    pub command: String,
+    /// ncu's exit status (`None` when it was killed by a signal or did not start).
+    pub exit_code: Option<i32>,
+    /// Wall time of the ncu process, milliseconds.
+    pub wall_ms: u64,
+    /// Replay passes per profiled launch, as ncu reported them.
+    pub passes: Vec<u32>,
+    /// Launches profiled.
+    pub launches: usize,
+    /// How it ended.
+    pub status: StageStatus,
+    /// The raw CSV, relative to the profile directory.
+    pub output: String,
+    /// The last lines of ncu's and the target's output, for a failed stage only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+}
+
+/// `run_manifest.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunManifest {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The cargo-kprof version that ran.
+    pub kprof_version: String,
+    /// The kernel (hint).
+    pub kernel: String,
+    /// `none`, or `sudo` when ncu ran as `sudo -n <profile/ncu_path>`.
+    #[serde(default)]
+    pub privilege: Privilege,
+    /// `ok`, or the status of the stage that stopped the run.
+    pub status: StageStatus,
+    /// The stages, in order.
+    pub stages: Vec<StageOutcome>,
+    /// Wall time of kprof's own work between ncu runs (run total minus ncu), milliseconds.
+    pub kprof_overhead_ms: u64,
+}
+
+impl RunManifest {
+    /// Writes `run_manifest.yaml` into `dir`, atomically.
+    pub fn write(&self, dir: &ProfileDir) -> Result<()> {
+        let text = serde_yaml::to_string(self).context("could not serialise run_manifest.yaml")?;
+        write_atomic(&dir.run_manifest_path(), &text)
+    }
+
+    /// Reads `run_manifest.yaml` from `dir`.
+    pub fn read(dir: &ProfileDir) -> Result<RunManifest> {
+        let path = dir.run_manifest_path();
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("could not read {}", path.display()))?;
+        serde_yaml::from_str(&text).with_context(|| format!("invalid {}", path.display()))
+    }
+}

@@ -225,7 +225,9 @@ pub fn package_name_from_id(repr: &str, manifest_path: &cargo_metadata::camino::
 /// Runs `cargo metadata` for the manifest (the workspace's, or cargo's default lookup).
 pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -> Result<Metadata> {
     let mut cmd = ProcessBuilder::new(cargo);
-    cmd.args(["metadata", "--format-version", "1"]);
+    // No dependency resolution: only the workspace members and their manifests are read,
+    // so this works offline and without a lock file.
+    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
     if let Some(m) = manifest_path {
         if !m.exists() {
             return Err(Failure::new(

@@ -65,6 +65,9 @@ const RED_BOLD: &str = "\x1b[1;31m";
 const YELLOW_BOLD: &str = "\x1b[1;33m";
 const CYAN_BOLD: &str = "\x1b[1;36m";
 const RESET: &str = "\x1b[0m";
+/// Characters of one line of a child's output shown under `-vv` (cargo's JSON is one
+/// line of hundreds of kilobytes).
+const LONGEST_CHILD_LINE: usize = 400;
 
 impl Shell {
     /// A shell for the given options; `color` is already resolved (see [`ColorChoice::resolve`]).
@@ -181,7 +184,10 @@ impl Shell {
     pub fn child_output(&self, text: &str) {
         if self.verbose >= 2 && !self.quiet && !text.trim().is_empty() {
             for line in text.lines() {
-                eprintln!("  | {line}");
+                match line.char_indices().nth(LONGEST_CHILD_LINE) {
+                    Some((cut, _)) => eprintln!("  | {}... ({} more bytes)", &line[..cut], line.len() - cut),
+                    None => eprintln!("  | {line}"),
+                }
             }
         }
     }

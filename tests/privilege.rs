@@ -229,7 +229,7 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
         manifest.contains(&format!("command: cd {cwd} && sudo -n {}", tools.ncu.display())),
         "{manifest}"
     );
-    assert_eq!(spec.privilege.mode, cargo_kprof::profile::target_spec::PrivilegeMode::FullSudo);
+    assert_eq!(spec.privilege.mode, cargo_kprof::model::kinds::Privilege::Sudo);
     let environment = std::fs::read_to_string(dir.join("details/00_environment.txt")).unwrap();
     assert!(
         environment.contains(&format!(

@@ -13,11 +13,21 @@ use crate::ncu::parse::{SourceBlock, SourcePage};
 /// The text ncu prints when it could not read the source file.
 pub const UNABLE_TO_OPEN: &str = "<Unable to open source file>";
 
+/// What a hotspot row is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SourceKind {
+    /// A CUDA source line.
+    Cuda,
+    /// A SASS instruction under the source line before it.
+    Sass,
+}
+
 /// One row of the hotspot table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hotspot {
-    /// `cuda` (a source line) or `sass` (an instruction under the line before it).
-    pub kind: &'static str,
+    /// A source line, or an instruction under the line before it.
+    pub kind: SourceKind,
     /// The kernel (function) name.
     pub function: String,
     /// The source file.
@@ -94,7 +104,7 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
                 l.source.clone()
             };
             let mut rows = vec![Hotspot {
-                kind: "cuda",
+                kind: SourceKind::Cuda,
                 function: b.function_name.clone(),
                 file: b.file_path.clone(),
                 line: l.line_no,
@@ -112,7 +122,7 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
                 .map(|s| {
                     let n = number(b, &s.values, SAMPLES).unwrap_or(0.0);
                     Hotspot {
-                        kind: "sass",
+                        kind: SourceKind::Sass,
                         function: b.function_name.clone(),
                         file: b.file_path.clone(),
                         line: l.line_no,

@@ -260,8 +260,8 @@ fn collect_inputs(dir: &ProfileDir) -> Result<Inputs> {
         ctx.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
         kernel_filter = regex::Regex::new(&spec.kernel.filter).ok();
         ctx.privilege_mode = match spec.privilege.mode {
-            crate::profile::target_spec::PrivilegeMode::None => "none".into(),
-            crate::profile::target_spec::PrivilegeMode::FullSudo => "full_sudo".into(),
+            crate::model::kinds::Privilege::None => "none".into(),
+            crate::model::kinds::Privilege::Sudo => "full_sudo".into(),
         };
         ctx.clock_control = Some(spec.profiling.clock_control.name().to_string());
         ctx.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();

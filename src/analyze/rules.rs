@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::summary::{self, KernelSummary};
 use crate::error::{ExitCode, Failure};
+use crate::model::stage::Stage;
+pub use crate::model::verdict::{Classification, Confidence};
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../rules/bottleneck.yaml");
@@ -32,7 +34,7 @@ struct RuleSpec {
     id: String,
     classification: Classification,
     confidence: Confidence,
-    follow_up_stage: String,
+    follow_up_stage: Stage,
     when: Vec<String>,
     #[serde(default)]
     evidence: Vec<String>,
@@ -49,61 +51,6 @@ struct HypothesisSpec {
     /// Offered only when no other hypothesis of the rule holds.
     #[serde(default)]
     fallback: bool,
-}
-
-/// A bottleneck class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Classification {
-    /// A memory unit limits the kernel.
-    MemoryBound,
-    /// The SM's pipes limit the kernel.
-    ComputeBound,
-    /// Waiting dominates: too little parallelism, or exposed latency.
-    LatencyBound,
-    /// Too few warps fit on an SM.
-    OccupancyLimited,
-    /// Compute and memory are both substantially used.
-    Balanced,
-    /// The collected metrics do not decide it.
-    Unknown,
-}
-
-impl Classification {
-    /// The spelling in JSON and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Classification::MemoryBound => "memory-bound",
-            Classification::ComputeBound => "compute-bound",
-            Classification::LatencyBound => "latency-bound",
-            Classification::OccupancyLimited => "occupancy-limited",
-            Classification::Balanced => "balanced",
-            Classification::Unknown => "unknown",
-        }
-    }
-}
-
-/// How sure a verdict is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    /// Clear margins on the deciding metrics.
-    High,
-    /// Decided, with smaller margins.
-    Medium,
-    /// Little evidence.
-    Low,
-}
-
-impl Confidence {
-    /// The spelling in JSON and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Confidence::High => "high",
-            Confidence::Medium => "medium",
-            Confidence::Low => "low",
-        }
-    }
 }
 
 /// `op` of a condition.
@@ -239,12 +186,6 @@ impl Rules {
             for e in &spec.evidence {
                 check_field(e).map_err(|m| bad(format!("rule `{}`, evidence: {m}", spec.id)))?;
             }
-            if spec.follow_up_stage.parse::<crate::model::stage::Stage>().is_err() {
-                return Err(bad(format!(
-                    "rule `{}`: unknown follow_up_stage `{}`",
-                    spec.id, spec.follow_up_stage
-                )));
-            }
             let mut hypotheses = Vec::new();
             for h in &spec.hypotheses {
                 let conds = h.when.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
@@ -318,7 +259,7 @@ impl Rules {
                 confidence: rule.spec.confidence,
                 rule: Some(rule.spec.id.clone()),
                 evidence,
-                follow_up_stage: rule.spec.follow_up_stage.clone(),
+                follow_up_stage: rule.spec.follow_up_stage,
                 hypotheses,
                 missing: Vec::new(),
             };
@@ -329,7 +270,7 @@ impl Rules {
             confidence: Confidence::Low,
             rule: None,
             evidence: Vec::new(),
-            follow_up_stage: "speed-of-light".to_string(),
+            follow_up_stage: Stage::SpeedOfLight,
             hypotheses: Vec::new(),
             missing,
         }
@@ -423,7 +364,7 @@ pub struct KernelVerdict {
     /// The deciding metrics, then the supporting ones.
     pub evidence: Vec<Evidence>,
     /// The stage that would tell more.
-    pub follow_up_stage: String,
+    pub follow_up_stage: Stage,
     /// Concrete hypotheses, each tied to evidence.
     pub hypotheses: Vec<Hypothesis>,
     /// Fields that were not collected and kept rules from deciding (for `unknown`).
@@ -501,7 +442,7 @@ mod tests {
         let v = Rules::builtin().decide(&s);
         assert_eq!(v.classification, Classification::MemoryBound);
         assert_eq!(v.rule.as_deref(), Some("memory-bound"));
-        assert_eq!(v.follow_up_stage, "memory");
+        assert_eq!(v.follow_up_stage, Stage::Memory);
         let e = v.evidence.iter().find(|e| e.field == "memory_max_pct").unwrap();
         assert_eq!(e.threshold, "memory_max_pct >= 60");
         assert!(v.hypotheses.iter().any(|h| h.text.contains("DRAM runs at 83 %")), "{:?}", v.hypotheses);

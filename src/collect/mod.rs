@@ -238,7 +238,7 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
         return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
     };
     let v = rules.decide(k);
-    let stage: Stage = v.follow_up_stage.parse().unwrap_or(Stage::SpeedOfLight);
+    let stage: Stage = v.follow_up_stage;
     let evidence: Vec<String> = v
         .evidence
         .iter()

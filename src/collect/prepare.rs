@@ -110,14 +110,6 @@ fn target_spec_for(
     let everything = crate::model::filter::KernelFilter::regex(".*");
     let filter = filter.unwrap_or(&everything);
     use target_spec::*;
-    let (launch_skip, launch_count, profile_from_start, window) = match kernel.window {
-        crate::ncu::LaunchWindow::HarnessRange { launch_count } => {
-            (0, launch_count, false, LaunchWindow::HarnessRange)
-        }
-        crate::ncu::LaunchWindow::SkipCount { launch_skip, launch_count } => {
-            (launch_skip, launch_count, true, LaunchWindow::LaunchSkipCount)
-        }
-    };
     let (stages, set, sections) = match &kernel.stages {
         StagePlan::Stages(s) => (s.clone(), None, Vec::new()),
         StagePlan::Custom(StageCollection::Custom { set, sections }) => {
@@ -157,14 +149,8 @@ fn target_spec_for(
             allow_discovery_fallback: true,
             case: kernel.case.clone(),
         },
-        launch: LaunchSection { launch_skip, launch_count, profile_from_start, window },
-        privilege: PrivilegeSection {
-            mode: match kernel.privilege {
-                Privilege::None => PrivilegeMode::None,
-                Privilege::Sudo => PrivilegeMode::FullSudo,
-            },
-            ..PrivilegeSection::default()
-        },
+        launch: kernel.window,
+        privilege: PrivilegeSection { mode: kernel.privilege, ..PrivilegeSection::default() },
         profiling: ProfilingSection {
             ncu_bin: ncu_path.display().to_string(),
             stages,

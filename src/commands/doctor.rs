@@ -7,7 +7,8 @@ use anyhow::Result;
 use crate::build;
 use crate::config;
 use crate::error::ExitCode;
-use crate::ncu::{preflight, privilege};
+use crate::ncu::preflight::{self, CheckId};
+use crate::ncu::privilege;
 use crate::process::{self, ProcessBuilder, RunOptions};
 use crate::profile::dir;
 use crate::shell::Shell;
@@ -28,7 +29,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
     let (mut checks, ncu) = preflight::check_profiling_prerequisites(&inputs);
     if sudo {
         // `--sudo` runs only the ncu named in profile/ncu_path, never PATH's or NCU's.
-        checks.retain(|c| c.what != "ncu");
+        checks.retain(|c| c.what != CheckId::Ncu);
         checks.extend(privilege::sudo_checks(
             &inputs.ncu_path_file,
             inputs.path_env.as_deref(),
@@ -44,7 +45,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
             Some(e) => format!("could not run it: {e}"),
             None => done.stdout_text().lines().last().unwrap_or("").trim().to_string(),
         };
-        checks.push(preflight::Check { what: "ncu version", result: Ok(version), fix: None });
+        checks.push(preflight::Check { what: CheckId::NcuVersion, result: Ok(version), fix: None });
     }
     let params = std::fs::read_to_string("/proc/driver/nvidia/params").ok();
     let is_root = std::env::var("USER").is_ok_and(|u| u == "root")
@@ -59,7 +60,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
     let ncu_path = profile_root.join(dir::NCU_PATH_FILE);
     if !sudo {
         checks.push(preflight::Check {
-            what: "profile/ncu_path",
+            what: CheckId::NcuPathFile,
             result: Ok(match std::fs::read_to_string(&ncu_path) {
                 Ok(t) => format!("{} (used by --sudo)", t.trim()),
                 Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
@@ -79,7 +80,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
         }
     }
     let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
-    if failed.iter().any(|c| privilege::is_sudo_check(c.what)) {
+    if failed.iter().any(|c| c.what.is_sudo_setup()) {
         shell.out(format!("\n{}", privilege::SUDO_GUIDE));
     }
     Ok(match failed.first() {
@@ -87,7 +88,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
             shell.out(format!("profiling can work here{}", if sudo { " (through sudo -n)" } else { "" }));
             ExitCode::Success
         }
-        Some(c) if c.what == "counter permission" || privilege::is_sudo_check(c.what) => ExitCode::Permission,
+        Some(c) if c.what == CheckId::CounterPermission || c.what.is_sudo_setup() => ExitCode::Permission,
         Some(_) => ExitCode::MissingTool,
     })
 }

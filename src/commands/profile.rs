@@ -17,7 +17,8 @@ use crate::collect::{self, environment, timing, KernelRun};
 use crate::error::ExitCode;
 use crate::model::kinds::Privilege;
 use crate::model::stage::StageSelection;
-use crate::ncu::{preflight, privilege};
+use crate::ncu::preflight::{self, CheckId};
+use crate::ncu::privilege;
 use crate::plan::{self, KernelPlan, Plan, StagePlan};
 use crate::process;
 use crate::profile::dir::{self, ProfileDir};
@@ -61,7 +62,7 @@ pub(crate) fn execute_profiles<'a>(
     let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
     if plan.kernels.iter().all(sudo) {
         // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
-        checks.retain(|c| c.what != "ncu");
+        checks.retain(|c| c.what != CheckId::Ncu);
     }
     if extras.timing_only {
         // No ncu: the harness itself says when there is no GPU or driver.

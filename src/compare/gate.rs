@@ -183,7 +183,7 @@ fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
             .map(|h| {
                 let (file, line) = h.location.rsplit_once(':').unwrap_or((&h.location, "0"));
                 crate::analyze::hotspots::Hotspot {
-                    kind: "cuda",
+                    kind: crate::analyze::hotspots::SourceKind::Cuda,
                     function: s.kernel.kernel.clone(),
                     file: file.to_string(),
                     line: line.parse().unwrap_or(0),

@@ -1,11 +1,13 @@
 //! The kinds a plan is made of: how a program launches its kernels ([`Runtime`]), which
-//! cargo target it is ([`CargoTargetKind`]), how ncu treats the clocks ([`ClockControl`])
-//! and how ncu gets at the counters ([`Privilege`]). Each is written the same way in
+//! cargo target it is ([`CargoTargetKind`]), which launches are profiled
+//! ([`LaunchWindow`]), how ncu treats the clocks ([`ClockControl`]) and how ncu gets at
+//! the counters ([`Privilege`]). Each is written the same way in
 //! manifests, YAML, JSON and messages (`name()`).
 
 use std::fmt;
 
 use cargo_metadata::TargetKind;
+use serde::{Deserialize, Serialize};
 
 /// ncu's `--clock-control` mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
@@ -147,5 +149,35 @@ impl CargoTargetKind {
 impl fmt::Display for CargoTargetKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// Which launches of the filtered kernel are profiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum LaunchWindow {
+    /// The kprof harness opens a profiler range around exactly the requested launches:
+    /// ncu runs with `--profile-from-start off` and needs no skip/count guess.
+    HarnessRange {
+        /// How many launches of each selected case the harness makes inside the range.
+        launch_count: u32,
+    },
+    /// A plain program: skip the first launches that match, then profile some.
+    SkipCount {
+        /// Matching launches to skip (warm-up, JIT, autotuning).
+        launch_skip: u32,
+        /// Matching launches to profile.
+        launch_count: u32,
+    },
+}
+
+impl LaunchWindow {
+    /// Launches profiled.
+    pub fn launch_count(self) -> u32 {
+        match self {
+            LaunchWindow::HarnessRange { launch_count } | LaunchWindow::SkipCount { launch_count, .. } => {
+                launch_count
+            }
+        }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! [`stage`] names the profiling stages and how a selection of them is written;
 //! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
-//! control and privilege.
+//! control and privilege; [`verdict`] the bottleneck class and confidence.
 
 pub mod filter;
 pub mod kinds;
 pub mod stage;
+pub mod verdict;

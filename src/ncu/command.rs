@@ -7,30 +7,11 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::config::ClockControl;
-use crate::config::Privilege;
 use crate::model::filter::KernelFilter;
+use crate::model::kinds::Privilege;
+pub use crate::model::kinds::{ClockControl, LaunchWindow};
 use crate::model::stage::Stage;
 use crate::process::ProcessBuilder;
-
-/// Which launches of the filtered kernel are profiled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum LaunchWindow {
-    /// The kprof harness opens a profiler range around exactly the requested launches:
-    /// ncu runs with `--profile-from-start off` and needs no skip/count guess.
-    HarnessRange {
-        /// How many launches of each selected case the harness makes inside the range.
-        launch_count: u32,
-    },
-    /// A plain program: skip the first launches that match, then profile some.
-    SkipCount {
-        /// Matching launches to skip (warm-up, JIT, autotuning).
-        launch_skip: u32,
-        /// Matching launches to profile.
-        launch_count: u32,
-    },
-}
 
 /// What a stage asks ncu to collect.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

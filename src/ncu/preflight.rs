@@ -10,11 +10,59 @@ use std::path::{Path, PathBuf};
 use crate::error::{ExitCode, Failure};
 use crate::ncu::{locate_ncu, NcuLocation};
 
+/// What a check looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CheckId {
+    /// The ncu binary kprof would run.
+    Ncu,
+    /// `ncu --version`.
+    NcuVersion,
+    /// libcuda.
+    Driver,
+    /// An NVIDIA device node.
+    Gpu,
+    /// The driver's restriction of the performance counters.
+    CounterPermission,
+    /// `sudo` on `PATH` (`--sudo`).
+    Sudo,
+    /// `profile/ncu_path`.
+    NcuPathFile,
+    /// `sudo -n <ncu> --version` without a password (`--sudo`).
+    SudoNcu,
+}
+
+impl CheckId {
+    /// The name printed in `doctor` and in preflight errors.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckId::Ncu => "ncu",
+            CheckId::NcuVersion => "ncu version",
+            CheckId::Driver => "CUDA driver",
+            CheckId::Gpu => "GPU",
+            CheckId::CounterPermission => "counter permission",
+            CheckId::Sudo => "sudo",
+            CheckId::NcuPathFile => "profile/ncu_path",
+            CheckId::SudoNcu => "sudo -n ncu",
+        }
+    }
+
+    /// Whether it belongs to the `--sudo` setup (a failure prints the sudo guide).
+    pub fn is_sudo_setup(self) -> bool {
+        matches!(self, CheckId::Sudo | CheckId::NcuPathFile | CheckId::SudoNcu)
+    }
+}
+
+impl std::fmt::Display for CheckId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The outcome of one check.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Check {
-    /// What was checked (`ncu`, `CUDA driver`, `GPU`).
-    pub what: &'static str,
+    /// What was checked.
+    pub what: CheckId,
     /// `Ok(detail)` or `Err(problem)`.
     pub result: Result<String, String>,
     /// How to fix a failure.
@@ -77,12 +125,12 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
     let found = ncu.as_ref().ok().cloned();
     checks.push(match ncu {
         Ok(loc) => Check {
-            what: "ncu",
+            what: CheckId::Ncu,
             result: Ok(format!("{} (from {})", loc.path.display(), loc.source)),
             fix: None,
         },
         Err(e) => Check {
-            what: "ncu",
+            what: CheckId::Ncu,
             result: Err(format!("Nsight Compute's `ncu` was not found: {e}")),
             fix: Some(if e.bad_override {
                 "point NCU at the ncu binary (e.g. NCU=/usr/local/cuda/bin/ncu), or unset it".to_string()
@@ -96,9 +144,9 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
         },
     });
     checks.push(match &inputs.driver {
-        Ok(d) => Check { what: "CUDA driver", result: Ok(d.clone()), fix: None },
+        Ok(d) => Check { what: CheckId::Driver, result: Ok(d.clone()), fix: None },
         Err(e) => Check {
-            what: "CUDA driver",
+            what: CheckId::Driver,
             result: Err(e.clone()),
             fix: Some(
                 "run on a machine with an NVIDIA GPU and its driver installed (`nvidia-smi` must work there)"
@@ -109,16 +157,18 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
     let skip = matches!(&inputs.driver, Ok(d) if d.contains("KPROF_SKIP_GPU_CHECK"));
     let node = inputs.device_nodes.iter().find(|p| skip || p.exists());
     checks.push(match (node, inputs.device_nodes.first()) {
-        (Some(p), _) => Check { what: "GPU", result: Ok(format!("{} present", p.display())), fix: None },
+        (Some(p), _) => {
+            Check { what: CheckId::Gpu, result: Ok(format!("{} present", p.display())), fix: None }
+        }
         (None, Some(p)) => Check {
-            what: "GPU",
+            what: CheckId::Gpu,
             result: Err(format!("no NVIDIA GPU device node ({} does not exist)", p.display())),
             fix: Some(
                 "check `nvidia-smi`; in a container, pass the GPU through (e.g. --gpus all)".to_string(),
             ),
         },
         (None, None) => {
-            Check { what: "GPU", result: Ok("not checked on this platform".to_string()), fix: None }
+            Check { what: CheckId::Gpu, result: Ok("not checked on this platform".to_string()), fix: None }
         }
     });
     (checks, found)
@@ -133,7 +183,7 @@ pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
     });
     match (admin_only, is_root) {
         (Some(true), false) => Check {
-            what: "counter permission",
+            what: CheckId::CounterPermission,
             result: Err("the driver allows GPU performance counters to administrators only \
                          (RmProfilingAdminOnly: 1); ncu will fail with ERR_NVGPUCTRPERM"
                 .into()),
@@ -145,15 +195,15 @@ pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
             ),
         },
         (Some(true), true) => Check {
-            what: "counter permission",
+            what: CheckId::CounterPermission,
             result: Ok("administrators only, and we are root".into()),
             fix: None,
         },
         (Some(false), _) => {
-            Check { what: "counter permission", result: Ok("open to all users".into()), fix: None }
+            Check { what: CheckId::CounterPermission, result: Ok("open to all users".into()), fix: None }
         }
         (None, _) => Check {
-            what: "counter permission",
+            what: CheckId::CounterPermission,
             result: Ok(
                 "not known here (no /proc/driver/nvidia/params); ncu reports ERR_NVGPUCTRPERM if denied"
                     .into(),

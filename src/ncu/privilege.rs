@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 pub use crate::config::Privilege;
 use crate::error::{ExitCode, Failure};
-use crate::ncu::preflight::Check;
+use crate::ncu::preflight::{Check, CheckId};
 
 /// The program `--sudo` runs ncu through, found on `PATH`.
 pub const SUDO: &str = "sudo";
@@ -216,9 +216,9 @@ pub fn sudo_checks(ncu_path_file: &Path, path_env: Option<&OsStr>, timeout: Dura
     let mut checks = Vec::new();
     let sudo = path_env.and_then(|p| crate::ncu::locate::find_in_path(SUDO, p));
     checks.push(match &sudo {
-        Some(p) => Check { what: "sudo", result: Ok(p.display().to_string()), fix: None },
+        Some(p) => Check { what: CheckId::Sudo, result: Ok(p.display().to_string()), fix: None },
         None => Check {
-            what: "sudo",
+            what: CheckId::Sudo,
             result: Err("`sudo` is not on PATH".into()),
             fix: Some("install sudo, or let every user profile and run without --sudo".into()),
         },
@@ -226,32 +226,27 @@ pub fn sudo_checks(ncu_path_file: &Path, path_env: Option<&OsStr>, timeout: Dura
     let ncu = sudo_ncu_path(ncu_path_file);
     checks.push(match &ncu {
         Ok(p) => Check {
-            what: "profile/ncu_path",
+            what: CheckId::NcuPathFile,
             result: Ok(format!("{} (the only ncu --sudo runs)", p.display())),
             fix: None,
         },
         Err(problem) => Check {
-            what: "profile/ncu_path",
+            what: CheckId::NcuPathFile,
             result: Err(problem.clone()),
             fix: Some(ncu_path_fix(ncu_path_file)),
         },
     });
     if let (Some(sudo), Ok(ncu)) = (sudo, ncu) {
         checks.push(match sudo_version(&sudo, &ncu, timeout) {
-            Ok(v) => Check { what: "sudo -n ncu", result: Ok(v), fix: None },
+            Ok(v) => Check { what: CheckId::SudoNcu, result: Ok(v), fix: None },
             Err(problem) => Check {
-                what: "sudo -n ncu",
+                what: CheckId::SudoNcu,
                 result: Err(problem),
                 fix: Some(format!("add a NOPASSWD sudoers rule for exactly {} (guide below)", ncu.display())),
             },
         });
     }
     checks
-}
-
-/// Whether a failed check is one of [`sudo_checks`] (so `doctor` prints the guide).
-pub fn is_sudo_check(what: &str) -> bool {
-    matches!(what, "sudo" | "profile/ncu_path" | "sudo -n ncu")
 }
 
 #[cfg(test)]

@@ -52,10 +52,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{CargoTargetKind, ClockControl, Runtime};
 use crate::error::{ExitCode, Failure};
 pub use crate::model::filter::FilterMode;
 use crate::model::filter::KernelFilter;
+use crate::model::kinds::{CargoTargetKind, ClockControl, LaunchWindow, Privilege, Runtime};
 use crate::model::stage::StageSelection;
 
 /// The file name inside a profile directory.
@@ -74,7 +74,8 @@ pub struct TargetSpec {
     /// Which kernel to profile.
     pub kernel: KernelSection,
     /// Which launches of it.
-    pub launch: LaunchSection,
+    #[serde(with = "launch_yaml")]
+    pub launch: LaunchWindow,
     /// How ncu gets counter access.
     #[serde(default)]
     pub privilege: PrivilegeSection,
@@ -207,50 +208,105 @@ impl KernelSection {
     }
 }
 
-/// `launch`: which launches of the kernel are profiled.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LaunchSection {
-    /// Matching launches to skip first.
-    pub launch_skip: u32,
-    /// Matching launches to profile.
-    pub launch_count: u32,
-    /// Whether ncu profiles from the start, or waits for the harness's profiler range.
-    pub profile_from_start: bool,
-    /// How the window is chosen.
-    pub window: LaunchWindow,
+/// `launch` as written: which launches of the kernel are profiled. In memory it is a
+/// [`LaunchWindow`]; the file spells it out (`profile_from_start` follows from the window).
+mod launch_yaml {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::model::kinds::LaunchWindow;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Launch {
+        launch_skip: u32,
+        launch_count: u32,
+        profile_from_start: bool,
+        window: Window,
+    }
+
+    #[derive(Serialize, Deserialize, PartialEq)]
+    #[serde(rename_all = "kebab-case")]
+    enum Window {
+        HarnessRange,
+        LaunchSkipCount,
+    }
+
+    pub fn serialize<S: Serializer>(w: &LaunchWindow, s: S) -> Result<S::Ok, S::Error> {
+        match *w {
+            LaunchWindow::HarnessRange { launch_count } => Launch {
+                launch_skip: 0,
+                launch_count,
+                profile_from_start: false,
+                window: Window::HarnessRange,
+            },
+            LaunchWindow::SkipCount { launch_skip, launch_count } => Launch {
+                launch_skip,
+                launch_count,
+                profile_from_start: true,
+                window: Window::LaunchSkipCount,
+            },
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LaunchWindow, D::Error> {
+        let l = Launch::deserialize(d)?;
+        let bad = |what: &str| serde::de::Error::custom(what);
+        match l.window {
+            Window::HarnessRange if l.launch_skip != 0 || l.profile_from_start => {
+                Err(bad("window harness-range profiles the harness' own range: launch_skip must be 0 and \
+                 profile_from_start false"))
+            }
+            Window::HarnessRange => Ok(LaunchWindow::HarnessRange { launch_count: l.launch_count }),
+            Window::LaunchSkipCount if !l.profile_from_start => Err(bad(
+                "window launch-skip-count counts launches from the start: profile_from_start must be true",
+            )),
+            Window::LaunchSkipCount => {
+                Ok(LaunchWindow::SkipCount { launch_skip: l.launch_skip, launch_count: l.launch_count })
+            }
+        }
+    }
 }
 
-/// How the profiled launches are picked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LaunchWindow {
-    /// The harness opens a profiler range around exactly the launches to profile.
-    HarnessRange,
-    /// ncu skips `launch_skip` matching launches, then profiles `launch_count`.
-    LaunchSkipCount,
+/// `privilege.mode` as written: `none` or `full_sudo`.
+mod privilege_mode {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use crate::model::kinds::Privilege;
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Mode {
+        None,
+        FullSudo,
+    }
+
+    pub fn serialize<S: Serializer>(p: &Privilege, s: S) -> Result<S::Ok, S::Error> {
+        match p {
+            Privilege::None => Mode::None,
+            Privilege::Sudo => Mode::FullSudo,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Privilege, D::Error> {
+        Ok(match Mode::deserialize(d)? {
+            Mode::None => Privilege::None,
+            Mode::FullSudo => Privilege::Sudo,
+        })
+    }
 }
 
 /// `privilege`: how ncu gets access to the performance counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrivilegeSection {
-    /// Plain, or through `sudo -n` on the path in `profile/ncu_path`.
-    pub mode: PrivilegeMode,
+    /// Plain (`none`), or through `sudo -n` on the path in `profile/ncu_path` (`full_sudo`).
+    #[serde(with = "privilege_mode")]
+    pub mode: Privilege,
     /// Always `forbidden`.
     #[serde(default)]
     pub password_storage: PasswordStorage,
-}
-
-/// Whether ncu runs through sudo.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PrivilegeMode {
-    /// Run ncu directly.
-    #[default]
-    None,
-    /// Run `sudo -n <profile/ncu_path> ...`; needs a NOPASSWD rule for that path.
-    FullSudo,
 }
 
 /// Where a sudo password may be stored: nowhere. The only value is `forbidden`.
@@ -382,7 +438,7 @@ impl TargetSpec {
         if self.kernel.filter.trim().is_empty() {
             return Err("kernel.filter must not be empty".to_string());
         }
-        if self.launch.launch_count == 0 {
+        if self.launch.launch_count() == 0 {
             return Err("launch.launch_count must be at least 1".to_string());
         }
         Ok(())
@@ -464,12 +520,7 @@ mod tests {
                 build_profile: Some("release".to_string()),
             },
             kernel: KernelSection::from_hint("hgemm"),
-            launch: LaunchSection {
-                launch_skip: 0,
-                launch_count: 1,
-                profile_from_start: false,
-                window: LaunchWindow::HarnessRange,
-            },
+            launch: LaunchWindow::HarnessRange { launch_count: 1 },
             privilege: PrivilegeSection::default(),
             profiling: ProfilingSection {
                 stages: StageSelection::List(vec![Stage::Basic, Stage::SpeedOfLight]),
@@ -493,8 +544,8 @@ mod tests {
         other.target.runtime = Runtime::PythonTriton;
         other.kernel.filter_mode = FilterMode::KernelId;
         other.kernel.case = Some("hgemm_.*".to_string());
-        other.launch.window = LaunchWindow::LaunchSkipCount;
-        other.privilege.mode = PrivilegeMode::FullSudo;
+        other.launch = LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 };
+        other.privilege.mode = Privilege::Sudo;
         other.profiling.stages = StageSelection::All;
         other.profiling.clock_control = ClockControl::None;
         other.profiling.sections = vec!["LaunchStats".to_string()];

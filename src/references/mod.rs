@@ -208,17 +208,9 @@ pub struct SpecNote {
     pub confidence: Option<Confidence>,
 }
 
-/// Trust in a figure of `gpu_specs.yaml`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Confidence {
-    /// Derived or from a secondary source; treat as approximate.
-    Low,
-    /// Probably right, not confirmed by a primary document.
-    Medium,
-    /// From a primary document or a measurement.
-    High,
-}
+/// Trust in a figure of `gpu_specs.yaml`: `low` (derived or from a secondary source),
+/// `medium` (probably right, not confirmed by a primary document) or `high`.
+pub use crate::model::verdict::Confidence;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

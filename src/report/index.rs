@@ -12,6 +12,8 @@ use serde::Serialize;
 
 use crate::analyze::rules::{format_value, BottleneckDecision};
 use crate::analyze::summary::MetricsSummary;
+use crate::model::stage::Stage;
+use crate::model::verdict::{Classification, Confidence};
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -21,13 +23,13 @@ pub struct IndexRow {
     /// The kernel.
     pub kernel: String,
     /// The verdict.
-    pub classification: String,
+    pub classification: Classification,
     /// Its confidence.
-    pub confidence: String,
+    pub confidence: Confidence,
     /// Median duration, ns.
     pub duration_ns: Option<f64>,
     /// The follow-up stage.
-    pub follow_up_stage: String,
+    pub follow_up_stage: Stage,
 }
 
 /// Reads every analysed profile directory under `root`, newest first (ids end in a UTC
@@ -55,11 +57,8 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
             out.push(IndexRow {
                 profile: d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 kernel: v.kernel,
-                classification: v.classification.name().to_string(),
-                confidence: serde_json::to_value(v.confidence)
-                    .ok()
-                    .and_then(|c| c.as_str().map(String::from))
-                    .unwrap_or_default(),
+                classification: v.classification,
+                confidence: v.confidence,
                 duration_ns,
                 follow_up_stage: v.follow_up_stage,
             });
@@ -83,8 +82,8 @@ pub fn write(root: &Path) -> Result<()> {
         md.push_str(&format!(
             "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} |\n",
             r.kernel,
-            r.classification,
-            r.confidence,
+            r.classification.name(),
+            r.confidence.name(),
             r.duration_ns.map(|d| format!("{} us", format_value(d / 1000.0))).unwrap_or_else(|| "-".into()),
             r.follow_up_stage,
             p = r.profile,

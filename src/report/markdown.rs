@@ -5,7 +5,7 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
-use crate::analyze::hotspots::Hotspot;
+use crate::analyze::hotspots::{Hotspot, SourceKind};
 use crate::analyze::rules::{format_value, BottleneckDecision, Classification};
 use crate::analyze::summary::MetricsSummary;
 
@@ -55,15 +55,7 @@ pub fn render(
         .kernels
         .iter()
         .map(|v| {
-            format!(
-                "**{}**: {} (confidence {}).",
-                v.kernel,
-                v.classification.name(),
-                serde_json::to_value(v.confidence)
-                    .ok()
-                    .and_then(|c| c.as_str().map(String::from))
-                    .unwrap_or_default()
-            )
+            format!("**{}**: {} (confidence {}).", v.kernel, v.classification.name(), v.confidence.name())
         })
         .collect::<Vec<_>>()
         .join("\n");
@@ -81,10 +73,7 @@ pub fn render(
         verdicts.push_str(&format!(
             "Classification: **{}**, confidence {}{}.\n\n",
             v.classification.name(),
-            serde_json::to_value(v.confidence)
-                .ok()
-                .and_then(|c| c.as_str().map(String::from))
-                .unwrap_or_default(),
+            v.confidence.name(),
             v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
         ));
         if v.classification == Classification::Unknown {
@@ -130,7 +119,7 @@ pub fn render(
         "No source page was collected (run the `source` stage to map samples to lines).".to_string()
     } else {
         let mut t = String::from("| % samples | file:line | source | top stalls |\n|---|---|---|---|\n");
-        for h in hotspots.iter().filter(|h| h.kind == "cuda").take(8) {
+        for h in hotspots.iter().filter(|h| h.kind == SourceKind::Cuda).take(8) {
             let file = h.file.rsplit('/').next().unwrap_or(&h.file);
             t.push_str(&format!(
                 "| {} | {}:{} | `{}` | {} |\n",
@@ -146,7 +135,11 @@ pub fn render(
     let mut limitations: Vec<String> = ctx.limitations.clone();
     if !ctx.source_collected {
         limitations.push("No source page: hotspots are not available.".into());
-    } else if hotspots.iter().filter(|h| h.kind == "cuda").all(|h| h.source.contains("Unable to open")) {
+    } else if hotspots
+        .iter()
+        .filter(|h| h.kind == SourceKind::Cuda)
+        .all(|h| h.source.contains("Unable to open"))
+    {
         limitations.push(
             "Source text could not be read: build with line info and keep the sources at their paths.".into(),
         );
@@ -174,7 +167,7 @@ pub fn render(
     let mut next: Vec<String> = Vec::new();
     for v in &decision.kernels {
         let hint = v.kernel.split('(').next().unwrap_or(&v.kernel);
-        if ctx.stages_collected.iter().any(|s| s == &v.follow_up_stage) {
+        if ctx.stages_collected.iter().any(|s| s == v.follow_up_stage.name()) {
             next.push(format!(
                 "`{}`: the `{}` stage is already here; act on the hypotheses, then profile again and compare.",
                 v.kernel, v.follow_up_stage

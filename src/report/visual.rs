@@ -18,7 +18,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::analyze::hotspots::Hotspot;
+use crate::analyze::hotspots::{Hotspot, SourceKind};
 use crate::analyze::rules::{format_value, Classification, Confidence, KernelVerdict};
 use crate::analyze::summary::KernelSummary;
 
@@ -346,11 +346,7 @@ fn grouped(v: f64) -> String {
 }
 
 fn confidence(c: Confidence) -> &'static str {
-    match c {
-        Confidence::High => "high",
-        Confidence::Medium => "medium",
-        Confidence::Low => "low",
-    }
+    c.name()
 }
 
 fn class_color(c: Classification) -> RGBColor {
@@ -792,7 +788,7 @@ fn stalls(area: &Area, k: &KernelSummary, scales: &Scales) -> Result<()> {
 fn hotspots(area: &Area, hot: &[Hotspot]) -> Result<()> {
     frame(area, "Top source lines", "share of the kernel's warp samples")?;
     let (w, h) = size(area);
-    let rows: Vec<&Hotspot> = hot.iter().filter(|r| r.kind == "cuda").take(5).collect();
+    let rows: Vec<&Hotspot> = hot.iter().filter(|r| r.kind == SourceKind::Cuda).take(5).collect();
     if rows.is_empty() {
         text(area, "no source lines", (w / 2, h / 2 - 14), 18, MUTED, HPos::Center)?;
         let why = "the source page was not collected, or has no line info (build with -lineinfo)";

@@ -127,7 +127,7 @@ impl BuildRequest {
             p.args([t.kind.cargo_flag(), t.name.as_str()]);
         }
         p.env("NVCC_APPEND_FLAGS", nvcc_append_flags(self.user_nvcc_append_flags.as_deref()));
-        p.env("KPROF_LINEINFO", "1");
+        p.env(kprof_contract::env::LINEINFO, "1");
         p
     }
 

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use cargo_metadata::Metadata;
+use kprof_contract::env as contract;
 
 use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime};
@@ -167,10 +168,10 @@ impl KernelPlan {
     pub fn profiling_env(&self) -> BTreeMap<String, String> {
         let mut env = self.env.clone();
         if let (Runtime::Harness, LaunchWindow::HarnessRange { launch_count }) = (self.runtime, self.window) {
-            env.insert("KPROF_PROFILE".into(), "1".into());
-            env.insert("KPROF_LAUNCH_COUNT".into(), launch_count.to_string());
+            env.insert(contract::PROFILE.into(), "1".into());
+            env.insert(contract::LAUNCH_COUNT.into(), launch_count.to_string());
             if let Some(case) = &self.case {
-                env.insert("KPROF_CASE".into(), case.clone());
+                env.insert(contract::CASE.into(), case.clone());
             }
         }
         env

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use cargo_kprof::analyze::rules::{BottleneckDecision, Classification};
-use cargo_kprof::analyze::{self, AnalyzeOptions};
+use cargo_kprof::analyze::AnalyzeOptions;
 use cargo_kprof::profile::dir::ProfileDir;
+use cargo_kprof::report;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
@@ -14,7 +15,7 @@ fn fixtures() -> PathBuf {
 
 fn import_demo(kernel: &str, out: &Path) -> BottleneckDecision {
     let full = fixtures().join("demo-full");
-    let dir = analyze::import(
+    let dir = report::import(
         &[full.join(format!("{kernel}_full_raw.csv"))],
         Some(&full.join(format!("{kernel}_source.csv"))),
         Some(&full.join(format!("{kernel}_full_details.csv"))),
@@ -100,7 +101,7 @@ fn missing_metrics_are_null_not_zero() {
     let tmp = tempfile::tempdir().unwrap();
     let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
     let (dir, _) =
-        analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
+        report::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
             .unwrap();
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.metrics_summary_path()).unwrap()).unwrap();
@@ -119,7 +120,8 @@ fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
     let src = fixtures().join("demo-stages/hgemm_20261129_213211");
     let dst = tmp.path().join("hgemm");
     copy_dir(&src, &dst);
-    let (summary, decision) = analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    let a = report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    let (summary, decision) = (a.summary, a.decision);
     assert_eq!(summary.kernels.len(), 1);
     let v = &decision.kernels[0];
     assert_eq!(v.kernel, "hgemm_naive");
@@ -246,7 +248,7 @@ fn user_rules_override_the_builtin_ones() {
     .unwrap();
     let raw = fixtures().join("demo-full/copy_full_raw.csv");
     let opts = AnalyzeOptions { rules: Some(rules.clone()), ..Default::default() };
-    let (dir, _) = analyze::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
+    let (dir, _) = report::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
     let d: BottleneckDecision =
         serde_json::from_str(&std::fs::read_to_string(dir.bottleneck_decision_path()).unwrap()).unwrap();
     assert_eq!(d.kernels[0].classification, Classification::Balanced);
@@ -267,7 +269,7 @@ fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
         ("atomics", "histogram_atomic_kernel", Classification::LatencyBound),
     ];
     for (file, kernel, class) in cases {
-        let out = analyze::import(
+        let out = report::import(
             &[dir.join(format!("{file}_full_raw.csv"))],
             None,
             Some(&dir.join(format!("{file}_full_details.csv"))),
@@ -306,7 +308,7 @@ fn report_places_kernels_against_the_device_limits() {
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("fma");
     copy_dir(&fixtures().join("demo-stages/fma_20261129_213211"), &dst);
-    analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+    report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
     let report = std::fs::read_to_string(dst.join("final_report.md")).unwrap();
     assert!(report.contains("NVIDIA H200 (gpu_specs.yaml): 132 SMs"), "{report}");
     assert!(report.contains("compute side of the ridge"), "{report}");
@@ -320,7 +322,7 @@ fn index_lists_every_analysed_profile() {
     for p in ["copy_20261129_213211", "fma_20261129_213211"] {
         let dst = tmp.path().join(p);
         copy_dir(&fixtures().join("demo-stages").join(p), &dst);
-        analyze::analyze(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
+        report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
     }
     std::fs::create_dir_all(tmp.path().join("not_a_profile")).unwrap();
     cargo_kprof::report::index::write(tmp.path()).unwrap();

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 
 use cargo_kprof::analyze::hotspots::{self, Hotspot};
 use cargo_kprof::analyze::summary::KernelSummary;
-use cargo_kprof::analyze::{self, Analysis, AnalyzeOptions};
+use cargo_kprof::analyze::{Analysis, AnalyzeOptions};
 use cargo_kprof::ncu::parse::SourcePage;
 use cargo_kprof::profile::dir::ProfileDir;
+use cargo_kprof::report;
 use cargo_kprof::report::visual::{self, PanelRect, VisualInput};
 
 fn fixtures() -> PathBuf {
@@ -18,7 +19,7 @@ fn fixtures() -> PathBuf {
 /// Imports a demo kernel's `--set full` pages (raw, source, details) into `out`.
 fn import_demo(kernel: &str, out: &Path) -> ProfileDir {
     let full = fixtures().join("demo-full");
-    analyze::import(
+    report::import(
         &[full.join(format!("{kernel}_full_raw.csv"))],
         Some(&full.join(format!("{kernel}_source.csv"))),
         Some(&full.join(format!("{kernel}_full_details.csv"))),
@@ -38,7 +39,7 @@ struct Profile {
 
 fn profile(kernel: &str, out: &Path) -> Profile {
     let dir = import_demo(kernel, out);
-    let analysis = analyze::analyze_with_warnings(&dir, &AnalyzeOptions::default()).unwrap();
+    let analysis = report::refresh(&dir, &AnalyzeOptions::default()).unwrap();
     assert!(analysis.warnings.is_empty(), "{kernel}: {:?}", analysis.warnings);
     let source = fixtures().join(format!("demo-full/{kernel}_source.csv"));
     let page = SourcePage::parse(&std::fs::read_to_string(&source).unwrap(), "source").unwrap();
@@ -158,7 +159,7 @@ fn a_stage_directory_with_flop_counts_gets_its_roofline_point() {
     let dst = tmp.path().join("fma");
     copy_dir(&fixtures().join("demo-stages/fma_20261129_213211"), &dst);
     let dir = ProfileDir::at(&dst);
-    let a = analyze::analyze_with_warnings(&dir, &AnalyzeOptions::default()).unwrap();
+    let a = report::refresh(&dir, &AnalyzeOptions::default()).unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
     assert!(a.summary.kernels[0].get("arithmetic_intensity").is_some_and(|v| v > 0.0));
     let pic = decode(&std::fs::read(dir.visual_summary_path()).unwrap());
@@ -260,7 +261,7 @@ fn the_basic_stage_alone_still_gets_a_picture() {
     let tmp = tempfile::tempdir().unwrap();
     let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
     let (dir, _) =
-        analyze::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
+        report::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
             .unwrap();
     let pic = decode(&std::fs::read(dir.visual_summary_path()).unwrap());
     assert_panels_drawn("basic stage", &pic, &visual::summary_layout(), 0.003);
@@ -274,7 +275,7 @@ fn a_picture_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_file() 
     let path = dir.visual_summary_path();
     std::fs::remove_file(&path).unwrap();
     std::fs::create_dir_all(path.join("in-the-way")).unwrap();
-    let a = analyze::analyze_with_warnings(&dir, &AnalyzeOptions::default()).expect("the analysis succeeds");
+    let a = report::refresh(&dir, &AnalyzeOptions::default()).expect("the analysis succeeds");
     assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
     assert!(a.warnings[0].contains("visual/profile_summary.png was not written"), "{:?}", a.warnings);
     assert_eq!(temp_files(dir.path()), Vec::<PathBuf>::new());
@@ -283,7 +284,7 @@ fn a_picture_that_cannot_be_written_is_a_warning_and_leaves_no_temporary_file() 
     assert!(report.contains("visual/profile_summary.png was not written"), "{report}");
     // With the way clear again, the next analysis draws it.
     std::fs::remove_dir_all(&path).unwrap();
-    let a = analyze::analyze_with_warnings(&dir, &AnalyzeOptions::default()).unwrap();
+    let a = report::refresh(&dir, &AnalyzeOptions::default()).unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
     assert_eq!(decode(&std::fs::read(&path).unwrap()).w, visual::SUMMARY_WIDTH);
 }

@@ -25,7 +25,7 @@ use cudarc::driver::{CudaEvent, CudaStream, DriverError};
 
 use crate::config::{Options, USAGE};
 use crate::device::Gpu;
-use crate::report::{CaseResult, Report, Settings, SCHEMA_VERSION};
+use crate::report::{Report, Settings, SCHEMA_VERSION};
 use crate::timing::{LaunchFn, Launcher, Timer};
 
 /// What a launch closure may return: `()`, `anyhow::Result<()>`, or what cudarc's
@@ -303,7 +303,7 @@ fn measure(gpu: &Gpu, cases: Vec<Case>, options: &Options) -> Result<Outcome> {
             let m = timer
                 .measure(gpu, &mut launcher, mode, &options.rule)
                 .with_context(|| format!("case `{}`: {} measurement failed", case.name, mode.as_str()))?;
-            results.push(CaseResult::new(
+            results.push(crate::report::case_result(
                 &case.name,
                 &m,
                 launcher.is_graph(),

@@ -46,25 +46,8 @@ pub enum ModeSelection {
     Both,
 }
 
-/// One timing mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Back-to-back launches; caches keep what the previous launch left.
-    Hot,
-    /// The L2 cache is flushed (overwritten) before every sample.
-    Cold,
-}
-
-impl Mode {
-    /// `hot` or `cold`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Hot => "hot",
-            Mode::Cold => "cold",
-        }
-    }
-}
+use kprof_contract::env;
+pub use kprof_contract::Mode;
 
 impl ModeSelection {
     /// The modes to run, in order.
@@ -222,18 +205,18 @@ impl Options {
     /// Parses `args` (without the program name) and variables from `env`.
     pub fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Options> {
         let mut o = Options::default();
-        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
 
         // Environment first; flags below override.
-        if let Some(v) = env("KPROF_DEVICE") {
-            o.device = parse_count("KPROF_DEVICE", &v, "a device ordinal such as 0", 0)?;
+        if let Some(v) = var(env::DEVICE) {
+            o.device = parse_count(env::DEVICE, &v, "a device ordinal such as 0", 0)?;
         }
-        let profile = match env("KPROF_PROFILE") {
-            Some(v) => parse_bool("KPROF_PROFILE", &v)?,
+        let profile = match var(env::PROFILE) {
+            Some(v) => parse_bool(env::PROFILE, &v)?,
             None => false,
         };
-        let launch_count = match env("KPROF_LAUNCH_COUNT") {
-            Some(v) => parse_count("KPROF_LAUNCH_COUNT", &v, "a launch count of 1 or more", 1)?,
+        let launch_count = match var(env::LAUNCH_COUNT) {
+            Some(v) => parse_count(env::LAUNCH_COUNT, &v, "a launch count of 1 or more", 1)?,
             None => 1,
         };
         let launch_count = u32::try_from(launch_count)
@@ -241,38 +224,38 @@ impl Options {
         if profile {
             o.profile = Some(ProfileWindow { launch_count });
         }
-        if let Some(v) = env("KPROF_CASE") {
-            o.filter.add("KPROF_CASE", &v)?;
+        if let Some(v) = var(env::CASE) {
+            o.filter.add(env::CASE, &v)?;
         }
-        if let Some(v) = env("KPROF_RESULT") {
+        if let Some(v) = var(env::RESULT) {
             o.result_path = Some(PathBuf::from(v));
         }
-        if let Some(v) = env("KPROF_MODE") {
-            o.modes = parse_mode("KPROF_MODE", &v)?;
+        if let Some(v) = var(env::MODE) {
+            o.modes = parse_mode(env::MODE, &v)?;
         }
-        if let Some(v) = env("KPROF_MAX_NOISE") {
-            o.rule.max_noise = parse_noise("KPROF_MAX_NOISE", &v)?;
+        if let Some(v) = var(env::MAX_NOISE) {
+            o.rule.max_noise = parse_noise(env::MAX_NOISE, &v)?;
         }
-        if let Some(v) = env("KPROF_MIN_SAMPLES") {
-            o.rule.min_samples = parse_count("KPROF_MIN_SAMPLES", &v, "a sample count", 1)?;
+        if let Some(v) = var(env::MIN_SAMPLES) {
+            o.rule.min_samples = parse_count(env::MIN_SAMPLES, &v, "a sample count", 1)?;
         }
-        if let Some(v) = env("KPROF_MIN_TIME") {
-            o.rule.min_time = parse_duration("KPROF_MIN_TIME", &v)?;
+        if let Some(v) = var(env::MIN_TIME) {
+            o.rule.min_time = parse_duration(env::MIN_TIME, &v)?;
         }
-        if let Some(v) = env("KPROF_TIMEOUT") {
-            o.rule.timeout = parse_duration("KPROF_TIMEOUT", &v)?;
+        if let Some(v) = var(env::TIMEOUT) {
+            o.rule.timeout = parse_duration(env::TIMEOUT, &v)?;
         }
         if let Some(v) = env("NO_GRAPH") {
             o.graphs = !parse_bool("NO_GRAPH", &v)?;
         }
-        if let Some(v) = env("KPROF_NO_CHECK") {
-            o.check = !parse_bool("KPROF_NO_CHECK", &v)?;
+        if let Some(v) = var(env::NO_CHECK) {
+            o.check = !parse_bool(env::NO_CHECK, &v)?;
         }
-        if let Some(v) = env("KPROF_QUIET") {
-            o.quiet = parse_bool("KPROF_QUIET", &v)?;
+        if let Some(v) = var(env::QUIET) {
+            o.quiet = parse_bool(env::QUIET, &v)?;
         }
-        if let Some(v) = env("KPROF_SEED") {
-            o.seed = parse_seed("KPROF_SEED", &v)?;
+        if let Some(v) = var(env::SEED) {
+            o.seed = parse_seed(env::SEED, &v)?;
         }
 
         let mut positional: Option<String> = None;

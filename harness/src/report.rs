@@ -32,12 +32,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::config::{Mode, Options};
+use crate::config::Options;
 use crate::device::DeviceInfo;
 use crate::timing::Measurement;
-
-/// Version of the JSON result's shape.
-pub const SCHEMA_VERSION: u32 = 1;
 
 /// A whole run's result.
 #[derive(Debug, Clone, Serialize)]
@@ -87,87 +84,42 @@ impl Settings {
     }
 }
 
-/// One case measured in one mode.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CaseResult {
-    /// Case name, `kernel/param=value,...`.
-    pub name: String,
-    /// `hot` or `cold`.
-    pub mode: Mode,
-    /// Whether the launches replayed a CUDA graph.
-    pub graph: bool,
-    /// Launches per sample.
-    pub batch: u32,
-    /// Number of samples.
-    pub samples: usize,
-    /// Median time per launch, ns.
-    pub median_ns: f64,
-    /// Fastest sample, ns.
-    pub min_ns: f64,
-    /// Slowest sample, ns.
-    pub max_ns: f64,
-    /// Mean, ns.
-    pub mean_ns: f64,
-    /// Sample standard deviation, ns.
-    pub stddev_ns: f64,
-    /// Relative noise, robust to rare outliers (`crate::stats::robust_rel_noise`).
-    pub rel_noise: f64,
-    /// `stddev / mean` over every sample.
-    pub rel_stddev: f64,
-    /// `converged` or `timeout`.
-    pub stop_reason: String,
-    /// `passed`, `skipped` or `none` (no check registered).
-    pub check: String,
-    /// Bytes moved per launch, as registered.
-    pub bytes: Option<u64>,
-    /// Floating-point operations per launch, as registered.
-    pub flops: Option<u64>,
-    /// `bytes / median`, GB/s.
-    pub gbps: Option<f64>,
-    /// `flops / median`, TFLOP/s.
-    pub tflops: Option<f64>,
-    /// GB/s as a percentage of the device's DRAM peak.
-    pub pct_dram_peak: Option<f64>,
-    /// TFLOP/s as a percentage of the device's FP32 peak.
-    pub pct_fp32_peak: Option<f64>,
-}
+pub use kprof_contract::{CaseResult, SCHEMA_VERSION};
 
-impl CaseResult {
-    /// Combines a measurement with what the case registered and the device's peaks.
-    pub fn new(
-        name: &str,
-        m: &Measurement,
-        graph: bool,
-        check: &str,
-        bytes: Option<u64>,
-        flops: Option<u64>,
-        device: &DeviceInfo,
-    ) -> CaseResult {
-        let s = &m.summary;
-        let gbps = bytes.map(|b| b as f64 / s.median);
-        let tflops = flops.map(|f| f as f64 / s.median / 1e3);
-        CaseResult {
-            name: name.to_string(),
-            mode: m.mode,
-            graph,
-            batch: m.batch,
-            samples: s.samples,
-            median_ns: s.median,
-            min_ns: s.min,
-            max_ns: s.max,
-            mean_ns: s.mean,
-            stddev_ns: s.stddev,
-            rel_noise: s.rel_noise,
-            rel_stddev: s.rel_stddev,
-            stop_reason: m.stop.as_str().to_string(),
-            check: check.to_string(),
-            bytes,
-            flops,
-            gbps,
-            tflops,
-            pct_dram_peak: gbps.zip(device.dram_peak_gbps).map(|(g, p)| 100.0 * g / p),
-            pct_fp32_peak: tflops.zip(device.fp32_peak_tflops).map(|(t, p)| 100.0 * t / p),
-        }
+/// Builds a [`CaseResult`]: a measurement with what the case registered and the device's peaks.
+pub fn case_result(
+    name: &str,
+    m: &Measurement,
+    graph: bool,
+    check: &str,
+    bytes: Option<u64>,
+    flops: Option<u64>,
+    device: &DeviceInfo,
+) -> CaseResult {
+    let s = &m.summary;
+    let gbps = bytes.map(|b| b as f64 / s.median);
+    let tflops = flops.map(|f| f as f64 / s.median / 1e3);
+    CaseResult {
+        name: name.to_string(),
+        mode: m.mode,
+        graph,
+        batch: m.batch,
+        samples: s.samples,
+        median_ns: s.median,
+        min_ns: s.min,
+        max_ns: s.max,
+        mean_ns: s.mean,
+        stddev_ns: s.stddev,
+        rel_noise: s.rel_noise,
+        rel_stddev: s.rel_stddev,
+        stop_reason: m.stop.as_str().to_string(),
+        check: check.to_string(),
+        bytes,
+        flops,
+        gbps,
+        tflops,
+        pct_dram_peak: gbps.zip(device.dram_peak_gbps).map(|(g, p)| 100.0 * g / p),
+        pct_fp32_peak: tflops.zip(device.fp32_peak_tflops).map(|(t, p)| 100.0 * t / p),
     }
 }
 
@@ -267,6 +219,7 @@ pub fn format_ns(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Mode;
     use crate::stats::{StopReason, Summary};
 
     fn device() -> DeviceInfo {
@@ -284,8 +237,8 @@ mod tests {
         };
         let dev = device();
         let with =
-            CaseResult::new("copy/n=1", &m, false, "passed", Some(2_000_000_000), Some(1_000_000_000), &dev);
-        let without = CaseResult::new("tiny/n=1", &m, true, "none", None, None, &dev);
+            case_result("copy/n=1", &m, false, "passed", Some(2_000_000_000), Some(1_000_000_000), &dev);
+        let without = case_result("tiny/n=1", &m, true, "none", None, None, &dev);
         Report {
             schema_version: SCHEMA_VERSION,
             harness_version: "0.1.0".into(),

@@ -80,7 +80,7 @@ pub(crate) fn discover(dir: &ProfileDir, page: Result<RawPage, String>) -> Resul
     };
     write_atomic(
         &dir.kernel_candidates_path(),
-        &(serde_json::to_string_pretty(&record).context("kernel_candidates.json")? + "\n"),
+        &(serde_json::to_string_pretty(&record).context("could not serialise the kernel candidates")? + "\n"),
     )?;
     let others: Vec<String> = candidates.iter().skip(1).map(|c| c.function.clone()).collect();
     let why = format!(

@@ -115,7 +115,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
             None => "  done".to_string(),
         });
         let stage_cmd = |collection: &StageCollection, filter: &KernelFilter| {
-            let log = dir.details_dir().join(collection.raw_file_name());
+            let log = dir.stage_raw_path(collection);
             stage_command(
                 ncu,
                 &StageRun {
@@ -168,7 +168,7 @@ fn run_stage(
     privilege: Privilege,
     shell: &Shell,
 ) -> (StageOutcome, Result<RawPage, String>) {
-    let output_rel = format!("details/{}", collection.raw_file_name());
+    let output_rel = crate::profile::dir::raw_page_rel(collection);
     let opts = RunOptions { timeout, graceful: privilege == Privilege::Sudo, ..Default::default() };
     let done = process::run(cmd, opts, shell);
     let wall_ms = done.wall.as_millis() as u64;

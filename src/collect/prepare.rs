@@ -74,7 +74,7 @@ pub fn prepare_kernel<'a>(
         .initial_collections()
         .into_iter()
         .map(|c| {
-            let log = dir.details_dir().join(c.raw_file_name());
+            let log = dir.stage_raw_path(&c);
             let cmd = stage_command(
                 ncu_path,
                 &StageRun {

@@ -11,6 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
+use kprof_contract::env as contract;
 
 use super::prepare::PreparedKernel;
 use crate::error::{ExitCode, Failure};
@@ -24,11 +25,11 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
     let mut cmd = ProcessBuilder::new(&target.program);
     cmd.args(&target.args).cwd(&target.cwd);
     for (k, v) in &target.env {
-        if k != "KPROF_PROFILE" && k != "KPROF_LAUNCH_COUNT" {
+        if k != contract::PROFILE && k != contract::LAUNCH_COUNT {
             cmd.env(k, v);
         }
     }
-    cmd.env("KPROF_RESULT", result.to_string_lossy()).env("KPROF_QUIET", "1");
+    cmd.env(contract::RESULT, result.to_string_lossy()).env(contract::QUIET, "1");
     cmd
 }
 
@@ -91,8 +92,8 @@ pub fn time_kernel(
     crate::profile::fs::write_atomic(&p.dir.commands_script_path(), &script)?;
     shell.status(format!("Timing `{}` (harness, no ncu)", p.kernel.name));
     run_timing(&p.target, &result, timeout, shell)?;
-    let text = std::fs::read_to_string(&result).unwrap_or_default();
-    if let Some(t) = crate::compare::timing_of(&text, p.kernel.case.as_deref()) {
+    let doc: Option<kprof_contract::ResultFile> = crate::profile::fs::read_json(&result)?;
+    if let Some(t) = doc.as_ref().and_then(|d| crate::compare::TimingFacts::of(d, p.kernel.case.as_deref())) {
         let (lo, hi) = t.interval();
         shell.status(format!(
             "  {}: {} median ({}, {} samples, 95 % interval {} .. {})",

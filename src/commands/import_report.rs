@@ -6,10 +6,11 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::print_verdicts;
-use crate::analyze::{self, AnalyzeOptions};
+use crate::analyze::AnalyzeOptions;
 use crate::cli::{AnalysisArgs, ImportArgs, ReportArgs};
 use crate::error::{ExitCode, Failure};
 use crate::profile::ProfileDir;
+use crate::report;
 use crate::shell::Shell;
 
 fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
@@ -19,7 +20,7 @@ fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
 /// `cargo kprof import`.
 pub(crate) fn import(args: &ImportArgs, shell: &Shell) -> Result<ExitCode> {
     let opts = options(&args.analysis, std::env::current_dir().ok());
-    let (dir, analysis) = analyze::import(
+    let (dir, analysis) = report::import(
         &args.raw,
         args.source.as_deref(),
         args.details.as_deref(),
@@ -44,8 +45,7 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
         .into());
     }
     let dir = ProfileDir::at(&args.dir);
-    let analysis =
-        analyze::analyze_with_warnings(&dir, &options(&args.analysis, std::env::current_dir().ok()))?;
+    let analysis = report::refresh(&dir, &options(&args.analysis, std::env::current_dir().ok()))?;
     for w in &analysis.warnings {
         shell.warn(w);
     }

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{load_workspace, print_verdicts};
 use crate::analyze::rules::Rules;
-use crate::analyze::{self, AnalyzeOptions};
+use crate::analyze::AnalyzeOptions;
 use crate::build::{self, BuildOutput};
 use crate::cli::ProfileArgs;
 use crate::collect::prepare::{prepare_kernel, PreparedKernel};
@@ -22,6 +22,7 @@ use crate::ncu::privilege;
 use crate::plan::{self, KernelPlan, Plan, StagePlan};
 use crate::process;
 use crate::profile::dir::{self, ProfileDir};
+use crate::report;
 use crate::shell::Shell;
 
 /// The default action: profile the selected kernels.
@@ -125,7 +126,7 @@ pub(crate) fn execute_profiles<'a>(
         };
         collect::collect(&run, &rules, shell)?;
         let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
-        let analysis = analyze::analyze_with_warnings(&p.dir, &opts)?;
+        let analysis = report::refresh(&p.dir, &opts)?;
         for w in &analysis.warnings {
             shell.warn(w);
         }
@@ -133,7 +134,7 @@ pub(crate) fn execute_profiles<'a>(
     }
     if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
         crate::report::index::write(root)?;
-        shell.status(format!("Index: {}", root.join("index.md").display()));
+        shell.status(format!("Index: {}", dir::index_md_path(root).display()));
     }
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
 }

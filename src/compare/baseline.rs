@@ -10,21 +10,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::{ExitCode, Failure};
-
-/// The files a baseline keeps, relative to the profile directory; missing ones are skipped.
-pub const KEPT: &[&str] = &[
-    "profile-target.yaml",
-    "run_manifest.yaml",
-    "details/00_environment.txt",
-    "details/metrics_summary.json",
-    "details/bottleneck_decision.json",
-    "details/source_hotspots.csv",
-    "details/timing.json",
-];
+use crate::profile::dir::{self, ProfileDir};
 
 /// `profile/baselines`.
 pub fn root(profile_root: &Path) -> PathBuf {
-    profile_root.join("baselines")
+    dir::baselines_root(profile_root)
 }
 
 /// Checks a baseline name: letters, digits, `.`, `_`, `-`, not starting with `.`.
@@ -42,7 +32,7 @@ pub fn check_name(name: &str) -> Result<(), Failure> {
 
 /// Where kernel `kernel` of baseline `name` lives.
 pub fn kernel_dir(profile_root: &Path, name: &str, kernel: &str) -> PathBuf {
-    root(profile_root).join(name).join(crate::profile::dir::sanitize_kernel_name(kernel))
+    root(profile_root).join(name).join(dir::sanitize_kernel_name(kernel))
 }
 
 /// Refuses before any work when `name` already holds `kernel`.
@@ -65,9 +55,7 @@ pub fn ensure_free(profile_root: &Path, name: &str, kernel: &str) -> Result<(), 
 /// Copies a profile's summaries into baseline `name` under the kernel `kernel`.
 pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Result<PathBuf> {
     ensure_free(profile_root, name, kernel)?;
-    if !profile.join("details/metrics_summary.json").is_file()
-        && !profile.join("details/timing.json").is_file()
-    {
+    if !ProfileDir::at(profile).has_results() {
         return Err(Failure::new(
             ExitCode::Config,
             format!(
@@ -84,7 +72,7 @@ pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Re
     let staging = parent.join(format!(".{}.saving-{}", kernel, std::process::id()));
     std::fs::create_dir_all(staging.join("details"))
         .with_context(|| format!("could not create {}", staging.display()))?;
-    for rel in KEPT {
+    for rel in dir::BASELINE_FILES {
         let from = profile.join(rel);
         if from.is_file() {
             std::fs::copy(&from, staging.join(rel))
@@ -101,7 +89,7 @@ pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Re
 pub fn find(profile_root: &Path, name: &str, kernel: &str) -> Result<PathBuf, Failure> {
     check_name(name)?;
     let dir = kernel_dir(profile_root, name, kernel);
-    if dir.join("details/metrics_summary.json").is_file() || dir.join("details/timing.json").is_file() {
+    if ProfileDir::at(&dir).has_results() {
         return Ok(dir);
     }
     let names = list_dirs(&root(profile_root));
@@ -145,10 +133,7 @@ pub fn profiles_in(profile_root: &Path) -> Vec<PathBuf> {
         .map(|rd| {
             rd.filter_map(|e| e.ok())
                 .map(|e| e.path())
-                .filter(|p| {
-                    p.join("details/metrics_summary.json").is_file()
-                        || p.join("details/timing.json").is_file()
-                })
+                .filter(|p| ProfileDir::at(p).has_results())
                 .filter_map(|p| {
                     let name = p.file_name()?.to_string_lossy().into_owned();
                     let c = re.captures(&name)?;

@@ -211,7 +211,7 @@ fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
     }
     let (hb, hc) = (lines(base), lines(cur));
     let png = crate::report::visual::comparison_png(&input(base, &hb), &input(cur, &hc))?;
-    crate::profile::fs::write_atomic_bytes(&dir.join("comparison/comparison.png"), &png)
+    crate::profile::fs::write_atomic_bytes(&crate::profile::ProfileDir::at(dir).comparison_png_path(), &png)
 }
 
 /// The Markdown summary of a gate run: one row per kernel.

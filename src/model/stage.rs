@@ -56,20 +56,6 @@ impl Stage {
             Stage::Full => "full",
         }
     }
-
-    /// The raw CSV file this stage writes under `details/`.
-    pub fn raw_file_name(self) -> &'static str {
-        match self {
-            Stage::Basic => "01_basic_raw.csv",
-            Stage::SpeedOfLight => "02_speed_of_light_raw.csv",
-            Stage::Memory => "03_memory_raw.csv",
-            Stage::Compute => "04_compute_raw.csv",
-            Stage::Occupancy => "05_occupancy_launch_raw.csv",
-            Stage::Roofline => "06_roofline_raw.csv",
-            Stage::Source => "07_source_raw.csv",
-            Stage::Full => "08_full_raw.csv",
-        }
-    }
 }
 
 impl fmt::Display for Stage {
@@ -171,11 +157,9 @@ mod tests {
     }
 
     #[test]
-    fn names_round_trip_and_files_are_distinct() {
-        let mut files = std::collections::HashSet::new();
+    fn names_round_trip() {
         for s in Stage::ALL {
             assert_eq!(s.name().parse::<Stage>().unwrap(), s);
-            assert!(files.insert(s.raw_file_name()));
         }
     }
 }

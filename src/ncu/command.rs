@@ -40,15 +40,6 @@ impl StageCollection {
         }
     }
 
-    /// The raw CSV file name under `details/`.
-    pub fn raw_file_name(&self) -> &str {
-        match self {
-            StageCollection::Discovery => "00_discovery_raw.csv",
-            StageCollection::Named(s) => s.raw_file_name(),
-            StageCollection::Custom { .. } => "01_custom_raw.csv",
-        }
-    }
-
     /// The ncu options that select what is collected and how it is printed.
     pub fn ncu_args(&self) -> Vec<String> {
         match self {

@@ -22,15 +22,73 @@ use std::time::SystemTime;
 
 use crate::error::{ExitCode, Failure};
 use crate::model::stage::Stage;
+use crate::ncu::StageCollection;
 
 /// The file under the profiles root naming the ncu binary that sudo mode runs.
 pub const NCU_PATH_FILE: &str = "ncu_path";
 /// What [`ensure_ncu_path`] writes when the file is absent.
 pub const DEFAULT_NCU_PATH: &str = "/usr/local/cuda/bin/ncu";
+/// The raw CSV a stage writes under `details/` (`01_basic_raw.csv`): numbered in
+/// collection order, so a listing reads in the order the stages ran.
+pub fn raw_page_name(collection: &StageCollection) -> &'static str {
+    match collection {
+        StageCollection::Discovery => DISCOVERY_RAW,
+        StageCollection::Custom { .. } => "01_custom_raw.csv",
+        StageCollection::Named(stage) => match stage {
+            Stage::Basic => "01_basic_raw.csv",
+            Stage::SpeedOfLight => "02_speed_of_light_raw.csv",
+            Stage::Memory => "03_memory_raw.csv",
+            Stage::Compute => "04_compute_raw.csv",
+            Stage::Occupancy => "05_occupancy_launch_raw.csv",
+            Stage::Roofline => "06_roofline_raw.csv",
+            Stage::Source => "07_source_raw.csv",
+            Stage::Full => "08_full_raw.csv",
+        },
+    }
+}
+
+/// `details/metrics_raw.csv`: every stage merged (derived, not an ncu page).
+const METRICS_RAW: &str = "metrics_raw.csv";
+/// `details/00_discovery_raw.csv`: the durations-only pass over every kernel.
+const DISCOVERY_RAW: &str = "00_discovery_raw.csv";
+/// `details/import.json`.
+const IMPORT_RECORD: &str = "import.json";
 /// The longest kernel part of a profile id, in characters.
 pub const MAX_KERNEL_ID_LEN: usize = 64;
 /// How many `<id>_N` suffixes [`ProfileDir::create_unique`] tries before giving up.
 pub const MAX_COLLISION_SUFFIX: u32 = 1000;
+
+/// `<profiles root>/baselines`: saved baselines, `baselines/NAME/<kernel>/`.
+pub fn baselines_root(profiles_root: &Path) -> PathBuf {
+    profiles_root.join("baselines")
+}
+
+/// `<profiles root>/index.json`: every analysed profile, one row each.
+pub fn index_json_path(profiles_root: &Path) -> PathBuf {
+    profiles_root.join("index.json")
+}
+
+/// `<profiles root>/index.md`: the same as a table.
+pub fn index_md_path(profiles_root: &Path) -> PathBuf {
+    profiles_root.join("index.md")
+}
+
+/// What a saved baseline keeps of a profile, relative to the profile directory: what a
+/// comparison reads. Raw CSVs stay in the profile.
+pub const BASELINE_FILES: &[&str] = &[
+    "profile-target.yaml",
+    "run_manifest.yaml",
+    "details/00_environment.txt",
+    "details/metrics_summary.json",
+    "details/bottleneck_decision.json",
+    "details/source_hotspots.csv",
+    "details/timing.json",
+];
+
+/// `details/<page>` of a stage's raw page, as messages and the manifest name it.
+pub fn raw_page_rel(collection: &StageCollection) -> String {
+    format!("details/{}", raw_page_name(collection))
+}
 
 /// The profiles root of a workspace: `<workspace root>/profile`.
 pub fn profiles_root(workspace_root: &Path) -> PathBuf {
@@ -142,6 +200,35 @@ pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
 /// A profile id: `{sanitized_kernel}_{YYYYMMDD_HHMMSS}` (UTC).
 pub fn profile_id(kernel: &str, now: SystemTime) -> String {
     format!("{}_{}", sanitize_kernel_name(kernel), UtcTimestamp::from_system_time(now).compact())
+}
+
+/// What an ncu page in `details/` is, by its file name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageKind {
+    /// A raw page (`--page raw`): a stage's (`03_memory_raw.csv`) or an imported one
+    /// (`imported_01_raw.csv`); `label` is the name without number and suffix
+    /// (`memory`, `imported_01`... as the stage names in `metrics_extracted.jsonl`).
+    Raw {
+        /// The stage that wrote it, for a stage's page.
+        stage: Option<Stage>,
+        /// The file name without its number prefix and `_raw.csv`.
+        label: String,
+    },
+    /// A source page (`07_source_raw.csv`, `imported_source.csv`).
+    Source,
+    /// A details page with ncu's rule findings (`imported_details.csv`, `*_details.csv`).
+    Details,
+}
+
+/// One ncu page of a profile directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageFile {
+    /// What it is.
+    pub kind: PageKind,
+    /// Its path.
+    pub path: PathBuf,
+    /// Its path relative to the profile directory (`details/01_basic_raw.csv`), for messages.
+    pub origin: String,
 }
 
 /// One profile's directory and the paths of what a run writes into it.
@@ -265,7 +352,7 @@ impl ProfileDir {
 
     /// `details/00_discovery_raw.csv`, written only when discovery ran.
     pub fn discovery_raw_path(&self) -> PathBuf {
-        self.details_dir().join("00_discovery_raw.csv")
+        self.details_dir().join(DISCOVERY_RAW)
     }
 
     /// `details/kernel_candidates.json`, written only when discovery ran.
@@ -273,14 +360,14 @@ impl ProfileDir {
         self.details_dir().join("kernel_candidates.json")
     }
 
-    /// `details/<NN>_<stage>_raw.csv` for one stage.
-    pub fn stage_raw_path(&self, stage: Stage) -> PathBuf {
-        self.details_dir().join(stage.raw_file_name())
+    /// `details/<NN>_<stage>_raw.csv`: where a stage's ncu writes its page.
+    pub fn stage_raw_path(&self, collection: &StageCollection) -> PathBuf {
+        self.details_dir().join(raw_page_name(collection))
     }
 
     /// `details/metrics_raw.csv`.
     pub fn metrics_raw_path(&self) -> PathBuf {
-        self.details_dir().join("metrics_raw.csv")
+        self.details_dir().join(METRICS_RAW)
     }
 
     /// `details/metrics_summary.json`.
@@ -326,6 +413,83 @@ impl ProfileDir {
     /// `visual/profile_summary.png`.
     pub fn visual_summary_path(&self) -> PathBuf {
         self.visual_dir().join("profile_summary.png")
+    }
+
+    /// Whether an analysis or a timing was made here (`details/metrics_summary.json` or
+    /// `details/timing.json`): a profile a comparison can read.
+    pub fn has_results(&self) -> bool {
+        self.metrics_summary_path().is_file() || self.timing_path().is_file()
+    }
+
+    /// `path` relative to this directory, for messages (`visual/profile_summary.png`).
+    pub fn relative(&self, path: &Path) -> String {
+        path.strip_prefix(&self.dir).unwrap_or(path).display().to_string()
+    }
+
+    /// `details/import.json`: what an import was made from.
+    pub fn import_record_path(&self) -> PathBuf {
+        self.details_dir().join(IMPORT_RECORD)
+    }
+
+    /// `comparison/regression.json`.
+    pub fn regression_json_path(&self) -> PathBuf {
+        self.comparison_dir().join("regression.json")
+    }
+
+    /// `comparison/comparison.png`.
+    pub fn comparison_png_path(&self) -> PathBuf {
+        self.comparison_dir().join("comparison.png")
+    }
+
+    /// The name a copied raw export gets under `details/` (`imported_01_raw.csv`).
+    pub fn imported_raw_path(&self, n: usize) -> PathBuf {
+        self.details_dir().join(format!("imported_{n:02}_raw.csv"))
+    }
+
+    /// `details/imported_source.csv`.
+    pub fn imported_source_path(&self) -> PathBuf {
+        self.details_dir().join("imported_source.csv")
+    }
+
+    /// `details/imported_details.csv`.
+    pub fn imported_details_path(&self) -> PathBuf {
+        self.details_dir().join("imported_details.csv")
+    }
+
+    /// The ncu pages in `details/` (raw, source and details pages, stage outputs and
+    /// imports), in file-name order; derived files and the discovery pass are not pages
+    /// of the profile.
+    pub fn pages(&self) -> Result<Vec<PageFile>, Failure> {
+        let details = self.details_dir();
+        let mut names: Vec<String> = fs::read_dir(&details)
+            .map_err(|e| io_failure("cannot read", &details, &e))?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| e.file_name().to_str().map(String::from))
+            .filter(|n| n.ends_with(".csv"))
+            .collect();
+        names.sort();
+        let mut out = Vec::new();
+        for name in names {
+            let kind = if name == "imported_details.csv" || name.ends_with("_details.csv") {
+                PageKind::Details
+            } else if name == raw_page_name(&StageCollection::Named(Stage::Source))
+                || name == "imported_source.csv"
+            {
+                PageKind::Source
+            } else if name.ends_with("_raw.csv") && name != METRICS_RAW && name != DISCOVERY_RAW {
+                let label = name
+                    .trim_end_matches("_raw.csv")
+                    .trim_start_matches(|c: char| c.is_ascii_digit() || c == '_')
+                    .to_string();
+                let stage =
+                    Stage::ALL.into_iter().find(|s| raw_page_name(&StageCollection::Named(*s)) == name);
+                PageKind::Raw { stage, label }
+            } else {
+                continue;
+            };
+            out.push(PageFile { kind, path: details.join(&name), origin: format!("details/{name}") });
+        }
+        Ok(out)
     }
 
     /// Creates an optional subdirectory (such as [`ProfileDir::comparison_dir`]) when
@@ -414,6 +578,15 @@ mod tests {
     }
 
     #[test]
+    fn stage_pages_have_distinct_names() {
+        let mut files = std::collections::HashSet::new();
+        for s in Stage::ALL {
+            assert!(files.insert(raw_page_name(&StageCollection::Named(s))));
+        }
+        assert!(files.insert(raw_page_name(&StageCollection::Discovery)));
+    }
+
+    #[test]
     fn sanitizes_kernel_names() {
         for (name, expected) in [
             ("hgemm_byzj_v0", "hgemm_byzj_v0"),
@@ -486,7 +659,10 @@ mod tests {
         assert!(second.details_dir().is_dir());
         assert_eq!(second.path(), root.join("hgemm_20260515_120000_2"));
         assert_eq!(second.target_spec_path(), second.path().join("profile-target.yaml"));
-        assert_eq!(second.stage_raw_path(Stage::Memory), second.path().join("details/03_memory_raw.csv"));
+        assert_eq!(
+            second.stage_raw_path(&StageCollection::Named(Stage::Memory)),
+            second.path().join("details/03_memory_raw.csv")
+        );
         assert!(!second.comparison_dir().exists() && !second.visual_dir().exists());
         second.ensure_dir(&second.visual_dir()).unwrap();
         assert!(second.visual_dir().is_dir());

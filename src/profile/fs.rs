@@ -59,3 +59,15 @@ pub fn append(path: &Path, text: &str) -> Result<()> {
         .with_context(|| format!("could not open {}", path.display()))?;
     f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
 }
+
+/// Reads a JSON file as `T`: `Ok(None)` when it does not exist, an error naming the file
+/// when it cannot be read or is not what it should be.
+pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            Ok(Some(serde_json::from_str(&text).with_context(|| format!("invalid {}", path.display()))?))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::Error::new(e).context(format!("could not read {}", path.display()))),
+    }
+}

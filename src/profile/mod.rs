@@ -2,10 +2,11 @@
 //!
 //! [`dir`] names every path of a profile directory and of the profiles root, [`fs`]
 //! writes into them atomically, [`target_spec`] is `profile-target.yaml`, [`run_manifest`]
-//! is `run_manifest.yaml`.
+//! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports.
 
 pub mod dir;
 pub mod fs;
+pub mod import;
 pub mod run_manifest;
 pub mod target_spec;
 

@@ -603,7 +603,7 @@ fn render_topic(topic: &Topic, query: &str, how: Match) -> String {
                 let collection = StageCollection::Named(stage);
                 // One line: it is meant to be copied.
                 let _ = writeln!(out, "ncu options: {}", collection.ncu_args().join(" "));
-                wrap_field(&mut out, "Raw output", &format!("details/{}", collection.raw_file_name()));
+                wrap_field(&mut out, "Raw output", &crate::profile::dir::raw_page_rel(&collection));
                 let passes = match crate::ncu::stages::definition(stage).passes_h200 {
                     Some(p) => format!("{p} per launch, seen on an H200 (ncu 2025.3.1)"),
                     None => "not measured yet".to_string(),

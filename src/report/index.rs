@@ -14,6 +14,9 @@ use crate::analyze::rules::{format_value, BottleneckDecision};
 use crate::analyze::summary::MetricsSummary;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
+use crate::profile::dir::{index_json_path, index_md_path};
+use crate::profile::fs::read_json;
+use crate::profile::ProfileDir;
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,14 +44,13 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
     dirs.sort_by_key(|d| std::cmp::Reverse(d.metadata().and_then(|m| m.modified()).ok()));
     let mut out = Vec::new();
     for d in dirs {
-        let read = |f: &str| std::fs::read_to_string(d.join("details").join(f)).ok();
-        let Some(decision) = read("bottleneck_decision.json")
-            .and_then(|t| serde_json::from_str::<BottleneckDecision>(&t).ok())
+        let profile = ProfileDir::at(&d);
+        let Some(decision) =
+            read_json::<BottleneckDecision>(&profile.bottleneck_decision_path()).ok().flatten()
         else {
             continue;
         };
-        let summary =
-            read("metrics_summary.json").and_then(|t| serde_json::from_str::<MetricsSummary>(&t).ok());
+        let summary = read_json::<MetricsSummary>(&profile.metrics_summary_path()).ok().flatten();
         for v in decision.kernels {
             let duration_ns = summary
                 .as_ref()
@@ -71,10 +73,7 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
 pub fn write(root: &Path) -> Result<()> {
     let rows = rows(root);
     let json = serde_json::json!({ "schema_version": 1, "profiles": rows });
-    crate::profile::fs::write_atomic(
-        &root.join("index.json"),
-        &(serde_json::to_string_pretty(&json)? + "\n"),
-    )?;
+    crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(&json)? + "\n"))?;
     let mut md = String::from(
         "# Kernel profiles\n\n| profile | kernel | verdict | confidence | duration | next stage |\n|---|---|---|---|---|---|\n",
     );
@@ -89,5 +88,5 @@ pub fn write(root: &Path) -> Result<()> {
             p = r.profile,
         ));
     }
-    crate::profile::fs::write_atomic(&root.join("index.md"), &md)
+    crate::profile::fs::write_atomic(&index_md_path(root), &md)
 }

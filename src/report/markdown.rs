@@ -5,52 +5,17 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
-use crate::analyze::hotspots::{Hotspot, SourceKind};
-use crate::analyze::rules::{format_value, BottleneckDecision, Classification};
-use crate::analyze::summary::MetricsSummary;
+use crate::analyze::hotspots::SourceKind;
+use crate::analyze::rules::{format_value, Classification};
+use crate::analyze::Analysis;
 
 /// The built-in template.
 pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/final_report.md");
 
-/// What a report says besides the analysis results.
-#[derive(Debug, Clone, Default)]
-pub struct ReportContext {
-    /// The title (the kernel name or hint).
-    pub title: String,
-    /// What was profiled and how (program, arguments, runtime), Markdown.
-    pub target_summary: String,
-    /// The kernel filter as given to ncu, or what the import kept.
-    pub kernel_filter: String,
-    /// ncu's version, when known.
-    pub profiler_version: Option<String>,
-    /// `none`, `full_sudo`, or `n/a`.
-    pub privilege_mode: String,
-    /// ncu's clock control, when known.
-    pub clock_control: Option<String>,
-    /// The commands, one per line.
-    pub commands: String,
-    /// What each input file is (`details/01_basic_raw.csv: basic stage, 1 launch, 301 columns`).
-    pub collected: Vec<String>,
-    /// Whether a source page was part of the inputs.
-    pub source_collected: bool,
-    /// The stages whose pages were part of the inputs (`basic`, `memory`, ...).
-    pub stages_collected: Vec<String>,
-    /// Known limitations from outside the analysis (unknown device, ...).
-    pub limitations: Vec<String>,
-    /// ncu's own rule findings from a details page, largest estimated speedup first.
-    pub ncu_rules: Vec<String>,
-    /// The kernels against the device's limits from gpu_specs.yaml (empty when unknown).
-    pub device_limits: Vec<String>,
-}
-
 /// Renders the report.
-pub fn render(
-    template: &str,
-    ctx: &ReportContext,
-    summary: &MetricsSummary,
-    decision: &BottleneckDecision,
-    hotspots: &[Hotspot],
-) -> String {
+pub fn render(template: &str, analysis: &Analysis) -> String {
+    let (ctx, summary, decision, hotspots) =
+        (&analysis.provenance, &analysis.summary, &analysis.decision, analysis.hotspots.as_slice());
     let verdict_line = decision
         .kernels
         .iter()
@@ -132,7 +97,7 @@ pub fn render(
         }
         t
     };
-    let mut limitations: Vec<String> = ctx.limitations.clone();
+    let mut limitations: Vec<String> = analysis.limitations.clone();
     if !ctx.source_collected {
         limitations.push("No source page: hotspots are not available.".into());
     } else if hotspots
@@ -203,10 +168,10 @@ pub fn render(
         ("collected", list(&ctx.collected)),
         (
             "device_limits",
-            if ctx.device_limits.is_empty() {
+            if analysis.device_limits.is_empty() {
                 "The device is not in gpu_specs.yaml; see Limitations.".to_string()
             } else {
-                list(&ctx.device_limits)
+                list(&analysis.device_limits)
             },
         ),
         (

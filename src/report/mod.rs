@@ -1,7 +1,114 @@
-//! Rendering an analysis for people: `final_report.md` ([`markdown`]), the PNG summary
-//! ([`visual`]) and the profiles index ([`index`]). Nothing here decides anything: the
-//! numbers and verdicts come from [`crate::analyze`].
+//! Rendering an analysis into a profile directory: the derived data files, `final_report.md`
+//! ([`markdown`]), the PNG summary ([`visual`]), and the profiles index ([`index`]).
+//! Nothing here decides anything: the numbers and verdicts come from [`crate::analyze`].
+//!
+//! Every file is written to a temporary name and renamed into place, so a failure never
+//! leaves a half-written output; inputs are never changed.
 
 pub mod index;
 pub mod markdown;
 pub mod visual;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use crate::analyze::hotspots::{self, Hotspot};
+use crate::analyze::rules::BottleneckDecision;
+use crate::analyze::summary::MetricsSummary;
+use crate::analyze::{self, Analysis, AnalyzeOptions};
+use crate::profile::fs::{write_atomic, write_atomic_bytes};
+use crate::profile::ProfileDir;
+
+/// Writes `analysis` into `dir`: `metrics_raw.csv`, `metrics_extracted.jsonl`,
+/// `metrics_summary.json`, `bottleneck_decision.json`, `source_hotspots.csv` (with a source
+/// page), the picture `visual/profile_summary.png` (of the first kernel) and
+/// `final_report.md`. A picture that cannot be drawn or written does not fail the report:
+/// it goes into [`Analysis::warnings`] and the limitations, and no partial or stale
+/// picture is left.
+pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Result<()> {
+    write_atomic(&dir.metrics_raw_path(), &analysis.metrics_raw_csv)?;
+    write_atomic(&dir.metrics_extracted_path(), &analysis.metrics_extracted_jsonl)?;
+    write_atomic(&dir.metrics_summary_path(), &(serde_json::to_string_pretty(&analysis.summary)? + "\n"))?;
+    write_atomic(
+        &dir.bottleneck_decision_path(),
+        &(serde_json::to_string_pretty(&analysis.decision)? + "\n"),
+    )?;
+    if analysis.provenance.source_collected {
+        write_atomic(&dir.source_hotspots_path(), &hotspots::to_csv(&analysis.hotspots)?)?;
+    }
+    if let Err(e) = write_visual_summary(dir, &analysis.summary, &analysis.decision, &analysis.hotspots) {
+        // A picture of the previous analysis would disagree with the new numbers.
+        std::fs::remove_file(dir.visual_summary_path()).ok();
+        let note = format!("{} was not written: {e:#}", dir.relative(&dir.visual_summary_path()));
+        analysis.limitations.push(format!("{note}."));
+        analysis.warnings.push(note);
+    }
+    write_atomic(&dir.final_report_path(), &markdown::render(template, analysis))
+}
+
+/// Analyses `dir` again and rewrites everything derived from its pages (`cargo kprof
+/// report`, and after each collection).
+pub fn refresh(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
+    let template = analyze::load_template(opts)?;
+    let mut analysis = analyze::analyze(dir, opts)?;
+    write(dir, &mut analysis, &template)?;
+    Ok(analysis)
+}
+
+/// `cargo kprof import`: a new profile directory from ncu CSV exports, analysed.
+pub fn import(
+    raw: &[PathBuf],
+    source: Option<&Path>,
+    details: Option<&Path>,
+    kernel: Option<&str>,
+    output_dir: &Path,
+    opts: &AnalyzeOptions,
+) -> Result<(ProfileDir, Analysis)> {
+    let dir = crate::profile::import::create(raw, source, details, kernel, output_dir)?;
+    let analysis = refresh(&dir, opts)?;
+    Ok((dir, analysis))
+}
+
+/// Draws `visual/profile_summary.png` for the first kernel of `summary` and writes it
+/// atomically.
+fn write_visual_summary(
+    dir: &ProfileDir,
+    summary: &MetricsSummary,
+    decision: &BottleneckDecision,
+    hot: &[Hotspot],
+) -> Result<()> {
+    let Some(kernel) = summary.kernels.first() else { return Ok(()) };
+    let device = summary.device.as_deref();
+    let of_kernel = |h: &&Hotspot| {
+        h.function == kernel.kernel
+            || h.function.strip_prefix(kernel.kernel.as_str()).is_some_and(|r| r.starts_with('('))
+    };
+    let mut lines: Vec<Hotspot> = hot.iter().filter(of_kernel).cloned().collect();
+    if lines.is_empty() && summary.kernels.len() == 1 {
+        // One kernel: the source page's function name may be spelled differently.
+        lines = hot.to_vec();
+    }
+    let input = visual::VisualInput {
+        title: match device {
+            Some(d) => format!("{} — {d}", kernel.kernel),
+            None => format!("{} — device not named in the inputs", kernel.kernel),
+        },
+        kernel,
+        verdict: decision.kernels.iter().find(|v| v.kernel == kernel.kernel),
+        hotspots: &lines,
+        device: device.and_then(visual::ceilings_for),
+    };
+    // The picture is optional: a bug in drawing must not cost the analysis either.
+    let png = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| visual::profile_summary_png(&input)))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            Err(anyhow::anyhow!("drawing it panicked: {what}"))
+        })?;
+    dir.ensure_dir(&dir.visual_dir())?;
+    write_atomic_bytes(&dir.visual_summary_path(), &png)
+}

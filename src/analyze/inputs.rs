@@ -1,0 +1,174 @@
+//! What an analysis reads from a profile directory: its ncu pages, and where they came
+//! from (the target spec of a run, or the record of an import).
+
+use anyhow::Result;
+
+use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelFilter;
+use crate::model::kinds::Privilege;
+use crate::ncu::parse::{DetailsPage, DetailsRow, RawPage, SourcePage};
+use crate::process::shell_quote;
+use crate::profile::dir::PageKind;
+use crate::profile::import::{read, ImportRecord};
+use crate::profile::target_spec::TargetSpec;
+use crate::profile::ProfileDir;
+
+/// Where the numbers come from and how they were taken: the report's header and
+/// reproduction section.
+#[derive(Debug, Clone, Default)]
+pub struct Provenance {
+    /// The title (the kernel name or hint).
+    pub title: String,
+    /// What was profiled and how (program, arguments, runtime), Markdown.
+    pub target_summary: String,
+    /// The kernel filter as given to ncu, or what the import kept.
+    pub kernel_filter: String,
+    /// ncu's version, when known.
+    pub profiler_version: Option<String>,
+    /// `none`, `full_sudo`, or `n/a`.
+    pub privilege_mode: String,
+    /// ncu's clock control, when known.
+    pub clock_control: Option<String>,
+    /// The commands, one per line.
+    pub commands: String,
+    /// What each input file is (`details/01_basic_raw.csv: basic stage, 1 launch, 301 columns`).
+    pub collected: Vec<String>,
+    /// Whether a source page was part of the inputs.
+    pub source_collected: bool,
+    /// The stages whose pages were part of the inputs (`basic`, `memory`, ...).
+    pub stages_collected: Vec<String>,
+    /// ncu's own rule findings from a details page, largest estimated speedup first.
+    pub ncu_rules: Vec<String>,
+}
+
+/// One raw page and where it came from.
+#[derive(Debug, Clone)]
+pub struct RawInput {
+    /// The stage (`memory`) or import (`imported_01`) it came from.
+    pub label: String,
+    /// Its path in the profile directory, for messages.
+    pub origin: String,
+    /// The page.
+    pub page: RawPage,
+}
+
+/// The pages of a profile directory and their provenance.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// Stage raw pages and imported raw pages, in file-name order.
+    pub raw: Vec<RawInput>,
+    /// A source page, if one was collected or imported.
+    pub source: Option<SourcePage>,
+    /// The kernel filter the analysis keeps to (the run's, or the import's `--kernel`).
+    pub kernel_filter: Option<regex::Regex>,
+    /// Where they came from.
+    pub provenance: Provenance,
+}
+
+fn ncu_rule_line(r: &DetailsRow) -> String {
+    let first = r.rule_description.split(". ").next().unwrap_or(&r.rule_description);
+    format!(
+        "`{}` ({}, {}): estimated speedup {} % ({}). {}.",
+        r.rule_name,
+        r.section,
+        r.kernel,
+        crate::analyze::rules::format_value(r.speedup.unwrap_or(0.0)),
+        r.speedup_type.to_lowercase(),
+        first.trim_end_matches('.')
+    )
+}
+
+/// Reads every page of `dir` and what it says about itself.
+pub fn read_inputs(dir: &ProfileDir) -> Result<Inputs> {
+    let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
+    let mut raw = Vec::new();
+    let mut source = None;
+    let mut kernel_filter = None;
+    for file in dir.pages()? {
+        let text = read(&file.path)?;
+        let origin = file.origin;
+        let invalid = |e: crate::ncu::parse::ParseError| Failure::new(ExitCode::Config, e.to_string());
+        match file.kind {
+            PageKind::Details => {
+                let page = DetailsPage::parse(&text, &origin).map_err(invalid)?;
+                let mut rules: Vec<&DetailsRow> =
+                    page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
+                rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
+                prov.ncu_rules.extend(rules.iter().take(5).map(|r| ncu_rule_line(r)));
+                prov.collected
+                    .push(format!("`{origin}`: details page ({} rule findings)", page.rules().count()));
+            }
+            PageKind::Source => {
+                source = Some(SourcePage::parse(&text, &origin).map_err(invalid)?);
+                prov.collected.push(format!("`{origin}`: source page"));
+                prov.stages_collected.push("source".into());
+                prov.source_collected = true;
+            }
+            PageKind::Raw { stage, label } => {
+                let page = RawPage::parse(&text, &origin).map_err(invalid)?;
+                if let Some(s) = stage {
+                    prov.stages_collected.push(s.name().to_string());
+                }
+                prov.collected.push(format!(
+                    "`{origin}`: {} launch(es), {} columns",
+                    page.launches().count(),
+                    page.columns.len()
+                ));
+                raw.push(RawInput { label, origin, page });
+            }
+        }
+    }
+    if raw.is_empty() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("{} has no raw ncu pages to analyse", dir.details_dir().display()),
+        )
+        .help("import CSV exports with `cargo kprof import --raw FILE --output-dir DIR`")
+        .into());
+    }
+    if let Some(record) = ImportRecord::read(dir)? {
+        let files: Vec<String> =
+            record.files.iter().map(|f| format!("`{}` ({})", f.original.display(), f.page)).collect();
+        prov.target_summary = format!("Imported from ncu CSV exports: {}.", files.join(", "));
+        prov.kernel_filter = match &record.kernel {
+            Some(k) => {
+                let f = KernelFilter::from_hint(k);
+                kernel_filter = regex::Regex::new(&f.pattern).ok();
+                format!("`{}` (from --kernel {k})", f.to_ncu_arg())
+            }
+            None => "none: every kernel in the files".into(),
+        };
+        prov.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
+        prov.commands = format!(
+            "cargo kprof import {} --output-dir {}",
+            record
+                .files
+                .iter()
+                .map(|f| format!("--{} {}", f.page, shell_quote(&f.original.to_string_lossy())))
+                .collect::<Vec<_>>()
+                .join(" "),
+            shell_quote(&dir.path().to_string_lossy())
+        ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
+    } else if let Ok(spec) = TargetSpec::read_from(&dir.target_spec_path()) {
+        prov.title = spec.kernel.name.clone();
+        prov.target_summary = format!(
+            "`{}` {} (runtime `{}`, cwd `{}`)",
+            spec.target.executable,
+            spec.target.args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "),
+            spec.target.runtime.name(),
+            spec.target.cwd.display()
+        );
+        prov.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
+        kernel_filter = regex::Regex::new(&spec.kernel.filter).ok();
+        prov.privilege_mode = match spec.privilege.mode {
+            Privilege::None => "none".into(),
+            Privilege::Sudo => "full_sudo".into(),
+        };
+        prov.clock_control = Some(spec.profiling.clock_control.name().to_string());
+        prov.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
+    }
+    if let Ok(env) = std::fs::read_to_string(dir.environment_path()) {
+        prov.profiler_version = env.lines().find(|l| l.contains("Version")).map(|l| l.trim().to_string());
+    }
+    Ok(Inputs { raw, source, kernel_filter, provenance: prov })
+}

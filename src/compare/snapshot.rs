@@ -1,0 +1,216 @@
+//! A [`Snapshot`]: what a comparison reads from one side, a profile directory or a saved
+//! baseline (`profile/baselines/NAME/<kernel>/`, the same files), through the profile
+//! directory's typed readers.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use kprof_contract::ResultFile;
+use serde::{Deserialize, Serialize};
+
+use crate::analyze::rules::{BottleneckDecision, KernelVerdict};
+use crate::analyze::summary::{KernelSummary, MetricsSummary};
+use crate::error::{ExitCode, Failure};
+use crate::profile::fs::read_json;
+use crate::profile::target_spec::TargetSpec;
+use crate::profile::ProfileDir;
+
+/// What a profile is of: equal identities are the same measurement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    /// The configured kernel name (the hint).
+    pub kernel: String,
+    /// The harness case, if any.
+    pub case: Option<String>,
+    /// The program's arguments.
+    pub args: Vec<String>,
+}
+
+/// What the numbers depend on.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Conditions {
+    /// The GPU, as ncu named it.
+    pub device: Option<String>,
+    /// `Version 2025.3.1.0 (build ...)`, from `ncu --version`.
+    pub ncu_version: Option<String>,
+    /// `none` or `base`.
+    pub clock_control: Option<String>,
+}
+
+/// One source line of the hotspots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HotLine {
+    /// `hgemm.cu:24`.
+    pub location: String,
+    /// Share of the kernel's samples, percent.
+    pub pct: f64,
+    /// The line's text, when known.
+    pub source: String,
+}
+
+/// The harness timing of the profiled case.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimingFacts {
+    /// The case (`hgemm_tiled/m=4096,n=4096,k=4096`).
+    pub case: String,
+    /// `hot` or `cold`.
+    pub mode: String,
+    /// Median time per launch, ns.
+    pub median_ns: f64,
+    /// Number of samples.
+    pub samples: usize,
+    /// Relative noise (robust stddev / mean).
+    pub rel_noise: f64,
+}
+
+impl TimingFacts {
+    /// A 95 % interval for the median: `median * (1 +- 1.96 * 1.2533 * noise / sqrt(n))`.
+    /// The median's standard error is about 1.2533 times the mean's for a normal sample;
+    /// `rel_noise` is the harness' outlier-robust spread.
+    pub fn interval(&self) -> (f64, f64) {
+        let n = self.samples.max(1) as f64;
+        let half = self.median_ns * 1.96 * 1.2533 * self.rel_noise / n.sqrt();
+        (self.median_ns - half, self.median_ns + half)
+    }
+}
+
+/// Everything a comparison reads from one side.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    /// Where it was read from.
+    pub dir: PathBuf,
+    /// How to name it in reports (`profile hgemm_20261129_230345`, `baseline main`).
+    pub label: String,
+    /// What was measured.
+    pub identity: Identity,
+    /// Under what conditions.
+    pub conditions: Conditions,
+    /// The kernel's summary (the first kernel of the profile).
+    pub kernel: KernelSummary,
+    /// Its verdict, if the profile has one.
+    pub verdict: Option<KernelVerdict>,
+    /// Its hottest CUDA source lines, hottest first.
+    pub hotspots: Vec<HotLine>,
+    /// The harness timing, if taken.
+    pub timing: Option<TimingFacts>,
+}
+
+impl Snapshot {
+    /// Reads a profile directory (or a baseline's kernel directory).
+    pub fn load(dir: &Path, label: impl Into<String>) -> Result<Snapshot> {
+        let label = label.into();
+        let profile = ProfileDir::at(dir);
+        let spec_path = profile.target_spec_path();
+        let spec = if spec_path.is_file() { Some(TargetSpec::read_from(&spec_path)?) } else { None };
+        let timing_doc: Option<ResultFile> = read_json(&profile.timing_path()).ok().flatten();
+        // A `check --timing-only` profile has a timing and no ncu metrics.
+        let summary: MetricsSummary = match read_json(&profile.metrics_summary_path())? {
+            Some(s) => s,
+            None if profile.timing_path().is_file() => MetricsSummary {
+                schema_version: 1,
+                device: None,
+                kernels: vec![KernelSummary {
+                    kernel: spec.as_ref().map(|s| s.kernel.name.clone()).unwrap_or_default(),
+                    launches: 0,
+                    fields: Default::default(),
+                    top_stalls: Vec::new(),
+                }],
+            },
+            None => {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{} has no details/metrics_summary.json: not an analysed profile", dir.display()),
+                )
+                .help(format!("run `cargo kprof report {}` first, or pick another directory", dir.display()))
+                .into())
+            }
+        };
+        let kernel = summary.kernels.first().cloned().ok_or_else(|| {
+            Failure::new(ExitCode::Config, format!("{} summarises no kernel", dir.display()))
+        })?;
+        let verdict = read_json::<BottleneckDecision>(&profile.bottleneck_decision_path())
+            .ok()
+            .flatten()
+            .and_then(|d| d.kernels.into_iter().find(|v| v.kernel == kernel.kernel));
+        let identity = Identity {
+            kernel: spec.as_ref().map(|s| s.kernel.name.clone()).unwrap_or_else(|| kernel.kernel.clone()),
+            case: spec.as_ref().and_then(|s| s.kernel.case.clone()),
+            args: spec.as_ref().map(|s| s.target.args.clone()).unwrap_or_default(),
+        };
+        let environment = std::fs::read_to_string(profile.environment_path()).unwrap_or_default();
+        let conditions = Conditions {
+            // The harness names the device too (a timing-only profile has no ncu summary).
+            device: summary
+                .device
+                .clone()
+                .or_else(|| timing_doc.as_ref().and_then(|d| d.device.as_ref()).map(|d| d.name.clone())),
+            ncu_version: environment
+                .lines()
+                .find(|l| l.starts_with("Version "))
+                .map(|l| l.trim().to_string()),
+            clock_control: spec.as_ref().map(|s| s.profiling.clock_control.name().to_string()),
+        };
+        let timing = timing_doc.as_ref().and_then(|d| TimingFacts::of(d, identity.case.as_deref()));
+        Ok(Snapshot {
+            dir: dir.to_path_buf(),
+            label,
+            identity,
+            conditions,
+            hotspots: std::fs::read_to_string(profile.source_hotspots_path())
+                .map(|t| hot_lines(&t))
+                .unwrap_or_default(),
+            kernel,
+            verdict,
+            timing,
+        })
+    }
+
+    /// The duration compared: the harness median when timed, else ncu's.
+    pub(crate) fn duration_ns(&self) -> Option<f64> {
+        self.timing.as_ref().map(|t| t.median_ns).or_else(|| self.kernel.get("duration_ns"))
+    }
+}
+
+impl TimingFacts {
+    /// The profiled case's `hot` measurement (else `cold`) from a harness result.
+    pub fn of(result: &ResultFile, case: Option<&str>) -> Option<TimingFacts> {
+        let c = result.case(case)?;
+        Some(TimingFacts {
+            case: c.name.clone(),
+            mode: c.mode.as_str().to_string(),
+            median_ns: c.median_ns,
+            samples: c.samples,
+            rel_noise: c.rel_noise,
+        })
+    }
+}
+
+/// The `cuda` rows of `source_hotspots.csv`, hottest first.
+fn hot_lines(csv_text: &str) -> Vec<HotLine> {
+    let mut rd = csv::Reader::from_reader(csv_text.as_bytes());
+    let headers = match rd.headers() {
+        Ok(h) => h.clone(),
+        Err(_) => return Vec::new(),
+    };
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    let (Some(kind), Some(file), Some(line), Some(pct), Some(source)) =
+        (col("kind"), col("file"), col("line"), col("pct_of_kernel"), col("source"))
+    else {
+        return Vec::new();
+    };
+    let mut out: Vec<HotLine> = rd
+        .records()
+        .filter_map(|r| r.ok())
+        .filter(|r| r.get(kind) == Some("cuda"))
+        .filter_map(|r| {
+            let name = Path::new(r.get(file)?).file_name()?.to_string_lossy().into_owned();
+            Some(HotLine {
+                location: format!("{name}:{}", r.get(line)?),
+                pct: r.get(pct)?.parse().ok()?,
+                source: r.get(source)?.trim().to_string(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.pct.total_cmp(&a.pct));
+    out
+}

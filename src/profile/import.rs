@@ -1,0 +1,119 @@
+//! `cargo kprof import`'s half on disk: ncu CSV exports made anywhere become a profile
+//! directory (copies under `details/`, and `details/import.json` saying what they were).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::dir::ProfileDir;
+use super::fs::write_atomic;
+use crate::error::{ExitCode, Failure};
+use crate::ncu::parse::{scan_log, DetailsPage, RawPage, SourcePage};
+
+/// `details/import.json`: what an import recorded about itself, so `report` can redo the
+/// same analysis.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportRecord {
+    /// The files as given, with their copies under `details/`.
+    pub files: Vec<ImportedFile>,
+    /// The `--kernel` hint, if any.
+    pub kernel: Option<String>,
+}
+
+/// One imported file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedFile {
+    /// `raw`, `source` or `details`.
+    pub page: String,
+    /// The path given on the command line.
+    pub original: PathBuf,
+    /// The copy, relative to the profile directory.
+    pub copy: PathBuf,
+}
+
+impl ImportRecord {
+    /// Writes `details/import.json`.
+    pub fn write(&self, dir: &ProfileDir) -> Result<()> {
+        write_atomic(&dir.import_record_path(), &serde_json::to_string_pretty(self)?)
+    }
+
+    /// Reads `details/import.json`; `None` when the directory was not made by an import.
+    pub fn read(dir: &ProfileDir) -> Result<Option<ImportRecord>> {
+        let path = dir.import_record_path();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                Ok(Some(serde_json::from_str(&text).with_context(|| format!("invalid {}", path.display()))?))
+            }
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+pub(crate) fn read(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Checks ncu CSV exports, then copies them into a new profile directory with an
+/// [`ImportRecord`]. Every input is parsed before anything is created, so bad input leaves
+/// no directory behind.
+pub fn create(
+    raw: &[PathBuf],
+    source: Option<&Path>,
+    details: Option<&Path>,
+    kernel: Option<&str>,
+    output_dir: &Path,
+) -> Result<ProfileDir> {
+    // Parse everything before creating anything, so bad input leaves no directory behind.
+    for p in raw {
+        let text = read(p)?;
+        RawPage::parse(&text, &p.display().to_string()).map_err(|e| {
+            let log = scan_log(&text);
+            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
+            if log.no_kernels_profiled {
+                f = f.help(format!(
+                    "ncu profiled no kernel in this run; it saw: {}",
+                    log.available_kernels.join(", ")
+                ));
+            }
+            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
+        })?;
+    }
+    if let Some(p) = source {
+        SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string())
+                .help("export with `--csv --page source --print-source cuda,sass`")
+        })?;
+    }
+    if let Some(p) = details {
+        DetailsPage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string()).help("export with `--csv --page details`")
+        })?;
+    }
+    if let Some(k) = kernel {
+        regex::Regex::new(&crate::model::filter::KernelFilter::from_hint(k).pattern)
+            .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
+    }
+    let dir = ProfileDir::create_explicit(output_dir)?;
+    let details_dir = dir.details_dir();
+    let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
+    let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
+        std::fs::copy(from, &to)
+            .with_context(|| format!("could not copy {} into {}", from.display(), details_dir.display()))?;
+        let rel = to.strip_prefix(dir.path()).unwrap_or(&to).to_path_buf();
+        record.files.push(ImportedFile { page: page.into(), original: from.to_path_buf(), copy: rel });
+        Ok(())
+    };
+    for (i, p) in raw.iter().enumerate() {
+        copy("raw", p, dir.imported_raw_path(i + 1))?;
+    }
+    if let Some(p) = source {
+        copy("source", p, dir.imported_source_path())?;
+    }
+    if let Some(p) = details {
+        copy("details", p, dir.imported_details_path())?;
+    }
+    record.write(&dir)?;
+    Ok(dir)
+}

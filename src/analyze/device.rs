@@ -6,7 +6,7 @@ use super::summary::MetricsSummary;
 /// Where each kernel stands against the device's limits from gpu_specs.yaml: the FP32
 /// roofline (when FLOP counts and DRAM bytes were collected), DRAM bandwidth and warp slots.
 pub fn device_limits(spec: &crate::references::GpuSpec, summary: &MetricsSummary) -> Vec<String> {
-    use crate::analyze::rules::format_value as f;
+    use crate::units::value as f;
     let bw = spec.bandwidth_bytes_per_second();
     let mut out = vec![format!(
         "{} (gpu_specs.yaml): {} SMs, {} GB/s DRAM, FP32 {} TFLOP/s{}, {} warps per SM.",

@@ -69,11 +69,7 @@ fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> String {
         .collect();
     stalls.sort_by(|a, b| b.1.total_cmp(&a.1));
     stalls.truncate(n);
-    stalls
-        .iter()
-        .map(|(r, v)| format!("{r}={}", super::rules::format_value(*v)))
-        .collect::<Vec<_>>()
-        .join("; ")
+    stalls.iter().map(|(r, v)| format!("{r}={}", crate::units::value(*v))).collect::<Vec<_>>().join("; ")
 }
 
 const SAMPLES: &[&str] = &["# Samples", "Warp Stall Sampling (All Samples)"];

@@ -72,7 +72,7 @@ fn ncu_rule_line(r: &DetailsRow) -> String {
         r.rule_name,
         r.section,
         r.kernel,
-        crate::analyze::rules::format_value(r.speedup.unwrap_or(0.0)),
+        crate::units::value(r.speedup.unwrap_or(0.0)),
         r.speedup_type.to_lowercase(),
         first.trim_end_matches('.')
     )

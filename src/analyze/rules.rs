@@ -308,20 +308,9 @@ fn fill(text: &str, s: &KernelSummary) -> Option<String> {
     let mut out = text.to_string();
     for name in placeholders(text) {
         let v = s.get(&name)?;
-        out = out.replace(&format!("{{{name}}}"), &format_value(v));
+        out = out.replace(&format!("{{{name}}}"), &crate::units::value(v));
     }
     Some(out)
-}
-
-/// A value as reports show it: integers plainly, others with at most two decimals.
-pub fn format_value(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else if v.abs() >= 100.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 /// One row of evidence.

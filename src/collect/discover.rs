@@ -84,10 +84,10 @@ pub(crate) fn discover(dir: &ProfileDir, page: Result<RawPage, String>) -> Resul
     )?;
     let others: Vec<String> = candidates.iter().skip(1).map(|c| c.function.clone()).collect();
     let why = format!(
-        "costliest of {}: {} launch(es), {} us in all{}",
+        "costliest of {}: {} launch(es), {} in all{}",
         candidates.len(),
         top.launches,
-        crate::analyze::rules::format_value(top.total_duration_ns / 1000.0),
+        crate::units::duration(top.total_duration_ns),
         if others.is_empty() { String::new() } else { format!("; also seen: {}", others.join(", ")) }
     );
     Ok((top.function, why))

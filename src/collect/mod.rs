@@ -243,7 +243,7 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
         .evidence
         .iter()
         .filter(|e| e.threshold != "-")
-        .map(|e| format!("{} = {} ({})", e.field, crate::analyze::rules::format_value(e.value), e.threshold))
+        .map(|e| format!("{} = {} ({})", e.field, crate::units::value(e.value), e.threshold))
         .collect();
     let reason = match &v.rule {
         Some(rule) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),

@@ -98,11 +98,11 @@ pub fn time_kernel(
         shell.status(format!(
             "  {}: {} median ({}, {} samples, 95 % interval {} .. {})",
             t.case,
-            crate::compare::format_ns(t.median_ns),
+            crate::units::duration(t.median_ns),
             t.mode,
             t.samples,
-            crate::compare::format_ns(lo),
-            crate::compare::format_ns(hi)
+            crate::units::duration(lo),
+            crate::units::duration(hi)
         ));
     }
     Ok(())

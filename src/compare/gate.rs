@@ -229,8 +229,8 @@ pub fn step_summary(results: &[GateResult], tolerance_pct: f64) -> String {
         let c = &r.comparison;
         let (b, n, d, v) = match &c.duration {
             Some(d) => (
-                compare::format_ns(d.baseline_ns),
-                compare::format_ns(d.current_ns),
+                crate::units::duration(d.baseline_ns),
+                crate::units::duration(d.current_ns),
                 format!("{:+.1} %", d.delta_pct),
                 d.verdict,
             ),

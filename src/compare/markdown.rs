@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{num, Comparison, MetricDelta};
+use super::{Comparison, MetricDelta};
 use crate::profile::fs::write_atomic;
 use crate::profile::ProfileDir;
+use crate::units::approx as num;
 
 /// `comparison/regression_report.md`.
 pub fn render_markdown(c: &Comparison) -> String {
@@ -48,8 +49,8 @@ pub fn render_markdown(c: &Comparison) -> String {
         md.push_str(&format!(
             "{}: {} -> {} ({:+.2} %), **{}**.",
             d.source,
-            format_ns(d.baseline_ns),
-            format_ns(d.current_ns),
+            crate::units::duration(d.baseline_ns),
+            crate::units::duration(d.current_ns),
             d.delta_pct,
             d.verdict.word()
         ));
@@ -57,10 +58,10 @@ pub fn render_markdown(c: &Comparison) -> String {
             md.push_str(&format!(
                 " 95 % intervals of the medians: [{}, {}] and [{}, {}]; a change counts only beyond the \
                  tolerance and when these do not overlap.",
-                format_ns(b.0),
-                format_ns(b.1),
-                format_ns(n.0),
-                format_ns(n.1)
+                crate::units::duration(b.0),
+                crate::units::duration(b.1),
+                crate::units::duration(n.0),
+                crate::units::duration(n.1)
             ));
         }
         md.push_str("\n\n");
@@ -74,7 +75,7 @@ pub fn render_markdown(c: &Comparison) -> String {
         ));
         for m in rows {
             let v = |x: Option<f64>| match x {
-                Some(x) if m.unit == "ns" => format_ns(x),
+                Some(x) if m.unit == "ns" => crate::units::duration(x),
                 Some(x) => format!("{} {}", num(x), m.unit),
                 None => "not collected".into(),
             };
@@ -98,17 +99,6 @@ pub fn render_markdown(c: &Comparison) -> String {
          they say `changed`, and the duration decides.\n",
     );
     md
-}
-
-/// `1.234 ms`.
-pub fn format_ns(ns: f64) -> String {
-    if ns >= 1e6 {
-        format!("{:.3} ms", ns / 1e6)
-    } else if ns >= 1e3 {
-        format!("{:.2} us", ns / 1e3)
-    } else {
-        format!("{ns:.0} ns")
-    }
 }
 
 /// Writes `comparison/regression_report.md` and `comparison/regression.json` (and, with

@@ -20,9 +20,11 @@ pub mod snapshot;
 
 use std::path::PathBuf;
 
+use crate::units::approx as num;
+
 use serde::{Deserialize, Serialize};
 
-pub use markdown::{format_ns, render_markdown, write_reports};
+pub use markdown::{render_markdown, write_reports};
 pub use snapshot::{Conditions, HotLine, Identity, Snapshot, TimingFacts};
 
 /// `comparison/regression.json`'s shape version.
@@ -373,18 +375,6 @@ fn duration_delta(base: &Snapshot, cur: &Snapshot, tolerance: f64) -> Option<Dur
         current_interval_ns: None,
         verdict,
     })
-}
-
-/// Formats a number for a sentence: `81.8`, `1.2e9`.
-pub fn num(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && !(0.01..1e6).contains(&a) {
-        format!("{v:.3e}")
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.1}")
-    }
 }
 
 /// "duration -50.1 %: the hottest line moved from hgemm.cu:24 (97.6 %) to hgemm.cu:48;

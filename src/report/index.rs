@@ -10,13 +10,14 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::analyze::rules::{format_value, BottleneckDecision};
+use crate::analyze::rules::BottleneckDecision;
 use crate::analyze::summary::MetricsSummary;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
 use crate::profile::dir::{index_json_path, index_md_path};
 use crate::profile::fs::read_json;
 use crate::profile::ProfileDir;
+use crate::units::duration;
 
 /// One row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -83,7 +84,7 @@ pub fn write(root: &Path) -> Result<()> {
             r.kernel,
             r.classification.name(),
             r.confidence.name(),
-            r.duration_ns.map(|d| format!("{} us", format_value(d / 1000.0))).unwrap_or_else(|| "-".into()),
+            r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
             r.follow_up_stage,
             p = r.profile,
         ));

@@ -6,8 +6,9 @@
 //! be re-rendered from a profile directory at any time.
 
 use crate::analyze::hotspots::SourceKind;
-use crate::analyze::rules::{format_value, Classification};
+use crate::analyze::rules::Classification;
 use crate::analyze::Analysis;
+use crate::units::{duration, value as format_value};
 
 /// The built-in template.
 pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/final_report.md");
@@ -30,8 +31,8 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         verdicts.push_str(&format!("### `{}`\n\n", v.kernel));
         if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
             verdicts.push_str(&format!(
-                "Duration {} us over {} launch(es) (median). ",
-                format_value(d / 1000.0),
+                "Duration {} over {} launch(es) (median). ",
+                duration(d),
                 s.map(|s| s.launches).unwrap_or(0)
             ));
         }

@@ -19,8 +19,11 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::analyze::hotspots::{Hotspot, SourceKind};
-use crate::analyze::rules::{format_value, Classification, Confidence, KernelVerdict};
+use crate::analyze::rules::{Classification, Confidence, KernelVerdict};
 use crate::analyze::summary::KernelSummary;
+use crate::units::{
+    duration, grouped, log_tick, pct, ratio, sig, tick, value as format_value, NOT_COLLECTED,
+};
 
 /// Device ceilings for the roofline.
 #[derive(Debug, Clone, PartialEq)]
@@ -251,98 +254,6 @@ fn frame(area: &Area, title: &str, note: &str) -> Result<()> {
         text(area, &note, (w - 14, 23), 14, MUTED, HPos::Right)?;
     }
     Ok(())
-}
-
-// ---------------------------------------------------------------------------------------
-// Numbers as text
-
-const NOT_COLLECTED: &str = "not collected";
-
-/// A percentage: one decimal from 10 up, two below (`6.25 %`), `< 0.01 %` for a trace.
-fn pct(v: f64) -> String {
-    if v > 0.0 && v < 0.005 {
-        "< 0.01 %".to_string()
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1} %")
-    } else {
-        format!("{v:.2} %")
-    }
-}
-
-/// A ratio such as warps per issue: `298`, `13.4`, `0.95`.
-fn ratio(v: f64) -> String {
-    if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else if v.abs() >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
-    }
-}
-
-/// A duration in ns with four significant digits and a unit that suits it.
-fn duration(ns: f64) -> String {
-    let (v, unit) = if ns >= 1e9 {
-        (ns / 1e9, "s")
-    } else if ns >= 1e6 {
-        (ns / 1e6, "ms")
-    } else if ns >= 1e3 {
-        (ns / 1e3, "µs")
-    } else {
-        (ns, "ns")
-    };
-    format!("{} {unit}", sig(v, 4))
-}
-
-/// `v` with `digits` significant digits, trailing zeros after the point kept; very large
-/// or small values in scientific notation (`7.16e6`).
-fn sig(v: f64, digits: i32) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    if !(1e-3..1e5).contains(&v.abs()) {
-        let decimals = (digits - 1).max(0) as usize;
-        return format!("{v:.decimals$e}");
-    }
-    let magnitude = v.abs().log10().floor() as i32;
-    let decimals = (digits - 1 - magnitude).max(0) as usize;
-    format!("{v:.decimals$}")
-}
-
-/// A tick label on a log axis: plain for 0.001 to 1000, else `1e-5`, `1e4`.
-fn log_tick(v: f64) -> String {
-    if v <= 0.0 || !v.is_finite() {
-        return String::new();
-    }
-    let exp = v.log10().round() as i32;
-    if (v.log10() - exp as f64).abs() < 1e-6 && !(-3..=3).contains(&exp) {
-        return format!("1e{exp}");
-    }
-    tick(v)
-}
-
-/// A tick label on a linear axis: `0`, `2.5`, `300`.
-fn tick(v: f64) -> String {
-    let s = sig(v, 3);
-    if s.contains('.') && !s.contains('e') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    }
-}
-
-/// Thousands separated: 1,234,567.
-fn grouped(v: f64) -> String {
-    let s = format!("{}", v.round() as i64);
-    let (sign, digits) = s.strip_prefix('-').map(|d| ("-", d)).unwrap_or(("", &s));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    format!("{sign}{out}")
 }
 
 fn confidence(c: Confidence) -> &'static str {
@@ -888,26 +799,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_read_as_they_should() {
-        assert_eq!(duration(30_249_184.0), "30.25 ms");
-        assert_eq!(duration(532_640.0), "532.6 µs");
-        assert_eq!(duration(999.0), "999.0 ns");
-        assert_eq!(pct(82.998272), "83.0 %");
-        assert_eq!(pct(6.25), "6.25 %");
-        assert_eq!(pct(8.6e-5), "< 0.01 %");
-        assert_eq!(pct(0.0), "0.00 %");
-        assert_eq!(ratio(298.201714), "298");
-        assert_eq!(ratio(13.377659), "13.4");
-        assert_eq!(ratio(0.947356), "0.95");
-        assert_eq!(log_tick(0.01), "0.01");
-        assert_eq!(log_tick(1000.0), "1000");
-        assert_eq!(log_tick(1e-5), "1e-5");
-        assert_eq!(log_tick(1e7), "1e7");
-        assert_eq!(tick(0.0), "0");
-        assert_eq!(tick(7.5), "7.5");
-        assert_eq!(sig(7_160_026.45, 3), "7.16e6");
-        assert_eq!(sig(77.169, 3), "77.2");
-        assert_eq!(grouped(1_048_576.0), "1,048,576");
+    fn axes_are_nice() {
         assert_eq!(nice_axis(298.2), (300.0, 100.0));
         assert_eq!(nice_axis(13.38), (15.0, 5.0));
     }

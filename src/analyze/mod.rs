@@ -73,14 +73,6 @@ pub fn load_rules(opts: &AnalyzeOptions) -> Result<Rules> {
     }
 }
 
-/// The report template: `--template FILE`, or the built-in one.
-pub fn load_template(opts: &AnalyzeOptions) -> Result<String> {
-    match &opts.template {
-        Some(p) => read(p),
-        None => Ok(crate::report::markdown::BUILTIN_TEMPLATE.to_string()),
-    }
-}
-
 /// Analyses the pages of a profile directory. Reads only.
 pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     let rules = load_rules(opts)?;

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::rules::{BottleneckDecision, KernelVerdict};
 use crate::analyze::summary::{KernelSummary, MetricsSummary};
+pub use crate::collect::timing::TimingFacts;
 use crate::error::{ExitCode, Failure};
 use crate::profile::fs::read_json;
 use crate::profile::target_spec::TargetSpec;
@@ -46,32 +47,6 @@ pub struct HotLine {
     pub pct: f64,
     /// The line's text, when known.
     pub source: String,
-}
-
-/// The harness timing of the profiled case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimingFacts {
-    /// The case (`hgemm_tiled/m=4096,n=4096,k=4096`).
-    pub case: String,
-    /// `hot` or `cold`.
-    pub mode: String,
-    /// Median time per launch, ns.
-    pub median_ns: f64,
-    /// Number of samples.
-    pub samples: usize,
-    /// Relative noise (robust stddev / mean).
-    pub rel_noise: f64,
-}
-
-impl TimingFacts {
-    /// A 95 % interval for the median: `median * (1 +- 1.96 * 1.2533 * noise / sqrt(n))`.
-    /// The median's standard error is about 1.2533 times the mean's for a normal sample;
-    /// `rel_noise` is the harness' outlier-robust spread.
-    pub fn interval(&self) -> (f64, f64) {
-        let n = self.samples.max(1) as f64;
-        let half = self.median_ns * 1.96 * 1.2533 * self.rel_noise / n.sqrt();
-        (self.median_ns - half, self.median_ns + half)
-    }
 }
 
 /// Everything a comparison reads from one side.
@@ -168,20 +143,6 @@ impl Snapshot {
     /// The duration compared: the harness median when timed, else ncu's.
     pub(crate) fn duration_ns(&self) -> Option<f64> {
         self.timing.as_ref().map(|t| t.median_ns).or_else(|| self.kernel.get("duration_ns"))
-    }
-}
-
-impl TimingFacts {
-    /// The profiled case's `hot` measurement (else `cold`) from a harness result.
-    pub fn of(result: &ResultFile, case: Option<&str>) -> Option<TimingFacts> {
-        let c = result.case(case)?;
-        Some(TimingFacts {
-            case: c.name.clone(),
-            mode: c.mode.as_str().to_string(),
-            median_ns: c.median_ns,
-            samples: c.samples,
-            rel_noise: c.rel_noise,
-        })
     }
 }
 

@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use crate::config::Privilege;
 use crate::error::{ExitCode, Failure};
+pub use crate::model::kinds::Privilege;
 use crate::ncu::preflight::{Check, CheckId};
 
 /// The program `--sudo` runs ncu through, found on `PATH`.

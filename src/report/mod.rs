@@ -47,10 +47,18 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
     write_atomic(&dir.final_report_path(), &markdown::render(template, analysis))
 }
 
+/// The report template: `--template FILE`, or the built-in one.
+pub fn load_template(opts: &AnalyzeOptions) -> Result<String> {
+    match &opts.template {
+        Some(p) => crate::profile::import::read(p),
+        None => Ok(markdown::BUILTIN_TEMPLATE.to_string()),
+    }
+}
+
 /// Analyses `dir` again and rewrites everything derived from its pages (`cargo kprof
 /// report`, and after each collection).
 pub fn refresh(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
-    let template = analyze::load_template(opts)?;
+    let template = load_template(opts)?;
     let mut analysis = analyze::analyze(dir, opts)?;
     write(dir, &mut analysis, &template)?;
     Ok(analysis)

@@ -6,29 +6,10 @@
 //! JSON from the H200) where the harness would: the gate's decisions, exit codes, reports
 //! and the step summary are then those of the real runs.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::Workspace;
-
-fn recordings() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.path().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
-}
+use crate::support::{copy_dir, recordings, text, Workspace};
 
 /// The one profile directory of `<run>/workspace/profile` whose name starts with `prefix_2`.
 fn recorded(run: &str, kernel: &str) -> PathBuf {
@@ -50,10 +31,6 @@ fn kprof(args: &[&str], env: &[(&str, &Path)]) -> Output {
         cmd.env(k, v);
     }
     cmd.output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 fn json(path: &Path) -> serde_json::Value {

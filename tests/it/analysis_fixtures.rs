@@ -1,7 +1,7 @@
 //! The analysis on real H200 recordings: verdicts, evidence, hypotheses, hotspots, and
 //! the `import` / `report` subcommands.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use cargo_kprof::analyze::rules::{BottleneckDecision, Classification};
@@ -9,12 +9,10 @@ use cargo_kprof::analyze::AnalyzeOptions;
 use cargo_kprof::profile::dir::ProfileDir;
 use cargo_kprof::report;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
-}
+use crate::support::{copy_dir, recordings, text};
 
 fn import_demo(kernel: &str, out: &Path) -> BottleneckDecision {
-    let full = fixtures().join("demo-full");
+    let full = recordings().join("demo-full");
     let dir = report::import(
         &[full.join(format!("{kernel}_full_raw.csv"))],
         Some(&full.join(format!("{kernel}_source.csv"))),
@@ -99,7 +97,7 @@ fn naive_hgemm_hottest_line_is_its_inner_product() {
 fn missing_metrics_are_null_not_zero() {
     // The basic stage alone has no memory-stage metrics.
     let tmp = tempfile::tempdir().unwrap();
-    let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
+    let basic = recordings().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
     let (dir, _) =
         report::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
             .unwrap();
@@ -117,7 +115,7 @@ fn missing_metrics_are_null_not_zero() {
 fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
     // A profile directory as cargo kprof wrote it and the stages filled it on the H200.
     let tmp = tempfile::tempdir().unwrap();
-    let src = fixtures().join("demo-stages/hgemm_20261129_213211");
+    let src = recordings().join("demo-stages/hgemm_20261129_213211");
     let dst = tmp.path().join("hgemm");
     copy_dir(&src, &dst);
     let a = report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
@@ -154,31 +152,14 @@ fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
     }
 }
 
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let p = e.unwrap().path();
-        let to = dst.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &to);
-        } else {
-            std::fs::copy(&p, &to).unwrap();
-        }
-    }
-}
-
 fn kprof(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).output().unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 #[test]
 fn import_cli_errors_name_the_input_and_lose_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let misc = fixtures().join("misc");
+    let misc = recordings().join("misc");
     // A run where the filter matched nothing: the error says so and lists what ncu saw.
     let out_dir = tmp.path().join("a");
     let out = kprof(&[
@@ -197,7 +178,7 @@ fn import_cli_errors_name_the_input_and_lose_nothing() {
     let busy = tmp.path().join("busy");
     std::fs::create_dir_all(&busy).unwrap();
     std::fs::write(busy.join("keep.txt"), "mine").unwrap();
-    let raw = fixtures().join("demo-full/copy_full_raw.csv");
+    let raw = recordings().join("demo-full/copy_full_raw.csv");
     let out = kprof(&["import", "--raw", raw.to_str().unwrap(), "--output-dir", busy.to_str().unwrap()]);
     assert_ne!(out.status.code(), Some(0));
     assert!(text(&out.stderr).contains("not empty"), "{}", text(&out.stderr));
@@ -246,7 +227,7 @@ fn user_rules_override_the_builtin_ones() {
         "schema_version: 1\nrules:\n  - id: everything-is-balanced\n    classification: balanced\n    confidence: low\n    follow_up_stage: speed-of-light\n    when: [sm_throughput_pct >= 0]\n",
     )
     .unwrap();
-    let raw = fixtures().join("demo-full/copy_full_raw.csv");
+    let raw = recordings().join("demo-full/copy_full_raw.csv");
     let opts = AnalyzeOptions { rules: Some(rules.clone()), ..Default::default() };
     let (dir, _) = report::import(&[raw], None, None, None, &tmp.path().join("p"), &opts).unwrap();
     let d: BottleneckDecision =
@@ -260,7 +241,7 @@ fn user_rules_override_the_builtin_ones() {
 #[test]
 fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
     let tmp = tempfile::tempdir().unwrap();
-    let dir = fixtures().join("heldout");
+    let dir = recordings().join("heldout");
     let cases = [
         ("reduction", "reduce_sum_kernel", Classification::MemoryBound),
         ("transpose", "transpose_naive_kernel", Classification::MemoryBound),
@@ -307,7 +288,7 @@ fn held_out_kernels_get_the_verdicts_an_engineer_expects() {
 fn report_places_kernels_against_the_device_limits() {
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("fma");
-    copy_dir(&fixtures().join("demo-stages/fma_20261129_213211"), &dst);
+    copy_dir(&recordings().join("demo-stages/fma_20261129_213211"), &dst);
     report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
     let report = std::fs::read_to_string(dst.join("final_report.md")).unwrap();
     assert!(report.contains("NVIDIA H200 (gpu_specs.yaml): 132 SMs"), "{report}");
@@ -321,7 +302,7 @@ fn index_lists_every_analysed_profile() {
     let tmp = tempfile::tempdir().unwrap();
     for p in ["copy_20261129_213211", "fma_20261129_213211"] {
         let dst = tmp.path().join(p);
-        copy_dir(&fixtures().join("demo-stages").join(p), &dst);
+        copy_dir(&recordings().join("demo-stages").join(p), &dst);
         report::refresh(&ProfileDir::at(&dst), &AnalyzeOptions::default()).unwrap();
     }
     std::fs::create_dir_all(tmp.path().join("not_a_profile")).unwrap();

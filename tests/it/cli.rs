@@ -5,8 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
-use common::Workspace;
+use crate::support::{text, Workspace};
 
 const TWO_KERNELS: &str = r#"
 [package.metadata.kprof]
@@ -23,10 +22,6 @@ name = "fma"
 bench = "fma"
 runtime = "cuda"
 "#;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 #[test]
 fn list_shows_configured_kernels_with_index() {

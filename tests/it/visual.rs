@@ -10,15 +10,13 @@ use cargo_kprof::analyze::{Analysis, AnalyzeOptions};
 use cargo_kprof::ncu::parse::SourcePage;
 use cargo_kprof::profile::dir::ProfileDir;
 use cargo_kprof::report;
-use cargo_kprof::report::visual::{self, PanelRect, VisualInput};
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200")
-}
+use crate::support::{copy_dir, recordings};
+use cargo_kprof::report::visual::{self, PanelRect, VisualInput};
 
 /// Imports a demo kernel's `--set full` pages (raw, source, details) into `out`.
 fn import_demo(kernel: &str, out: &Path) -> ProfileDir {
-    let full = fixtures().join("demo-full");
+    let full = recordings().join("demo-full");
     report::import(
         &[full.join(format!("{kernel}_full_raw.csv"))],
         Some(&full.join(format!("{kernel}_source.csv"))),
@@ -41,7 +39,7 @@ fn profile(kernel: &str, out: &Path) -> Profile {
     let dir = import_demo(kernel, out);
     let analysis = report::refresh(&dir, &AnalyzeOptions::default()).unwrap();
     assert!(analysis.warnings.is_empty(), "{kernel}: {:?}", analysis.warnings);
-    let source = fixtures().join(format!("demo-full/{kernel}_source.csv"));
+    let source = recordings().join(format!("demo-full/{kernel}_source.csv"));
     let page = SourcePage::parse(&std::fs::read_to_string(&source).unwrap(), "source").unwrap();
     Profile { analysis, hot: hotspots::hotspots(&page, &|_, _| None) }
 }
@@ -157,7 +155,7 @@ fn a_stage_directory_with_flop_counts_gets_its_roofline_point() {
     // The roofline stage counts FLOPs, so the point is drawn (a red disc in that panel).
     let tmp = tempfile::tempdir().unwrap();
     let dst = tmp.path().join("fma");
-    copy_dir(&fixtures().join("demo-stages/fma_20261129_213211"), &dst);
+    copy_dir(&recordings().join("demo-stages/fma_20261129_213211"), &dst);
     let dir = ProfileDir::at(&dst);
     let a = report::refresh(&dir, &AnalyzeOptions::default()).unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
@@ -259,7 +257,7 @@ fn a_field_not_collected_is_not_drawn_as_zero() {
 fn the_basic_stage_alone_still_gets_a_picture() {
     // A real page with most fields absent (no memory stage, no stalls, no source).
     let tmp = tempfile::tempdir().unwrap();
-    let basic = fixtures().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
+    let basic = recordings().join("demo-stages/copy_20261129_213211/details/01_basic_raw.csv");
     let (dir, _) =
         report::import(&[basic], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default())
             .unwrap();
@@ -297,17 +295,4 @@ fn the_same_profile_draws_the_same_bytes() {
     let first = visual::profile_summary_png(&input(&p, k)).unwrap();
     assert_eq!(first, visual::profile_summary_png(&input(&p, k)).unwrap());
     assert_eq!(first, std::fs::read(tmp.path().join("o/visual/profile_summary.png")).unwrap());
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).unwrap();
-    for e in std::fs::read_dir(src).unwrap() {
-        let p = e.unwrap().path();
-        let to = dst.join(p.file_name().unwrap());
-        if p.is_dir() {
-            copy_dir(&p, &to);
-        } else {
-            std::fs::copy(&p, &to).unwrap();
-        }
-    }
 }

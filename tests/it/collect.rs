@@ -1,47 +1,15 @@
 //! The staged collection end to end, with a fake `ncu` that replays real H200 recordings
 //! of exactly these stage commands (fixtures/h200/demo-stages/) and records its argv.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::Workspace;
+use crate::support::{fixture_details, text, Workspace};
 
 /// A kernel entry named `name` on the `copy` bench, run as a harness target.
 fn harness_entry(name: &str) -> String {
     format!(
         "[[package.metadata.kprof.kernels]]\nname = \"{name}\"\nbench = \"copy\"\nruntime = \"harness\"\n"
     )
-}
-
-/// Writes the fake ncu: it appends its arguments (one per line, then `---`) to
-/// `$FAKE_NCU_ARGV` and copies `$FAKE_NCU_REPLAY/<name of --log-file>` to the log file.
-fn fake_ncu(dir: &Path) -> PathBuf {
-    let path = dir.join("ncu");
-    std::fs::write(
-        &path,
-        r#"#!/bin/sh
-for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
-printf -- '---\n' >> "$FAKE_NCU_ARGV"
-log=""; prev=""
-for a in "$@"; do
-  if [ "$prev" = "--log-file" ]; then log="$a"; fi
-  prev="$a"
-done
-cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
-"#,
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    path
-}
-
-fn fixture_details(profile: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/demo-stages").join(profile).join("details")
 }
 
 struct Run {
@@ -53,7 +21,7 @@ struct Run {
 fn profile_with(ws: &Workspace, kernel: &str, replay: &Path) -> Run {
     let tools = ws.root().join("tools");
     std::fs::create_dir_all(&tools).unwrap();
-    let ncu = fake_ncu(&tools);
+    let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let out = ws.kprof(
         &["--kernel", kernel],
@@ -80,10 +48,6 @@ fn profile_with(ws: &Workspace, kernel: &str, replay: &Path) -> Run {
 
 fn arg_after(args: &[String], flag: &str) -> Option<String> {
     args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
 }
 
 /// `auto` on a DRAM-bound kernel: basic, then exactly the memory stage, chosen by the rules
@@ -170,7 +134,7 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     }
     let tools = ws.root().join("tools");
     std::fs::create_dir_all(&tools).unwrap();
-    let ncu = fake_ncu(&tools);
+    let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let out = ws.kprof(
         &["--bench", "copy"],
@@ -304,7 +268,7 @@ fn archive_then_run_profiles_without_cargo() {
     let remap = there.path().join("unpacked");
     let tools = there.path().join("tools");
     std::fs::create_dir_all(&tools).unwrap();
-    let ncu = fake_ncu(&tools);
+    let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .args(["kprof", "run", "--archive"])

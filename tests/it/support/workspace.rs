@@ -1,6 +1,5 @@
-//! Shared by the end-to-end tests: a small cargo package in a temp dir, and running the
-//! `cargo-kprof` binary on it.
-#![allow(dead_code)]
+//! A small cargo package in a temporary directory, and running the `cargo-kprof` binary
+//! on it.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -6,11 +6,9 @@
 //! commands in commands.sh, the stages and their reasons in run_manifest.yaml); each test
 //! checks that the replay decides exactly the same from the same ncu output.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::Workspace;
+use crate::support::Workspace;
 
 fn recordings() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/archive-runs")
@@ -27,26 +25,6 @@ fn recorded_profile(run: &str) -> PathBuf {
     dirs.sort();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.pop().unwrap()
-}
-
-/// The fake ncu: appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`,
-/// copies `$FAKE_NCU_REPLAY/<name of --log-file>` to the log file, and prints
-/// `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output.
-fn fake_ncu(dir: &Path) -> PathBuf {
-    common::write_script(
-        &dir.join("ncu"),
-        r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
-printf -- '---\n' >> "$FAKE_NCU_ARGV"
-log=""; prev=""
-for a in "$@"; do
-  if [ "$prev" = "--log-file" ]; then log="$a"; fi
-  prev="$a"
-done
-if [ -n "$log" ]; then cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"; fi
-if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
-exit 0
-"#,
-    )
 }
 
 /// Splits a command line as a POSIX shell would, for the lines kprof writes (words,
@@ -145,7 +123,7 @@ fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Opti
     let remap = there.path().join("unpacked");
     let tools = there.path().join("tools");
     std::fs::create_dir_all(&tools).unwrap();
-    let ncu = fake_ncu(&tools);
+    let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     cmd.args(["kprof", "run", "--archive"])

@@ -8,13 +8,11 @@
 //! command as a NOPASSWD rule would. A fake `ncu` replays the H200 recordings of the stage
 //! commands and, like ncu, runs the target: everything after `--log-file FILE`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{fixture_details, path_with, text, write_script, Workspace};
 use cargo_kprof::ncu::privilege::{PERMISSION_GUIDE, SUDO_GUIDE};
 use cargo_kprof::process::shell_quote;
-use common::{path_with, write_script, Workspace};
 
 /// ncu's documented line for the counter-permission error (NVIDIA's ERR_NVGPUCTRPERM page),
 /// used until a recording from a machine that restricts the counters is in the fixtures.
@@ -26,14 +24,6 @@ const SUDO_PASSWORD_REQUIRED: &str = "sudo: a password is required";
 fn recorded_or(rel: &str, documented: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel))
         .unwrap_or_else(|_| documented.to_string())
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn fixture_details(profile: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/demo-stages").join(profile).join("details")
 }
 
 /// A workspace whose `copy` bench is a harness kernel and writes the variables it was
@@ -75,19 +65,7 @@ impl Tools {
         let dir = ws.root().join("tools");
         let ncu = write_script(&dir.join("nvidia/bin/ncu"), ncu_body);
         let sudo_dir = dir.join("sudo-bin");
-        write_script(
-            &sudo_dir.join("sudo"),
-            r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_SUDO_ARGV"; done
-printf -- '---\n' >> "$FAKE_SUDO_ARGV"
-readlink "/proc/$$/fd/0" >> "$FAKE_SUDO_STDIN" 2>/dev/null || echo unknown >> "$FAKE_SUDO_STDIN"
-[ "$1" = -n ] || { echo "fake sudo: -n must come first" >&2; exit 99; }
-shift
-if [ -n "$FAKE_SUDO_REFUSE" ]; then cat "$FAKE_SUDO_REFUSE" >&2; exit 1; fi
-# A NOPASSWD rule: sudo resets the environment; only PATH and the test's own files survive.
-exec env -i PATH="$PATH" FAKE_NCU_ARGV="$FAKE_NCU_ARGV" FAKE_NCU_REPLAY="$FAKE_NCU_REPLAY" \
-  FAKE_TARGET_ENV="$FAKE_TARGET_ENV" FAKE_NCU_SIGNALS="$FAKE_NCU_SIGNALS" "$@"
-"#,
-        );
+        crate::support::fake_sudo::write(&sudo_dir);
         let decoy_dir = dir.join("decoy");
         write_script(
             &decoy_dir.join("ncu"),
@@ -117,12 +95,7 @@ exec env -i PATH="$PATH" FAKE_NCU_ARGV="$FAKE_NCU_ARGV" FAKE_NCU_REPLAY="$FAKE_N
 
     /// Each recorded call of `name` (`sudo_argv`, `ncu_argv`): its arguments.
     fn calls(&self, name: &str) -> Vec<Vec<String>> {
-        std::fs::read_to_string(self.file(name))
-            .unwrap_or_default()
-            .split("---\n")
-            .filter(|s| !s.is_empty())
-            .map(|s| s.lines().map(String::from).collect())
-            .collect()
+        crate::support::fake_ncu::calls(&self.file(name))
     }
 
     fn decoy_used(&self) -> bool {

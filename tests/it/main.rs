@@ -1,0 +1,23 @@
+//! The integration tests: one binary, each file a module, shared helpers in `support`.
+//!
+//! They run the real `cargo-kprof` binary (or the library) on recordings from an H200
+//! under `fixtures/`, on small cargo workspaces made in temporary directories, and with
+//! stand-ins for ncu and sudo that replay those recordings and record the command line
+//! they were given.
+
+mod support;
+
+mod analysis_fixtures;
+mod archive_runs;
+mod cli;
+mod collect;
+mod config_manifests;
+mod demo;
+mod gate;
+mod golden;
+mod layout;
+mod parse_fixtures;
+mod privilege;
+mod references;
+mod stage_metrics;
+mod visual;

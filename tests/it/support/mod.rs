@@ -1,0 +1,11 @@
+//! Helpers the integration tests share: a cargo workspace in a temporary directory, the
+//! recordings, stand-ins for ncu and sudo, and file-system helpers.
+#![allow(dead_code)]
+
+pub mod fake_ncu;
+pub mod fake_sudo;
+pub mod fs;
+pub mod workspace;
+
+pub use fs::{copy_dir, fixture_details, recordings, repo, text};
+pub use workspace::{path_with, write_script, Workspace};

@@ -15,17 +15,17 @@
 #![warn(missing_docs)]
 
 // entry
-pub mod cli;
+pub(crate) mod cli;
 pub mod commands;
 
 // pipeline
 pub mod analyze;
-pub mod archive;
-pub mod build;
-pub mod collect;
-pub mod compare;
+pub(crate) mod archive;
+pub(crate) mod build;
+pub(crate) mod collect;
+pub(crate) mod compare;
 pub mod config;
-pub mod plan;
+pub(crate) mod plan;
 pub mod report;
 
 // ground
@@ -35,6 +35,6 @@ pub mod ncu;
 pub mod process;
 pub mod profile;
 pub mod references;
-pub mod shell;
-pub mod suggest;
-pub mod units;
+pub(crate) mod shell;
+pub(crate) mod suggest;
+pub(crate) mod units;

@@ -155,6 +155,24 @@ pub fn time_kernel(
 mod tests {
     use super::*;
 
+    fn timing(median: f64, n: usize, noise: f64) -> TimingFacts {
+        TimingFacts {
+            case: "k/x=1".into(),
+            mode: "hot".into(),
+            median_ns: median,
+            samples: n,
+            rel_noise: noise,
+        }
+    }
+
+    #[test]
+    fn the_interval_narrows_with_samples() {
+        let (lo, hi) = timing(1000.0, 100, 0.01).interval();
+        assert!((hi - lo - 2.0 * 1000.0 * 1.96 * 1.2533 * 0.01 / 10.0).abs() < 1e-9);
+        let (lo4, hi4) = timing(1000.0, 400, 0.01).interval();
+        assert!((hi4 - lo4) * 2.0 - (hi - lo) < 1e-9);
+    }
+
     #[test]
     fn timing_drops_the_profiling_window_and_asks_for_a_result() {
         let mut env = std::collections::BTreeMap::new();

@@ -24,14 +24,11 @@ use crate::units::approx as num;
 
 use serde::{Deserialize, Serialize};
 
-pub use markdown::{render_markdown, write_reports};
-pub use snapshot::{Conditions, HotLine, Identity, Snapshot, TimingFacts};
+pub use markdown::write_reports;
+pub use snapshot::{Conditions, Identity, Snapshot};
 
 /// `comparison/regression.json`'s shape version.
 pub const SCHEMA_VERSION: u32 = 1;
-
-/// The default noise band, percent.
-pub const DEFAULT_TOLERANCE_PCT: f64 = 2.0;
 
 /// Which way is better for a metric.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -475,24 +472,6 @@ fn quote(source: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn timing(median: f64, n: usize, noise: f64) -> TimingFacts {
-        TimingFacts {
-            case: "k/x=1".into(),
-            mode: "hot".into(),
-            median_ns: median,
-            samples: n,
-            rel_noise: noise,
-        }
-    }
-
-    #[test]
-    fn the_interval_narrows_with_samples() {
-        let (lo, hi) = timing(1000.0, 100, 0.01).interval();
-        assert!((hi - lo - 2.0 * 1000.0 * 1.96 * 1.2533 * 0.01 / 10.0).abs() < 1e-9);
-        let (lo4, hi4) = timing(1000.0, 400, 0.01).interval();
-        assert!((hi4 - lo4) * 2.0 - (hi - lo) < 1e-9);
-    }
 
     #[test]
     fn judging_follows_direction_and_tolerance() {

@@ -6,7 +6,7 @@
 //! (`<TMP>` for the test's temporary directory, `<REPO>` for the repository); text files
 //! up to 64 KiB are kept whole, larger ones by size and an FNV-1a hash, PNGs by their
 //! dimensions and a hash of their decoded pixels (so a different zlib setting is not a
-//! change, a different pixel is). `KPROF_BLESS=1 cargo test --test golden` rewrites the
+//! change, a different pixel is). `KPROF_BLESS=1 cargo test --test it golden` rewrites the
 //! goldens; review the diff before committing it.
 
 use std::fmt::Write as _;

@@ -34,6 +34,7 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
             &inputs.ncu_path_file,
             inputs.path_env.as_deref(),
             privilege::VERSION_CHECK_TIMEOUT,
+            shell,
         ));
     } else if let Some(loc) = &ncu {
         let done = process::run(

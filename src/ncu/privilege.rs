@@ -16,14 +16,14 @@
 //! gets both the variables and ncu's injection.
 
 use std::ffi::OsStr;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::error::{ExitCode, Failure};
 pub use crate::model::kinds::Privilege;
 use crate::ncu::preflight::{Check, CheckId};
+use crate::process::{self, Ending, ProcessBuilder, RunOptions};
+use crate::shell::Shell;
 
 /// The program `--sudo` runs ncu through, found on `PATH`.
 pub const SUDO: &str = "sudo";
@@ -162,44 +162,24 @@ pub fn sudo_refused(line: &str) -> Failure {
 
 /// Runs `SUDO -n NCU --version` with no input and a time limit, as `doctor` does; the
 /// version line, or what went wrong (sudo's own words when it refused).
-pub fn sudo_version(sudo: &Path, ncu: &Path, timeout: Duration) -> Result<String, String> {
+pub fn sudo_version(sudo: &Path, ncu: &Path, timeout: Duration, shell: &Shell) -> Result<String, String> {
     let shown = format!("sudo -n {} --version", crate::process::shell_quote(&ncu.to_string_lossy()));
-    let mut c = Command::new(sudo);
-    c.arg("-n").arg(ncu).arg("--version").stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        c.process_group(0);
-    }
-    let mut child = c.spawn().map_err(|e| format!("could not start {}: {e}", sudo.display()))?;
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut p) = pipe {
-                let mut buf = Vec::new();
-                let _ = p.read_to_end(&mut buf);
-                text = String::from_utf8_lossy(&buf).into_owned();
-            }
-            text
-        })
-    };
-    let out = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let err = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                // The pipes may stay open in a child sudo started; do not wait for them.
-                return Err(format!("`{shown}` did not finish within {timeout:?}"));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("waiting for `{shown}`: {e}")),
+    let mut cmd = ProcessBuilder::new(sudo);
+    cmd.arg("-n").arg(ncu).arg("--version");
+    let done = process::run(&cmd, RunOptions { timeout: Some(timeout), ..Default::default() }, shell);
+    let status = match &done.ending {
+        Ending::Exited(status) => *status,
+        Ending::TimedOut => return Err(format!("`{shown}` did not finish within {timeout:?}")),
+        Ending::Interrupted => return Err(format!("`{shown}` was interrupted")),
+        Ending::NotStarted(_) => {
+            return Err(format!(
+                "could not start {}: {}",
+                sudo.display(),
+                done.start_error.as_deref().unwrap_or("unknown error")
+            ))
         }
     };
-    let (stdout, stderr) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
+    let (stdout, stderr) = (done.stdout_text(), done.stderr_text());
     if status.success() {
         let version = stdout.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
         return Ok(format!("{version} (through `{shown}`)"));
@@ -212,7 +192,12 @@ pub fn sudo_version(sudo: &Path, ncu: &Path, timeout: Duration) -> Result<String
 
 /// `doctor`'s checks of the sudo setup: `sudo` on `PATH`, `profile/ncu_path`, and a
 /// passwordless `sudo -n <ncu> --version`.
-pub fn sudo_checks(ncu_path_file: &Path, path_env: Option<&OsStr>, timeout: Duration) -> Vec<Check> {
+pub fn sudo_checks(
+    ncu_path_file: &Path,
+    path_env: Option<&OsStr>,
+    timeout: Duration,
+    shell: &Shell,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     let sudo = path_env.and_then(|p| crate::ncu::locate::find_in_path(SUDO, p));
     checks.push(match &sudo {
@@ -237,7 +222,7 @@ pub fn sudo_checks(ncu_path_file: &Path, path_env: Option<&OsStr>, timeout: Dura
         },
     });
     if let (Some(sudo), Ok(ncu)) = (sudo, ncu) {
-        checks.push(match sudo_version(&sudo, &ncu, timeout) {
+        checks.push(match sudo_version(&sudo, &ncu, timeout, shell) {
             Ok(v) => Check { what: CheckId::SudoNcu, result: Ok(v), fix: None },
             Err(problem) => Check {
                 what: CheckId::SudoNcu,
@@ -252,6 +237,7 @@ pub fn sudo_checks(ncu_path_file: &Path, path_env: Option<&OsStr>, timeout: Dura
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
         let p = dir.join(name);
@@ -381,7 +367,7 @@ mod tests {
                 argv.display()
             ),
         );
-        let got = sudo_version(&rule, &ncu, Duration::from_secs(10)).unwrap();
+        let got = sudo_version(&rule, &ncu, Duration::from_secs(10), &Shell::quiet()).unwrap();
         assert_eq!(
             got,
             format!(
@@ -391,11 +377,11 @@ mod tests {
         );
         assert_eq!(std::fs::read_to_string(&argv).unwrap(), format!("-n\n{}\n--version\n", ncu.display()));
         let refuse = script(t.path(), "sudo-refuse", "echo 'sudo: a password is required' >&2\nexit 1\n");
-        let err = sudo_version(&refuse, &ncu, Duration::from_secs(10)).unwrap_err();
+        let err = sudo_version(&refuse, &ncu, Duration::from_secs(10), &Shell::quiet()).unwrap_err();
         assert!(err.ends_with("failed (exit status: 1): sudo: a password is required"), "{err}");
         let hang = script(t.path(), "sudo-hang", "exec sleep 30\n");
         let t0 = Instant::now();
-        let err = sudo_version(&hang, &ncu, Duration::from_millis(300)).unwrap_err();
+        let err = sudo_version(&hang, &ncu, Duration::from_millis(300), &Shell::quiet()).unwrap_err();
         assert!(err.contains("--version` did not finish within 300ms"), "{err}");
         assert!(t0.elapsed() < Duration::from_secs(10));
     }

@@ -199,6 +199,26 @@ fn profile_file_names_are_spelled_only_in_src_profile() {
 }
 
 #[test]
+fn only_process_rs_starts_child_processes() {
+    let starts = regex::Regex::new(
+        r"std::process::Command|Command::new\(|\.spawn\(\)|MetadataCommand::new|\.exec\(\)",
+    )
+    .unwrap();
+    for (path, code) in sources() {
+        if path == "src/process.rs" {
+            continue;
+        }
+        for (n, line) in without_comments(&code).lines().enumerate() {
+            assert!(
+                !starts.is_match(line),
+                "{path}:{}: a child process started outside process.rs: {line}",
+                n + 1
+            );
+        }
+    }
+}
+
+#[test]
 fn the_checks_of_this_file_see_the_whole_tree() {
     // A guard for the guards: the walk finds the rooms the layout names.
     let rooms: BTreeSet<String> = sources().iter().map(|(p, _)| room(p)).collect();

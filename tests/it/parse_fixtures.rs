@@ -553,3 +553,54 @@ fn truncating_a_raw_page_at_every_line_never_panics() {
         parse_all(&text[..end]);
     }
 }
+
+/// `--print-details all` prints the NUMA Affinity section's own table inside the details
+/// page (a header `"GPU ID","GPU Name",...` and one row per GPU); every zoo recording has
+/// one. The page parses, the table is kept apart, and the rows after it are read.
+#[test]
+fn details_pages_with_an_embedded_table_parse() {
+    for kernel in ["stream_scale_f4", "hmma_loop", "code_switch_64"] {
+        let rel = format!("zoo-full/{kernel}_full_details.csv");
+        let page =
+            DetailsPage::parse(&crate::support::recording(&rel), &rel).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(page.tables.len(), 1, "{kernel}");
+        let t = &page.tables[0];
+        assert_eq!(t.section, "NUMA Affinity");
+        assert_eq!(
+            t.columns,
+            ["GPU ID", "GPU Name", "NUMA ID by CPU Affinity", "CPU Affinity", "NUMA ID by Memory Affinity"]
+        );
+        assert_eq!(t.rows.len(), 1);
+        assert_eq!(t.rows[0][1], "NVIDIA H200");
+        // The page goes on after the table: Launch Statistics and the source counters.
+        let after: Vec<&str> =
+            page.rows.iter().filter(|r| r.line > t.line).map(|r| r.section.as_str()).collect();
+        assert!(after.contains(&"Launch Statistics"), "{kernel}: {after:?}");
+        assert!(page.rows.iter().any(|r| r.metric_name == "Registers Per Thread"), "{kernel}");
+        assert!(page.rules().count() > 0, "{kernel}");
+    }
+}
+
+/// The same pages through `cargo kprof import --details`: accepted, and ncu's rule
+/// findings reach the report. (Before embedded tables were read, every zoo page was
+/// refused as "short row: 5 cell(s)".)
+#[test]
+fn import_reads_a_full_set_details_page_with_its_embedded_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = crate::support::recording_file("zoo-full/hmma_loop_full_raw.csv", tmp.path());
+    let details = crate::support::recording_file("zoo-full/hmma_loop_full_details.csv", tmp.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "import", "--raw"])
+        .arg(&raw)
+        .arg("--details")
+        .arg(&details)
+        .arg("--output-dir")
+        .arg(tmp.path().join("p"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report = std::fs::read_to_string(tmp.path().join("p/final_report.md")).unwrap();
+    assert!(report.contains("details page ("), "{report}");
+    assert!(report.contains("estimated speedup"), "{report}");
+}

@@ -6,10 +6,30 @@ use super::{parse_number, ParseError};
 
 /// A `--page details --csv` page: one row per metric of each section, and one per rule
 /// result (rule rows carry the section identifier, e.g. `SpeedOfLight`, in "Section Name").
+///
+/// With `--print-details all` ncu also prints a section's own table inside the page: after
+/// the NUMA Affinity section's rows comes a header of its own (`"GPU ID","GPU Name",
+/// "NUMA ID by CPU Affinity",...`) and one row per GPU, then the page's rows go on. Those
+/// tables are kept apart, in [`DetailsPage::tables`].
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct DetailsPage {
     /// The rows, in the order ncu printed them.
     pub rows: Vec<DetailsRow>,
+    /// Tables printed inside the page, in order.
+    pub tables: Vec<EmbeddedTable>,
+}
+
+/// A table ncu printed inside a details page, with a header of its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EmbeddedTable {
+    /// The section of the row before it (`NUMA Affinity`).
+    pub section: String,
+    /// Its header.
+    pub columns: Vec<String>,
+    /// Its rows, each as wide as the header.
+    pub rows: Vec<Vec<String>>,
+    /// The 1-based line of its header.
+    pub line: usize,
 }
 
 /// One row of a details page. Metric rows leave the rule fields empty; rule rows leave the
@@ -49,6 +69,13 @@ impl DetailsRow {
     }
 }
 
+/// Whether a short line is the header of a table inside the page: at least two cells, and
+/// none of them empty or a number (a page row starts with the launch's numeric ID; a
+/// truncated one still does).
+fn starts_a_table(cells: &[String]) -> bool {
+    cells.len() >= 2 && cells.iter().all(|c| !c.trim().is_empty() && parse_number(c).is_none())
+}
+
 const DETAILS_COLUMNS: [&str; 11] = [
     "ID",
     "Kernel Name",
@@ -83,12 +110,29 @@ impl DetailsPage {
         let min_width = metric_value.max(kernel).max(section).max(metric_name).max(metric_unit) + 1;
         let fit = Fit { width: columns.len(), free_text: Some(rule_description), allow_short: true };
 
-        let mut rows = Vec::new();
+        let mut rows: Vec<DetailsRow> = Vec::new();
+        let mut tables: Vec<EmbeddedTable> = Vec::new();
+        // The embedded table whose rows are being read, if any.
+        let mut open: Option<EmbeddedTable> = None;
         for (no, line) in lines {
             if line.starts_with("\"ID\"") && split_cells(line) == columns {
                 continue; // a repeated header
             }
+            if let Some(table) = open.as_mut() {
+                let cells = split_cells(line);
+                if cells.len() == table.columns.len() && cells.len() < min_width {
+                    table.rows.push(cells);
+                    continue;
+                }
+                tables.extend(open.take());
+            }
             let cells = split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
+            if cells.len() < min_width && starts_a_table(&cells) {
+                // Its first cell names a column; a page row starts with the launch's ID.
+                let section = rows.last().map(|r| r.section.clone()).unwrap_or_default();
+                open = Some(EmbeddedTable { section, columns: cells, rows: Vec::new(), line: no });
+                continue;
+            }
             if cells.len() < min_width {
                 return Err(ParseError::new(
                     origin,
@@ -116,7 +160,8 @@ impl DetailsPage {
                 line: no,
             });
         }
-        Ok(DetailsPage { rows })
+        tables.extend(open);
+        Ok(DetailsPage { rows, tables })
     }
 
     /// The rule rows.

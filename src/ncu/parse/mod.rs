@@ -38,7 +38,7 @@ mod log;
 mod raw;
 mod source;
 
-pub use details::{DetailsPage, DetailsRow};
+pub use details::{DetailsPage, DetailsRow, EmbeddedTable};
 pub use log::{scan_log, NcuLog};
 pub use raw::{Launch, RawPage};
 pub use source::{SassRow, SourceBlock, SourceLine, SourcePage};

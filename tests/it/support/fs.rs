@@ -35,3 +35,27 @@ pub fn copy_dir(from: &Path, to: &Path) {
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
+
+/// The text of a recording under `fixtures/h200/` (`zoo-full/x_full_raw.csv` is read from
+/// `x_full_raw.csv.gz` when only the compressed file is committed).
+pub fn recording(rel: &str) -> String {
+    use std::io::Read;
+    let path = recordings().join(rel);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        return text;
+    }
+    let gz = recordings().join(format!("{rel}.gz"));
+    let file = std::fs::File::open(&gz).unwrap_or_else(|e| panic!("{} (nor .gz): {e}", path.display()));
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
+    text
+}
+
+/// Writes the recording `rel` (see [`recording`]) uncompressed into `dir` and returns its path:
+/// what a user would pass to `cargo kprof import`.
+pub fn recording_file(rel: &str, dir: &Path) -> PathBuf {
+    let name = Path::new(rel).file_name().unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, recording(rel)).unwrap();
+    path
+}

@@ -7,5 +7,5 @@ pub mod fake_sudo;
 pub mod fs;
 pub mod workspace;
 
-pub use fs::{copy_dir, fixture_details, recordings, repo, text};
+pub use fs::{copy_dir, fixture_details, recording, recording_file, recordings, repo, text};
 pub use workspace::{path_with, write_script, Workspace};

@@ -181,6 +181,9 @@ pub struct AnalysisArgs {
     /// Report template to use instead of the built-in templates/final_report.md
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
+    /// The largest raw page to read, in MiB (default 512)
+    #[arg(long, value_name = "MB", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_input_mb: Option<u64>,
 }
 
 /// `cargo kprof import`.

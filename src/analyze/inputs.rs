@@ -1,8 +1,11 @@
 //! What an analysis reads from a profile directory: its ncu pages, and where they came
 //! from (the target spec of a run, or the record of an import).
 
-use anyhow::Result;
+use std::path::PathBuf;
 
+use anyhow::{Context, Result};
+
+use crate::analyze::summary::is_read_metric;
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::Privilege;
@@ -48,9 +51,14 @@ pub struct RawInput {
     pub label: String,
     /// Its path in the profile directory, for messages.
     pub origin: String,
-    /// The page.
+    /// The file.
+    pub path: PathBuf,
+    /// The page, with the launch columns and the metrics the analysis reads
+    /// ([`crate::analyze::summary::is_read_metric`]); the file keeps the rest.
     pub page: RawPage,
 }
+
+pub use crate::profile::fs::{check_size, DEFAULT_MAX_INPUT_MB};
 
 /// The pages of a profile directory and their provenance.
 #[derive(Debug, Clone)]
@@ -78,16 +86,35 @@ fn ncu_rule_line(r: &DetailsRow) -> String {
     )
 }
 
-/// Reads every page of `dir` and what it says about itself.
-pub fn read_inputs(dir: &ProfileDir) -> Result<Inputs> {
+/// Reads every page of `dir` and what it says about itself; a raw page larger than
+/// `max_input_mb` MiB is refused.
+pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
     let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
     let mut raw = Vec::new();
     let mut source = None;
     let mut kernel_filter = None;
     for file in dir.pages()? {
-        let text = read(&file.path)?;
         let origin = file.origin;
         let invalid = |e: crate::ncu::parse::ParseError| Failure::new(ExitCode::Config, e.to_string());
+        if let PageKind::Raw { stage, label } = &file.kind {
+            check_size(&file.path, &origin, max_input_mb)?;
+            let reader = std::io::BufReader::new(
+                std::fs::File::open(&file.path).with_context(|| format!("could not read {origin}"))?,
+            );
+            let page = RawPage::read(reader, &origin, &is_read_metric)
+                .map_err(|e| invalid(e.with_origin(&origin)))?;
+            if let Some(s) = stage {
+                prov.stages_collected.push(s.name().to_string());
+            }
+            prov.collected.push(format!(
+                "`{origin}`: {} launch(es), {} columns",
+                page.launches().count(),
+                page.width
+            ));
+            raw.push(RawInput { label: label.clone(), origin, path: file.path.clone(), page });
+            continue;
+        }
+        let text = read(&file.path)?;
         match file.kind {
             PageKind::Details => {
                 let page = DetailsPage::parse(&text, &origin).map_err(invalid)?;
@@ -104,18 +131,7 @@ pub fn read_inputs(dir: &ProfileDir) -> Result<Inputs> {
                 prov.stages_collected.push("source".into());
                 prov.source_collected = true;
             }
-            PageKind::Raw { stage, label } => {
-                let page = RawPage::parse(&text, &origin).map_err(invalid)?;
-                if let Some(s) = stage {
-                    prov.stages_collected.push(s.name().to_string());
-                }
-                prov.collected.push(format!(
-                    "`{origin}`: {} launch(es), {} columns",
-                    page.launches().count(),
-                    page.columns.len()
-                ));
-                raw.push(RawInput { label, origin, page });
-            }
+            PageKind::Raw { .. } => unreachable!("raw pages are read above"),
         }
     }
     if raw.is_empty() {

@@ -38,6 +38,9 @@ pub struct AnalyzeOptions {
     pub template: Option<PathBuf>,
     /// The workspace root, to read source lines ncu could not open.
     pub source_root: Option<PathBuf>,
+    /// `--max-input-mb`: the largest raw page read, in MiB (default
+    /// [`inputs::DEFAULT_MAX_INPUT_MB`]).
+    pub max_input_mb: Option<u64>,
 }
 
 /// Everything an analysis found, in memory; [`crate::report::write`] renders it.
@@ -55,8 +58,10 @@ pub struct Analysis {
     pub device_limits: Vec<String>,
     /// What the analysis could not do (an unknown device, a picture not drawn, ...).
     pub limitations: Vec<String>,
-    /// `details/metrics_raw.csv`.
-    pub metrics_raw_csv: String,
+    /// The raw pages read, from which [`crate::report::write`] streams `details/metrics_raw.csv`.
+    pub raw_inputs: Vec<inputs::RawInput>,
+    /// The kernel filter the inputs kept to.
+    pub kernel_filter: Option<regex::Regex>,
     /// `details/metrics_extracted.jsonl`.
     pub metrics_extracted_jsonl: String,
     /// Outputs that could not be made while the analysis itself succeeded (such as
@@ -76,9 +81,9 @@ pub fn load_rules(opts: &AnalyzeOptions) -> Result<Rules> {
 /// Analyses the pages of a profile directory. Reads only.
 pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     let rules = load_rules(opts)?;
-    let inputs = inputs::read_inputs(dir)?;
-    let pages: Vec<RawPage> = inputs.raw.iter().map(|r| r.page.clone()).collect();
-    let summary = summary::summarize(&pages, inputs.kernel_filter.as_ref());
+    let inputs = inputs::read_inputs(dir, opts.max_input_mb.unwrap_or(inputs::DEFAULT_MAX_INPUT_MB))?;
+    let pages: Vec<&RawPage> = inputs.raw.iter().map(|r| &r.page).collect();
+    let summary = summary::summarize(pages.iter().copied(), inputs.kernel_filter.as_ref());
     if summary.kernels.is_empty() {
         return Err(Failure::new(
             ExitCode::NoKernelMatched,
@@ -113,7 +118,6 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
             .collect(),
         None => Vec::new(),
     };
-    let metrics_raw_csv = exports::merged_raw_csv(&inputs.raw, inputs.kernel_filter.as_ref())?;
     let metrics_extracted_jsonl = exports::extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref());
     Ok(Analysis {
         summary,
@@ -122,8 +126,9 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         provenance: inputs.provenance,
         device_limits,
         limitations,
-        metrics_raw_csv,
         metrics_extracted_jsonl,
+        raw_inputs: inputs.raw,
+        kernel_filter: inputs.kernel_filter,
         warnings: Vec::new(),
     })
 }
@@ -145,7 +150,7 @@ fn source_candidates(file: &str, root: Option<&Path>) -> Vec<PathBuf> {
     out
 }
 
-fn kernel_names(pages: &[RawPage]) -> Vec<String> {
+fn kernel_names(pages: &[&RawPage]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for p in pages {
         for l in p.launches() {

@@ -250,6 +250,25 @@ pub struct MetricsSummary {
     pub kernels: Vec<KernelSummary>,
 }
 
+/// The ncu metrics the analysis reads from a raw page: every [`FIELDS`] metric, the stall
+/// reasons and the device's name. A page is read keeping only these (and the launch
+/// columns), and `metrics_extracted.jsonl` lists only these.
+pub fn is_read_metric(name: &str) -> bool {
+    static NAMES: std::sync::OnceLock<std::collections::HashSet<String>> = std::sync::OnceLock::new();
+    NAMES
+        .get_or_init(|| {
+            let mut names: std::collections::HashSet<String> =
+                FIELDS.iter().map(|f| f.metric.to_string()).collect();
+            names.extend(STALL_REASONS.iter().map(|r| stall_metric(r)));
+            names.insert(DEVICE_NAME.to_string());
+            names
+        })
+        .contains(name)
+}
+
+/// The column naming the device.
+const DEVICE_NAME: &str = "device__attribute_display_name";
+
 /// The factor that turns a value in ncu's printed `unit` into our base unit: nanoseconds
 /// for time, bytes for data (`ms` -> 1e6, `Kbyte/block` -> 1e3). ncu scales units when it
 /// prints a report without `--print-units base` (an `-i REPORT --csv` export does); SI
@@ -281,7 +300,10 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
 
 /// Summarises the launches of every kernel in `pages` (all stages of one profile).
 /// `kernel_filter`, when given, keeps only kernels whose name it matches.
-pub fn summarize(pages: &[RawPage], kernel_filter: Option<&regex::Regex>) -> MetricsSummary {
+pub fn summarize<'p>(
+    pages: impl IntoIterator<Item = &'p RawPage>,
+    kernel_filter: Option<&regex::Regex>,
+) -> MetricsSummary {
     let mut order: Vec<String> = Vec::new();
     let mut values: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
     let mut launches: BTreeMap<String, usize> = BTreeMap::new();
@@ -299,7 +321,7 @@ pub fn summarize(pages: &[RawPage], kernel_filter: Option<&regex::Regex>) -> Met
             }
             *per_page.entry(kernel.clone()).or_default() += 1;
             if device.is_none() {
-                device = launch.get("device__attribute_display_name").map(str::to_string);
+                device = launch.get(DEVICE_NAME).map(str::to_string);
             }
             for f in FIELDS {
                 if let Some(v) = launch.number(f.metric) {

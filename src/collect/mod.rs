@@ -233,7 +233,7 @@ fn run_stage(
 fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
     let page = page.map_err(|e| Failure::new(ExitCode::Failure, e))?;
     let re = regex::Regex::new(&filter.pattern).ok();
-    let summary = summary::summarize(std::slice::from_ref(&page), re.as_ref());
+    let summary = summary::summarize([&page], re.as_ref());
     let Some(k) = summary.kernels.first() else {
         return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
     };

@@ -14,7 +14,12 @@ use crate::report;
 use crate::shell::Shell;
 
 fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
-    AnalyzeOptions { rules: a.rules.clone(), template: a.template.clone(), source_root }
+    AnalyzeOptions {
+        rules: a.rules.clone(),
+        template: a.template.clone(),
+        source_root,
+        max_input_mb: a.max_input_mb,
+    }
 }
 
 /// `cargo kprof import`.

@@ -33,6 +33,27 @@ pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     written
 }
 
+/// Like [`write_atomic_bytes`] for output too large to build in memory: `write` streams it
+/// into the temporary file (buffered), which is then renamed over `path`.
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let tmp =
+        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    let written = (|| {
+        let f = std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
+        let mut out = std::io::BufWriter::new(f);
+        write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
+        let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
+        f.sync_all().ok();
+        drop(f);
+        std::fs::rename(&tmp, path)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
+    })();
+    if written.is_err() {
+        std::fs::remove_file(&tmp).ok();
+    }
+    written
+}
+
 /// Creates `path`, which must not exist, with `text`; a `.sh` file is made executable.
 pub fn write_new(path: &Path, text: &str) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
@@ -70,4 +91,27 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(anyhow::Error::new(e).context(format!("could not read {}", path.display()))),
     }
+}
+
+/// The largest raw page read by default, in MiB (`--max-input-mb` raises it). The analysis
+/// keeps only the metrics it reads, so memory grows with launches, not with columns; the
+/// limit keeps a mistaken input (a whole report's worth of launches) from taking minutes.
+pub const DEFAULT_MAX_INPUT_MB: u64 = 512;
+
+/// Refuses a file over `max_mb` MiB with a message that names it and says how to go on.
+pub fn check_size(path: &Path, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > max_mb << 20 {
+        let mb = size.div_ceil(1 << 20);
+        return Err(crate::error::Failure::new(
+            crate::error::ExitCode::Config,
+            format!("{shown} is {mb} MiB, over the input limit of {max_mb} MiB"),
+        )
+        .help(format!("raise the limit with --max-input-mb {}", mb + 1))
+        .help(
+            "or print less from the report: fewer launches with `ncu -i REPORT --csv --page raw \
+             --kernel-name regex:NAME` (or --kernel-id), fewer metrics with --metrics",
+        ));
+    }
+    Ok(())
 }

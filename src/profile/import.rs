@@ -7,9 +7,9 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::dir::ProfileDir;
-use super::fs::write_atomic;
+use super::fs::{check_size, write_atomic};
 use crate::error::{ExitCode, Failure};
-use crate::ncu::parse::{scan_log, DetailsPage, RawPage, SourcePage};
+use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 
 /// `details/import.json`: what an import recorded about itself, so `report` can redo the
 /// same analysis.
@@ -64,12 +64,21 @@ pub fn create(
     details: Option<&Path>,
     kernel: Option<&str>,
     output_dir: &Path,
+    max_input_mb: u64,
 ) -> Result<ProfileDir> {
     // Parse everything before creating anything, so bad input leaves no directory behind.
     for p in raw {
-        let text = read(p)?;
-        RawPage::parse(&text, &p.display().to_string()).map_err(|e| {
-            let log = scan_log(&text);
+        // Read as a stream, keeping nothing: a large page is checked without being held.
+        let shown = p.display().to_string();
+        check_size(p, &shown, max_input_mb)?;
+        let file = std::fs::File::open(p).with_context(|| format!("could not read {shown}"))?;
+        let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
+        RawPage::for_each_row(std::io::BufReader::new(file), &shown, &|_| false, &mut rows).map_err(|e| {
+            let log = match &e {
+                ReadError::NoPage { preamble } => scan_log(preamble),
+                ReadError::Parse(_) => Default::default(),
+            };
+            let e = e.with_origin(&shown);
             let mut f = Failure::new(ExitCode::Config, format!("{e}"));
             if log.no_kernels_profiled {
                 f = f.help(format!(

@@ -17,7 +17,7 @@ use crate::analyze::hotspots::{self, Hotspot};
 use crate::analyze::rules::BottleneckDecision;
 use crate::analyze::summary::MetricsSummary;
 use crate::analyze::{self, Analysis, AnalyzeOptions};
-use crate::profile::fs::{write_atomic, write_atomic_bytes};
+use crate::profile::fs::{write_atomic, write_atomic_bytes, write_atomic_with};
 use crate::profile::ProfileDir;
 
 /// Writes `analysis` into `dir`: `metrics_raw.csv`, `metrics_extracted.jsonl`,
@@ -27,7 +27,9 @@ use crate::profile::ProfileDir;
 /// it goes into [`Analysis::warnings`] and the limitations, and no partial or stale
 /// picture is left.
 pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Result<()> {
-    write_atomic(&dir.metrics_raw_path(), &analysis.metrics_raw_csv)?;
+    write_atomic_with(&dir.metrics_raw_path(), |out| {
+        analyze::exports::write_metrics_raw(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
+    })?;
     write_atomic(&dir.metrics_extracted_path(), &analysis.metrics_extracted_jsonl)?;
     write_atomic(&dir.metrics_summary_path(), &(serde_json::to_string_pretty(&analysis.summary)? + "\n"))?;
     write_atomic(
@@ -73,7 +75,8 @@ pub fn import(
     output_dir: &Path,
     opts: &AnalyzeOptions,
 ) -> Result<(ProfileDir, Analysis)> {
-    let dir = crate::profile::import::create(raw, source, details, kernel, output_dir)?;
+    let max_mb = opts.max_input_mb.unwrap_or(crate::profile::fs::DEFAULT_MAX_INPUT_MB);
+    let dir = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb)?;
     let analysis = refresh(&dir, opts)?;
     Ok((dir, analysis))
 }

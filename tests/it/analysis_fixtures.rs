@@ -321,3 +321,77 @@ fn index_lists_every_analysed_profile() {
     let md = std::fs::read_to_string(tmp.path().join("index.md")).unwrap();
     assert!(md.contains("[copy_20261129_213211](copy_20261129_213211/final_report.md)"), "{md}");
 }
+
+/// `metrics_extracted.jsonl` lists the metrics the analysis reads, not every cell of the
+/// page; `metrics_raw.csv` keeps every metric. (Before, a `--set full` page gave one JSON
+/// object per numeric cell: 2,238 columns per launch.)
+#[test]
+fn extracted_metrics_are_the_ones_the_analysis_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = recordings().join("demo-full/hgemm_naive_full_raw.csv");
+    let (dir, _) =
+        report::import(&[raw], None, None, None, &tmp.path().join("p"), &AnalyzeOptions::default()).unwrap();
+    let jsonl = std::fs::read_to_string(dir.metrics_extracted_path()).unwrap();
+    let metrics: std::collections::BTreeSet<String> = jsonl
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["metric"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(metrics.iter().all(|m| cargo_kprof::analyze::summary::is_read_metric(m)), "{metrics:?}");
+    assert!(metrics.contains("gpu__time_duration.sum"));
+    assert!(jsonl.lines().count() < 300, "{} lines", jsonl.lines().count());
+    // A metric nobody reads: in metrics_raw.csv, not in the JSONL.
+    let unread = "dram__cycles_elapsed.avg.per_second";
+    assert!(!metrics.contains(unread));
+    let header = std::fs::read_to_string(dir.metrics_raw_path()).unwrap().lines().next().unwrap().to_string();
+    assert!(header.contains(unread), "metrics_raw.csv keeps every metric");
+    assert_eq!(header.split(',').count(), 2 + 2238 - 11, "Kernel Name, Launch and every metric column");
+}
+
+/// A raw page over `--max-input-mb` is refused before anything is created, naming the file
+/// and the flag that raises the limit. The page is built from a real recording by repeating
+/// its launch row until it passes 1 MiB.
+#[test]
+fn an_import_over_the_size_limit_says_so_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('"')).collect();
+    let rest = lines[2].strip_prefix("\"0\",").unwrap();
+    let mut big = format!("{}\n{}\n", lines[0], lines[1]);
+    for id in 0..80 {
+        big.push_str(&format!("\"{id}\",{rest}\n"));
+    }
+    let page = tmp.path().join("big_raw.csv");
+    std::fs::write(&page, &big).unwrap();
+    assert!(big.len() > 1 << 20 && big.len() < 2 << 20, "{} bytes", big.len());
+    let out = tmp.path().join("p");
+    let run = kprof(&[
+        "import",
+        "--raw",
+        page.to_str().unwrap(),
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--max-input-mb",
+        "1",
+    ]);
+    let stderr = text_of(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("big_raw.csv is 2 MiB, over the input limit of 1 MiB"), "{stderr}");
+    assert!(stderr.contains("help: raise the limit with --max-input-mb 3"), "{stderr}");
+    assert!(!out.exists(), "nothing is created");
+    let ok = kprof(&[
+        "import",
+        "--raw",
+        page.to_str().unwrap(),
+        "--output-dir",
+        out.to_str().unwrap(),
+        "--max-input-mb",
+        "3",
+    ]);
+    assert_eq!(ok.status.code(), Some(0), "{}", text_of(&ok.stderr));
+}
+
+fn text_of(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

@@ -40,7 +40,7 @@ mod source;
 
 pub use details::{DetailsPage, DetailsRow, EmbeddedTable};
 pub use log::{scan_log, NcuLog};
-pub use raw::{Launch, RawPage};
+pub use raw::{Launch, RawPage, ReadError, LAUNCH_COLUMNS};
 pub use source::{SassRow, SourceBlock, SourceLine, SourcePage};
 
 /// Parses a number as ncu prints it, or `None` for text and placeholders.

@@ -1,8 +1,33 @@
 //! `--page raw`: one row per profiled launch, one column per metric.
+//!
+//! A `--set full` page has about 2,240 columns; a page of thousands of launches is tens of
+//! megabytes. [`RawPage::read`] reads a page line by line from any reader and keeps only
+//! the columns asked for, so the analysis holds what it reads, not the whole page.
+
+use std::collections::HashMap;
+use std::io::BufRead;
 
 use super::lines::*;
 use super::{parse_number, ParseError};
 
+/// Text kept from before a page's header, for explaining a missing page (ncu's own
+/// lines say why): at most this many bytes.
+const PREAMBLE_LIMIT: usize = 8 << 20;
+
+/// The columns every raw page starts with, describing the launch rather than a metric.
+pub const LAUNCH_COLUMNS: &[&str] = &[
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+];
 /// A `--page raw --csv` page: a header row (`"ID","Process ID",...,"Kernel Name",...` then
 /// one column per metric), a units row, then one row per profiled launch.
 ///
@@ -19,6 +44,11 @@ pub struct RawPage {
     pub row_lines: Vec<usize>,
     /// The 1-based source line of the header row.
     pub header_line: usize,
+    /// How many columns the page has as printed (more than `columns` when a read kept
+    /// only some).
+    pub width: usize,
+    /// Where each column name first appears.
+    index: HashMap<String, usize>,
 }
 
 /// Skips to a page's header row: the first CSV line starting `"ID"` that has `column`.
@@ -47,79 +77,152 @@ impl RawPage {
     /// located [`ParseErrorKind::Malformed`] error when the units row is missing, a row is
     /// ragged, or no launch row follows the units row.
     pub fn parse(text: &str, origin: &str) -> Result<RawPage, ParseError> {
-        let mut lines = csv_lines(text);
-        let (header_line, columns) = find_header(&mut lines, "Kernel Name", || {
-            no_page_error(text, origin, "raw page", "\"ID\",\"Process ID\",...,\"Kernel Name\"")
+        Self::read(text.as_bytes(), origin, &|_| true).map_err(|e| e.into_parse_error(text, origin))
+    }
+
+    /// Reads a raw page line by line from `reader`, keeping the launch columns
+    /// ([`LAUNCH_COLUMNS`]) and the metric columns `keep` accepts; the others are dropped
+    /// as each row is read. Errors as [`RawPage::parse`]; a reader that fails is a
+    /// malformed page at the line it failed on.
+    pub fn read(
+        reader: impl BufRead,
+        origin: &str,
+        keep: &dyn Fn(&str) -> bool,
+    ) -> Result<RawPage, ReadError> {
+        let mut rows = Vec::new();
+        let mut row_lines = Vec::new();
+        let mut page = Self::for_each_row(reader, origin, keep, &mut |_, no, cells| {
+            rows.push(cells);
+            row_lines.push(no);
+            Ok(())
         })?;
-        if columns.iter().any(|c| c == "Metric Name") && columns.iter().any(|c| c == "Rule Name") {
-            return Err(ParseError::new(
+        page.rows = rows;
+        page.row_lines = row_lines;
+        Ok(page)
+    }
+
+    /// Reads a raw page line by line like [`RawPage::read`], handing each launch row (its
+    /// line number and kept cells) to `on_row` instead of keeping it: for pages too large to
+    /// hold. Returns the page's header and units, with no rows.
+    pub fn for_each_row(
+        reader: impl BufRead,
+        origin: &str,
+        keep: &dyn Fn(&str) -> bool,
+        on_row: &mut RowFn<'_>,
+    ) -> Result<RawPage, ReadError> {
+        let mut lines = LineReader {
+            reader,
+            no: 0,
+            buf: Vec::new(),
+            preamble: String::new(),
+            keep_preamble: true,
+            origin,
+        };
+        // The header: the first CSV line starting `"ID"` that has "Kernel Name".
+        let (header_line, all_columns) = loop {
+            let Some((no, line)) = lines.next_line()? else {
+                return Err(ReadError::NoPage { preamble: std::mem::take(&mut lines.preamble) });
+            };
+            if !line.starts_with("\"ID\"") {
+                continue;
+            }
+            let cells = split_cells(&line);
+            if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == "Kernel Name") {
+                break (no, cells);
+            }
+        };
+        lines.preamble = String::new();
+        lines.keep_preamble = false;
+        if all_columns.iter().any(|c| c == "Metric Name") && all_columns.iter().any(|c| c == "Rule Name") {
+            return Err(ReadError::Parse(ParseError::new(
                 origin,
                 header_line,
                 "this is a details page (--page details), not a raw page (--page raw)",
-            ));
+            )));
         }
-        let fit = Fit { width: columns.len(), free_text: None, allow_short: false };
+        let fit = Fit { width: all_columns.len(), free_text: None, allow_short: false };
+        let kept: Vec<usize> = (0..all_columns.len())
+            .filter(|&i| LAUNCH_COLUMNS.contains(&all_columns[i].as_str()) || keep(&all_columns[i]))
+            .collect();
+        let select = move |cells: Vec<String>| -> Vec<String> {
+            if kept.len() == cells.len() {
+                return cells;
+            }
+            let mut cells = cells;
+            kept.iter().map(|&i| std::mem::take(&mut cells[i])).collect()
+        };
 
-        let Some((units_line, line)) = lines.next() else {
-            return Err(ParseError::new(
+        let Some((units_line, line)) = lines.next_csv_line()? else {
+            return Err(ReadError::Parse(ParseError::new(
                 origin,
                 header_line,
                 "the page ends after its header: no units row and no launch row (a truncated page?)",
-            ));
+            )));
         };
         let units =
-            split_fitted(line, fit).map_err(|n| ragged(origin, units_line, n, fit.width, header_line))?;
+            split_fitted(&line, fit).map_err(|n| ragged(origin, units_line, n, fit.width, header_line))?;
         if let Some(id) = units.first().filter(|id| !id.is_empty()) {
-            return Err(ParseError::new(
+            return Err(ReadError::Parse(ParseError::new(
                 origin,
                 units_line,
                 format!(
                     "expected the units row (an empty \"ID\" cell) after the header on line \
                      {header_line}, found a launch row with ID \"{id}\": the units row is missing"
                 ),
-            ));
+            )));
         }
 
-        let mut rows = Vec::new();
-        let mut row_lines = Vec::new();
+        let columns = select(all_columns.clone());
+        let mut index = HashMap::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            index.entry(c.clone()).or_insert(i);
+        }
+        let header = RawPage {
+            columns,
+            units: select(units),
+            rows: Vec::new(),
+            row_lines: Vec::new(),
+            header_line,
+            width: fit.width,
+            index,
+        };
+        let mut launches = 0usize;
         let mut after_repeated_header = false;
-        for (no, line) in lines {
-            if line.starts_with("\"ID\"") && split_cells(line) == columns {
+        while let Some((no, line)) = lines.next_csv_line()? {
+            if line.starts_with("\"ID\"") && split_cells(&line) == all_columns {
                 // A second page with the same columns (ncu prints one per process).
                 after_repeated_header = true;
                 continue;
             }
-            let cells = split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
+            let cells =
+                split_fitted(&line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
             let empty_id = cells.first().is_some_and(|c| c.is_empty());
             if std::mem::take(&mut after_repeated_header) && empty_id {
                 continue; // its units row
             }
             if empty_id {
-                return Err(ParseError::new(
+                return Err(ReadError::Parse(ParseError::new(
                     origin,
                     no,
                     "a launch row with an empty \"ID\" cell (a second units row?)",
-                ));
+                )));
             }
-            rows.push(cells);
-            row_lines.push(no);
+            on_row(&header, no, select(cells))?;
+            launches += 1;
         }
-        if rows.is_empty() {
-            return Err(ParseError::new(
+        if launches == 0 {
+            return Err(ReadError::Parse(ParseError::new(
                 origin,
                 units_line,
                 "no launch row after the units row: the page lists no profiled launch (a truncated page?)",
-            ));
+            )));
         }
-        Ok(RawPage { columns, units, rows, row_lines, header_line })
+        Ok(header)
     }
 
-    /// The index of the first column with this name.
-    ///
-    /// A linear scan (a full-set page has about 2,240 columns, microseconds); to read one
-    /// metric of many launches, look the index up once and use [`Launch::cell`].
+    /// The index of the first column with this name (a hash lookup).
     pub fn column(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c == name)
+        self.index.get(name).copied()
     }
 
     /// The profiled launches, in the order ncu printed them.
@@ -192,5 +295,100 @@ impl<'a> Launch<'a> {
     /// The "ID" cell: ncu's number for this launch within its run.
     pub fn id(&self) -> &'a str {
         self.get("ID").unwrap_or("")
+    }
+}
+
+/// What [`RawPage::for_each_row`] hands each launch row to: the page's header (no rows),
+/// the row's 1-based line and its kept cells.
+pub type RowFn<'f> = dyn FnMut(&RawPage, usize, Vec<String>) -> Result<(), ParseError> + 'f;
+
+/// Why [`RawPage::read`] found no page.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The page is there and malformed (or the reader failed).
+    Parse(ParseError),
+    /// No header was found; `preamble` holds the text read (up to a limit) for
+    /// [`ReadError::into_parse_error`] to explain from ncu's own lines.
+    NoPage {
+        /// The lines read, joined by newlines.
+        preamble: String,
+    },
+}
+
+impl From<ParseError> for ReadError {
+    fn from(e: ParseError) -> Self {
+        ReadError::Parse(e)
+    }
+}
+
+impl ReadError {
+    /// The parse error, with a missing page explained by ncu's lines in `text` (the whole
+    /// input when the caller has it, else the text read before the end).
+    pub fn into_parse_error(self, text: &str, origin: &str) -> ParseError {
+        match self {
+            ReadError::Parse(e) => e,
+            ReadError::NoPage { preamble } => {
+                let text = if text.is_empty() { preamble.as_str() } else { text };
+                no_page_error(text, origin, "raw page", "\"ID\",\"Process ID\",...,\"Kernel Name\"")
+            }
+        }
+    }
+
+    /// The parse error for a page read from `origin`, explaining a missing page from what
+    /// was read.
+    pub fn with_origin(self, origin: &str) -> ParseError {
+        match self {
+            ReadError::Parse(e) => e,
+            ReadError::NoPage { preamble } => {
+                no_page_error(&preamble, origin, "raw page", "\"ID\",\"Process ID\",...,\"Kernel Name\"")
+            }
+        }
+    }
+}
+
+/// Lines of a reader with their 1-based numbers, lossy UTF-8, without terminators; keeps
+/// the text before the header (up to [`PREAMBLE_LIMIT`]) for error messages.
+struct LineReader<'o, R: BufRead> {
+    reader: R,
+    no: usize,
+    buf: Vec<u8>,
+    preamble: String,
+    keep_preamble: bool,
+    origin: &'o str,
+}
+
+impl<R: BufRead> LineReader<'_, R> {
+    fn next_line(&mut self) -> Result<Option<(usize, String)>, ParseError> {
+        self.buf.clear();
+        let n = self
+            .reader
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| ParseError::new(self.origin, self.no + 1, format!("could not read: {e}")))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        self.no += 1;
+        let mut bytes = self.buf.as_slice();
+        if self.no == 1 {
+            bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+        }
+        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let line = String::from_utf8_lossy(bytes).into_owned();
+        if self.keep_preamble && self.preamble.len() < PREAMBLE_LIMIT {
+            self.preamble.push_str(&line);
+            self.preamble.push('\n');
+        }
+        Ok(Some((self.no, line)))
+    }
+
+    /// The next line that may be a CSV record (it starts with a quote).
+    fn next_csv_line(&mut self) -> Result<Option<(usize, String)>, ParseError> {
+        while let Some((no, line)) = self.next_line()? {
+            if line.starts_with('"') {
+                return Ok(Some((no, line)));
+            }
+        }
+        Ok(None)
     }
 }

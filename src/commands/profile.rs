@@ -133,8 +133,15 @@ pub(crate) fn execute_profiles<'a>(
         print_verdicts(&p.dir, &analysis.decision, shell);
     }
     if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
-        crate::report::index::write(root)?;
-        shell.status(format!("Index: {}", dir::index_md_path(root).display()));
+        // The index is derived from the profiles: failing to rewrite it loses nothing, and
+        // must not turn a finished profile into a failed run.
+        match crate::report::index::write(root) {
+            Ok(()) => shell.status(format!("Index: {}", dir::index_md_path(root).display())),
+            Err(e) => shell.warn(format!(
+                "the profiles index was not updated ({e:#}); the profile itself is complete, \
+                 and the next run rewrites the index"
+            )),
+        }
     }
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
 }

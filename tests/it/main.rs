@@ -15,6 +15,7 @@ mod config_manifests;
 mod demo;
 mod gate;
 mod golden;
+mod hardening;
 mod layout;
 mod parse_fixtures;
 mod privilege;

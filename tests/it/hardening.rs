@@ -58,3 +58,26 @@ fn an_index_that_cannot_be_written_does_not_fail_a_finished_profile() {
     let dir = only_profile(&ws.root().join("profile"));
     assert!(dir.join("final_report.md").is_file());
 }
+
+/// #12 item 1: with `--output-dir X/prof`, the user's own `X/index.md` and `X/index.json`
+/// are theirs: the profiles index is written only under the workspace's `profile/`.
+#[test]
+fn the_index_is_never_written_beside_an_explicit_output_dir() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let mine = ws.root().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(mine.join("index.md"), "# my notes\n").unwrap();
+    let out_dir = mine.join("prof");
+    let out = profile_copy(&ws, &["--kernel", "copy", "--output-dir", out_dir.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out_dir.join("final_report.md").is_file(), "{stderr}");
+    assert_eq!(std::fs::read_to_string(mine.join("index.md")).unwrap(), "# my notes\n");
+    assert!(!mine.join("index.json").exists(), "{stderr}");
+    let mut names: Vec<String> =
+        std::fs::read_dir(&mine).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["index.md", "prof"]);
+    // The project's index lists the profiles under profile/; this one is not among them.
+    assert!(!ws.root().join("profile/index.md").exists(), "{stderr}");
+}

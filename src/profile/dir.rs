@@ -63,6 +63,32 @@ pub fn baselines_root(profiles_root: &Path) -> PathBuf {
     profiles_root.join("baselines")
 }
 
+/// `<profiles root>/baselines/NAME/<kernel>/`: kernel `kernel` of the saved baseline
+/// `name`. `name` is a checked baseline name (`compare::baseline::check_name`: a single
+/// plain path component); the kernel name, which comes from the data, goes through the
+/// sanitiser.
+pub fn baseline_kernel_dir(profiles_root: &Path, name: &str, kernel: &str) -> PathBuf {
+    baselines_root(profiles_root).join(name).join(sanitize_kernel_name(kernel))
+}
+
+/// Creates the folder a baseline's kernel is written in before it is renamed into place:
+/// a hidden sibling of [`baseline_kernel_dir`] inside the same baseline
+/// (`.<kernel>.saving-<pid>-<n>`), new, never one that exists.
+pub fn create_baseline_staging(profiles_root: &Path, name: &str, kernel: &str) -> Result<PathBuf, Failure> {
+    let parent = baselines_root(profiles_root).join(name);
+    create_dir_all(&parent)?;
+    let kernel = sanitize_kernel_name(kernel);
+    for n in 1..=MAX_COLLISION_SUFFIX {
+        let staging = parent.join(format!(".{kernel}.saving-{}-{n}", std::process::id()));
+        match fs::create_dir(&staging) {
+            Ok(()) => return Ok(staging),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
+        }
+    }
+    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
+}
+
 /// `<profiles root>/index.json`: every analysed profile, one row each.
 pub fn index_json_path(profiles_root: &Path) -> PathBuf {
     profiles_root.join("index.json")
@@ -95,6 +121,10 @@ pub fn profiles_root(workspace_root: &Path) -> PathBuf {
     workspace_root.join("profile")
 }
 
+/// The one sanitiser: every path component kprof builds from data (kernel names from the
+/// configuration or from ncu's CSVs, profile ids, the kernel folders of baselines) is made
+/// by this function, so none can hold `/`, `..`, a leading `.` or a control character.
+///
 /// A kernel name reduced to `[A-Za-z0-9_-]`: other characters become `_`, runs of
 /// `_` collapse, `_`/`-` are trimmed from both ends, the result is cut to
 /// [`MAX_KERNEL_ID_LEN`] characters, and an empty result becomes `kernel`.
@@ -604,6 +634,18 @@ mod tests {
             ("_-_", "kernel"),
         ] {
             assert_eq!(sanitize_kernel_name(name), expected, "for {name:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_sanitiser_always_makes_one_plain_component(name in "\\PC*|[./\\\\\n\r\0a-z]{0,12}") {
+            let out = sanitize_kernel_name(&name);
+            let mut parts = Path::new(&out).components();
+            proptest::prop_assert!(matches!(parts.next(), Some(std::path::Component::Normal(_))));
+            proptest::prop_assert!(parts.next().is_none());
+            proptest::prop_assert!(out.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            proptest::prop_assert!(!out.starts_with(['-', '_']) && out.len() <= MAX_KERNEL_ID_LEN);
         }
     }
 

@@ -146,3 +146,88 @@ fn an_env_key_that_is_not_a_name_is_refused() {
         assert!(ws.profiles().is_empty(), "{key}");
     }
 }
+
+/// `cargo kprof archive` of the `copy` kernel of `ws`: the entries of a real archive.
+fn real_archive_entries(ws: &Workspace) -> Vec<crate::support::tarball::Entry> {
+    let archive = ws.root().join("real.tar");
+    let out = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    crate::support::tarball::read(&archive)
+}
+
+/// `cargo-kprof kprof run --archive ARCHIVE --workspace-remap REMAP`, without cargo, with
+/// the fake ncu replaying the recorded `copy` profile.
+fn run_archive(ws: &Workspace, archive: &Path, remap: &Path) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "run", "--archive"]).arg(archive).arg("--workspace-remap").arg(remap);
+    cmd.env("CARGO", "/nonexistent/cargo");
+    for (k, v) in replay_env(ws) {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// #12 item 3: an archive is unpacked entry by entry and refused, naming the entry, when
+/// it could reach outside `--workspace-remap`: links, `..` and absolute names, a plan whose
+/// working directory or executable lies outside, a manifest read through a link, another
+/// schema. Nothing is written anywhere.
+#[test]
+fn hostile_archives_are_refused_naming_the_entry() {
+    use crate::support::tarball::{manifest, with_manifest, write, Entry};
+    let ws = Workspace::with_harness(&harness_entry("copy"));
+    let real = real_archive_entries(&ws);
+    let plan = manifest(&real);
+    let there = tempfile::tempdir().unwrap();
+    let outside = there.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("keep.txt"), "mine").unwrap();
+    std::fs::write(outside.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+    let out_s = outside.display().to_string();
+
+    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut m = plan.clone();
+        f(&mut m);
+        with_manifest(&real, &m)
+    };
+    let plus = |extra: Entry| {
+        let mut e = real.clone();
+        e.insert(0, extra);
+        e
+    };
+    let cases: Vec<(&str, Vec<Entry>, &str)> = vec![
+        ("profile-symlink", plus(Entry::symlink("workspace/profile", &out_s)), "workspace/profile"),
+        ("dotdot", plus(Entry::file("workspace/../../outside/x.txt", "x")), "workspace/../../outside/x.txt"),
+        ("absolute", plus(Entry::file(&format!("{out_s}/abs.txt"), "x")), "abs.txt"),
+        ("hard-link", plus(Entry::hard_link("bin/sh", "/bin/sh")), "bin/sh"),
+        (
+            "manifest-symlink",
+            real.iter()
+                .map(|e| {
+                    if e.name == "kprof-archive.json" {
+                        Entry::symlink("kprof-archive.json", &format!("{out_s}/plan.json"))
+                    } else {
+                        e.clone()
+                    }
+                })
+                .collect(),
+            "kprof-archive.json",
+        ),
+        ("cwd-outside", edited(&|m| m["kernels"][0]["cwd"] = out_s.clone().into()), "cwd"),
+        ("executable-outside", edited(&|m| m["executables"][0][1] = "/bin/true".into()), "/bin/true"),
+        ("schema", edited(&|m| m["schema_version"] = 2.into()), "schema_version"),
+    ];
+    for (name, entries, named) in cases {
+        let case = there.path().join(name);
+        std::fs::create_dir_all(&case).unwrap();
+        let archive = case.join("hostile.tar");
+        write(&archive, &entries);
+        let before = crate::support::snapshot::take(there.path());
+        let out = run_archive(&ws, &archive, &case.join("unpacked"));
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{name}: {stderr}");
+        assert!(stderr.contains(named) && stderr.contains("help:"), "{name}: {stderr}");
+        let after = crate::support::snapshot::take(there.path());
+        let changed = crate::support::snapshot::changes(&before, &after, &[]);
+        assert!(changed.is_empty(), "{name}: {changed:?}\n{stderr}");
+    }
+}

@@ -575,9 +575,60 @@ pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
     }
 }
 
+/// Checks, before anything is built, that `dir` (an explicit `--output-dir`) can be used:
+/// as a profile directory it must not exist or be an empty directory; as the folder of
+/// several profiles (`several`) it must be a directory if it exists. Either way it, or the
+/// nearest of its ancestors that exists, must be a directory this user may write in.
+/// Nothing is created.
+pub fn check_output_dir(dir: &Path, several: bool) -> Result<(), Failure> {
+    match fs::symlink_metadata(dir) {
+        Ok(_) if !dir.is_dir() => return Err(refuse(dir, "exists and is not a directory")),
+        Ok(_) => {
+            let mut entries =
+                fs::read_dir(dir).map_err(|e| io_failure("cannot read output directory", dir, &e))?;
+            if !several && entries.next().is_some() {
+                return Err(refuse(dir, "is not empty"));
+            }
+            return writable(dir, dir);
+        }
+        Err(_) => {}
+    }
+    let mut ancestor = dir.parent();
+    while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+        if fs::symlink_metadata(a).is_ok() {
+            if !a.is_dir() {
+                return Err(refuse(dir, &format!("cannot be created: {} is not a directory", a.display())));
+            }
+            return writable(dir, a);
+        }
+        ancestor = a.parent();
+    }
+    writable(dir, Path::new("."))
+}
+
+/// Refuses `dir` when this user may not create entries in `existing` (itself or its
+/// nearest existing ancestor).
+fn writable(dir: &Path, existing: &Path) -> Result<(), Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).unwrap_or_default();
+        // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            let why = if existing == dir {
+                "is not writable".to_string()
+            } else {
+                format!("cannot be created: {} is not writable", existing.display())
+            };
+            return Err(refuse(dir, &why));
+        }
+    }
+    Ok(())
+}
+
 fn refuse(dir: &Path, why: &str) -> Failure {
     Failure::new(
-        ExitCode::Failure,
+        ExitCode::Config,
         format!("output directory {} {why}; profiles are never written over existing files", dir.display()),
     )
     .help(
@@ -755,6 +806,24 @@ mod tests {
         fs::write(&file, "x").unwrap();
         assert!(ProfileDir::create_explicit(&file).unwrap_err().message.contains("is not a directory"));
         assert_eq!(fs::read_to_string(&file).unwrap(), "x");
+    }
+
+    #[test]
+    fn output_dirs_are_checked_without_creating_anything() {
+        let tmp = tempfile::tempdir().unwrap();
+        let used = tmp.path().join("used");
+        fs::create_dir(&used).unwrap();
+        fs::write(used.join("notes.txt"), "x").unwrap();
+        assert!(check_output_dir(&tmp.path().join("new/deeper"), false).is_ok());
+        assert!(!tmp.path().join("new").exists());
+        assert!(check_output_dir(&used, true).is_ok(), "several profiles go into an existing folder");
+        let err = check_output_dir(&used, false).unwrap_err();
+        assert_eq!(err.code, ExitCode::Config);
+        assert!(err.message.contains("is not empty"), "{err}");
+        let file = used.join("notes.txt");
+        assert!(check_output_dir(&file, true).unwrap_err().message.contains("is not a directory"));
+        let under = check_output_dir(&file.join("a/b"), false).unwrap_err();
+        assert!(under.message.contains(&format!("{} is not a directory", file.display())), "{under}");
     }
 
     #[test]

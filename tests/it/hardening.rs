@@ -231,3 +231,67 @@ fn hostile_archives_are_refused_naming_the_entry() {
         assert!(changed.is_empty(), "{name}: {changed:?}\n{stderr}");
     }
 }
+
+/// `cargo-kprof kprof ARGS --manifest-path <ws>` run from `cwd`, with the fake ncu.
+fn profile_copy_from(ws: &Workspace, cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest()).current_dir(cwd);
+    cmd.env_remove("NCU").env("CARGO_TARGET_DIR", ws.root().join("target"));
+    for (k, v) in replay_env(ws) {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// #12 item 7: a relative `--output-dir` is the caller's, not the package's: ncu runs in
+/// the package directory and was handed the relative path (the README's own
+/// `--manifest-path examples/demo/Cargo.toml` form failed with exit 8).
+#[test]
+fn a_relative_output_dir_is_relative_to_the_caller() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let caller = ws.root().join("caller");
+    std::fs::create_dir_all(&caller).unwrap();
+    let out = profile_copy_from(&ws, &caller, &["--kernel", "copy", "--output-dir", "relprof"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dir = caller.join("relprof");
+    assert!(
+        dir.join("final_report.md").is_file() && dir.join("details/01_basic_raw.csv").is_file(),
+        "{stderr}"
+    );
+    // Every path written into the profile is absolute.
+    let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
+    let log = script.lines().find(|l| l.contains("--log-file")).unwrap();
+    assert!(log.contains(&format!("--log-file {}/details/01_basic_raw.csv", dir.display())), "{log}");
+    assert!(!ws.root().join("relprof").exists());
+}
+
+/// #12 item 7: an unusable `--output-dir` is refused before minutes of compilation, and
+/// left as it was.
+#[test]
+fn an_unusable_output_dir_is_refused_before_building() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let busy = ws.root().join("busy");
+    std::fs::create_dir_all(&busy).unwrap();
+    std::fs::write(busy.join("notes.txt"), "keep me").unwrap();
+    let file = ws.root().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let cases = [
+        (busy.clone(), "is not empty"),
+        (file.clone(), "is not a directory"),
+        (file.join("sub/prof"), "is not a directory"),
+    ];
+    for (dir, why) in cases {
+        let before = crate::support::snapshot::take(ws.root());
+        let out = profile_copy(&ws, &["--kernel", "copy", "--output-dir", dir.to_str().unwrap()]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{}: {stderr}", dir.display());
+        assert!(stderr.contains(why) && stderr.contains(&dir.display().to_string()), "{stderr}");
+        assert!(stderr.contains("help:"), "{stderr}");
+        assert!(!stderr.contains("Building"), "refused only after building: {stderr}");
+        let after = crate::support::snapshot::take(ws.root());
+        let changed = crate::support::snapshot::changes(&before, &after, &["target", "Cargo.lock", "tools"]);
+        assert!(changed.is_empty(), "{changed:?}");
+        assert!(!ws.root().join("target/kprof").exists(), "{stderr}");
+    }
+}

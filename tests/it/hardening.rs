@@ -295,3 +295,38 @@ fn an_unusable_output_dir_is_refused_before_building() {
         assert!(!ws.root().join("target/kprof").exists(), "{stderr}");
     }
 }
+
+/// #12 item 9: ncu is resolved once, to an absolute path, and that path is both checked
+/// and run. A relative `NCU=./ncu` passed the check (against the caller's directory) and
+/// then failed to start in the package directory (exit 8); a bare `NCU=name` is looked up
+/// on `PATH`, as a shell would, and is refused at the check when it is not there.
+#[test]
+fn a_relative_ncu_is_resolved_once_for_the_check_and_the_run() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let tools = ws.root().join("tools");
+    let run = |cwd: &Path, ncu: &str, path: &str| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.args(["kprof", "--kernel", "copy", "--manifest-path"]).arg(ws.manifest()).current_dir(cwd);
+        cmd.env("CARGO_TARGET_DIR", ws.root().join("target"));
+        for (k, v) in replay_env(&ws) {
+            cmd.env(k, v);
+        }
+        cmd.env("NCU", ncu).env("PATH", path);
+        cmd.output().unwrap()
+    };
+    let path = std::env::var("PATH").unwrap();
+    let with_tools = crate::support::path_with(&[&tools]);
+    replay_env(&ws);
+
+    let out = run(&tools, "./ncu", &path);
+    assert_eq!(out.status.code(), Some(0), "NCU=./ncu: {}", text(&out.stderr));
+    let out = run(ws.root(), "ncu", &with_tools);
+    assert_eq!(out.status.code(), Some(0), "NCU=ncu on PATH: {}", text(&out.stderr));
+
+    let profiles = ws.profiles().len();
+    let out = run(&tools, "ncu", &path);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "NCU=ncu not on PATH: {stderr}");
+    assert!(stderr.contains("NCU=ncu") && stderr.contains("./ncu"), "{stderr}");
+    assert_eq!(ws.profiles().len(), profiles, "nothing is prepared for a run that cannot start");
+}

@@ -307,7 +307,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     // program run in the package directory, not in the caller's.
     let output_dir = args.output_dir.as_deref().map(absolute).transpose()?;
     if let Some(d) = &output_dir {
-        crate::profile::dir::check_output_dir(d, kernels.len() > 1)?;
+        crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
     }
 
     Ok(Plan {

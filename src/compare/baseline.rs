@@ -68,7 +68,7 @@ pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Re
     let dest = kernel_dir(profile_root, name, kernel);
     // Written beside, then renamed: a half-saved baseline never appears under its name, and
     // a failed save leaves nothing behind.
-    let staging = dir::create_baseline_staging(profile_root, name, kernel)?;
+    let staging = crate::profile::output::create_baseline_staging(profile_root, name, kernel)?;
     let filled = (|| -> Result<()> {
         std::fs::create_dir(staging.join("details"))
             .with_context(|| format!("could not create {}", staging.display()))?;

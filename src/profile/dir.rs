@@ -71,24 +71,6 @@ pub fn baseline_kernel_dir(profiles_root: &Path, name: &str, kernel: &str) -> Pa
     baselines_root(profiles_root).join(name).join(sanitize_kernel_name(kernel))
 }
 
-/// Creates the folder a baseline's kernel is written in before it is renamed into place:
-/// a hidden sibling of [`baseline_kernel_dir`] inside the same baseline
-/// (`.<kernel>.saving-<pid>-<n>`), new, never one that exists.
-pub fn create_baseline_staging(profiles_root: &Path, name: &str, kernel: &str) -> Result<PathBuf, Failure> {
-    let parent = baselines_root(profiles_root).join(name);
-    create_dir_all(&parent)?;
-    let kernel = sanitize_kernel_name(kernel);
-    for n in 1..=MAX_COLLISION_SUFFIX {
-        let staging = parent.join(format!(".{kernel}.saving-{}-{n}", std::process::id()));
-        match fs::create_dir(&staging) {
-            Ok(()) => return Ok(staging),
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
-        }
-    }
-    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
-}
-
 /// `<profiles root>/index.json`: every analysed profile, one row each.
 pub fn index_json_path(profiles_root: &Path) -> PathBuf {
     profiles_root.join("index.json")
@@ -269,6 +251,8 @@ pub struct PageFile {
 pub struct ProfileDir {
     dir: PathBuf,
     id: String,
+    /// Where the directory will be, while it is built elsewhere (an import's staging).
+    shown: Option<PathBuf>,
 }
 
 impl ProfileDir {
@@ -281,7 +265,7 @@ impl ProfileDir {
             let dir = profiles_root.join(&candidate);
             match fs::create_dir(&dir) {
                 Ok(()) => {
-                    let profile = ProfileDir { dir, id: candidate };
+                    let profile = ProfileDir { dir, id: candidate, shown: None };
                     create_dir(&profile.details_dir())?;
                     return Ok(profile);
                 }
@@ -322,7 +306,7 @@ impl ProfileDir {
             Err(err) => return Err(io_failure("cannot create output directory", dir, &err)),
         }
         let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
-        let profile = ProfileDir { dir: dir.to_path_buf(), id };
+        let profile = ProfileDir { dir: dir.to_path_buf(), id, shown: None };
         // Claim the directory: if another run got here first, `details/` exists.
         match fs::create_dir(profile.details_dir()) {
             Ok(()) => Ok(profile),
@@ -337,7 +321,22 @@ impl ProfileDir {
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
         let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
-        ProfileDir { dir, id }
+        ProfileDir { dir, id, shown: None }
+    }
+
+    /// A directory built at `staging` that will be renamed to `final_dir` when complete:
+    /// its files are under `staging`, its id and [`ProfileDir::shown_path`] are the final
+    /// ones, so what is written into it names where it will be.
+    pub fn staged(staging: impl Into<PathBuf>, final_dir: &Path) -> Self {
+        let id =
+            final_dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
+        ProfileDir { dir: staging.into(), id, shown: Some(final_dir.to_path_buf()) }
+    }
+
+    /// The path to name the directory by in what is written into it: [`ProfileDir::path`],
+    /// or the final place of a directory still being built.
+    pub fn shown_path(&self) -> &Path {
+        self.shown.as_deref().unwrap_or(&self.dir)
     }
 
     /// The profile id: the directory's name.
@@ -575,58 +574,7 @@ pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
     }
 }
 
-/// Checks, before anything is built, that `dir` (an explicit `--output-dir`) can be used:
-/// as a profile directory it must not exist or be an empty directory; as the folder of
-/// several profiles (`several`) it must be a directory if it exists. Either way it, or the
-/// nearest of its ancestors that exists, must be a directory this user may write in.
-/// Nothing is created.
-pub fn check_output_dir(dir: &Path, several: bool) -> Result<(), Failure> {
-    match fs::symlink_metadata(dir) {
-        Ok(_) if !dir.is_dir() => return Err(refuse(dir, "exists and is not a directory")),
-        Ok(_) => {
-            let mut entries =
-                fs::read_dir(dir).map_err(|e| io_failure("cannot read output directory", dir, &e))?;
-            if !several && entries.next().is_some() {
-                return Err(refuse(dir, "is not empty"));
-            }
-            return writable(dir, dir);
-        }
-        Err(_) => {}
-    }
-    let mut ancestor = dir.parent();
-    while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
-        if fs::symlink_metadata(a).is_ok() {
-            if !a.is_dir() {
-                return Err(refuse(dir, &format!("cannot be created: {} is not a directory", a.display())));
-            }
-            return writable(dir, a);
-        }
-        ancestor = a.parent();
-    }
-    writable(dir, Path::new("."))
-}
-
-/// Refuses `dir` when this user may not create entries in `existing` (itself or its
-/// nearest existing ancestor).
-fn writable(dir: &Path, existing: &Path) -> Result<(), Failure> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).unwrap_or_default();
-        // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-            let why = if existing == dir {
-                "is not writable".to_string()
-            } else {
-                format!("cannot be created: {} is not writable", existing.display())
-            };
-            return Err(refuse(dir, &why));
-        }
-    }
-    Ok(())
-}
-
-fn refuse(dir: &Path, why: &str) -> Failure {
+pub(super) fn refuse(dir: &Path, why: &str) -> Failure {
     Failure::new(
         ExitCode::Config,
         format!("output directory {} {why}; profiles are never written over existing files", dir.display()),
@@ -641,11 +589,11 @@ fn create_dir(dir: &Path) -> Result<(), Failure> {
     fs::create_dir(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
 }
 
-fn create_dir_all(dir: &Path) -> Result<(), Failure> {
+pub(super) fn create_dir_all(dir: &Path) -> Result<(), Failure> {
     fs::create_dir_all(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
 }
 
-fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
+pub(super) fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
     Failure::new(ExitCode::Failure, format!("{what} {}: {err}", path.display()))
 }
 
@@ -806,24 +754,6 @@ mod tests {
         fs::write(&file, "x").unwrap();
         assert!(ProfileDir::create_explicit(&file).unwrap_err().message.contains("is not a directory"));
         assert_eq!(fs::read_to_string(&file).unwrap(), "x");
-    }
-
-    #[test]
-    fn output_dirs_are_checked_without_creating_anything() {
-        let tmp = tempfile::tempdir().unwrap();
-        let used = tmp.path().join("used");
-        fs::create_dir(&used).unwrap();
-        fs::write(used.join("notes.txt"), "x").unwrap();
-        assert!(check_output_dir(&tmp.path().join("new/deeper"), false).is_ok());
-        assert!(!tmp.path().join("new").exists());
-        assert!(check_output_dir(&used, true).is_ok(), "several profiles go into an existing folder");
-        let err = check_output_dir(&used, false).unwrap_err();
-        assert_eq!(err.code, ExitCode::Config);
-        assert!(err.message.contains("is not empty"), "{err}");
-        let file = used.join("notes.txt");
-        assert!(check_output_dir(&file, true).unwrap_err().message.contains("is not a directory"));
-        let under = check_output_dir(&file.join("a/b"), false).unwrap_err();
-        assert!(under.message.contains(&format!("{} is not a directory", file.display())), "{under}");
     }
 
     #[test]

@@ -55,16 +55,53 @@ pub(crate) fn read(path: &Path) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// An import being built: a new hidden folder beside its output directory, renamed there by
+/// [`StagedImport::finish`] once the analysis is written too. Dropped unfinished (a parse,
+/// analysis or write failed), it removes what it created, so a failed import leaves nothing
+/// that would block the corrected command.
+#[derive(Debug)]
+pub struct StagedImport {
+    dir: ProfileDir,
+    staging: PathBuf,
+    output_dir: PathBuf,
+    created: Vec<PathBuf>,
+    finished: bool,
+}
+
+impl StagedImport {
+    /// The directory being built (its files are in the staging folder; it names the output
+    /// directory in what is written into it).
+    pub fn dir(&self) -> &ProfileDir {
+        &self.dir
+    }
+
+    /// Renames the staging folder to the output directory.
+    pub fn finish(mut self) -> Result<ProfileDir> {
+        super::output::rename_into_place(&self.staging, &self.output_dir)?;
+        self.finished = true;
+        Ok(ProfileDir::at(self.dir.shown_path()))
+    }
+}
+
+impl Drop for StagedImport {
+    fn drop(&mut self) {
+        if !self.finished {
+            std::fs::remove_dir_all(&self.staging).ok();
+            super::output::remove_created_dirs(&self.created);
+        }
+    }
+}
+
 /// Checks ncu CSV exports, then copies them into a new profile directory with an
-/// [`ImportRecord`]. Every input is parsed before anything is created, so bad input leaves
-/// no directory behind.
+/// [`ImportRecord`], built beside `output_dir` (see [`StagedImport`]). Every input is
+/// parsed and the output directory checked before anything is created.
 pub fn create(
     raw: &[PathBuf],
     source: Option<&Path>,
     details: Option<&Path>,
     kernel: Option<&str>,
     output_dir: &Path,
-) -> Result<ProfileDir> {
+) -> Result<StagedImport> {
     // Parse everything before creating anything, so bad input leaves no directory behind.
     for p in raw {
         let text = read(p)?;
@@ -95,8 +132,31 @@ pub fn create(
         regex::Regex::new(&crate::model::filter::KernelFilter::from_hint(k).pattern)
             .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
     }
-    let dir = ProfileDir::create_explicit(output_dir)?;
+    super::output::check_output_dir(output_dir, false)?;
+    let target = std::path::absolute(output_dir)
+        .with_context(|| format!("could not resolve {}", output_dir.display()))?;
+    let created = match target.parent() {
+        Some(parent) => super::output::create_missing_dirs(parent)?,
+        None => Vec::new(),
+    };
+    let staging = match super::output::create_staging_beside(&target, "importing") {
+        Ok(s) => s,
+        Err(e) => {
+            super::output::remove_created_dirs(&created);
+            return Err(e.into());
+        }
+    };
+    let staged = StagedImport {
+        dir: ProfileDir::staged(&staging, output_dir),
+        staging,
+        output_dir: target,
+        created,
+        finished: false,
+    };
+    let dir = &staged.dir;
     let details_dir = dir.details_dir();
+    std::fs::create_dir(&details_dir)
+        .with_context(|| format!("could not create {}", details_dir.display()))?;
     let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
         std::fs::copy(from, &to)
@@ -114,6 +174,6 @@ pub fn create(
     if let Some(p) = details {
         copy("details", p, dir.imported_details_path())?;
     }
-    record.write(&dir)?;
-    Ok(dir)
+    record.write(dir)?;
+    Ok(staged)
 }

@@ -73,8 +73,11 @@ pub fn import(
     output_dir: &Path,
     opts: &AnalyzeOptions,
 ) -> Result<(ProfileDir, Analysis)> {
-    let dir = crate::profile::import::create(raw, source, details, kernel, output_dir)?;
-    let analysis = refresh(&dir, opts)?;
+    // Built beside the output directory and renamed there when complete: a failure
+    // (dropping `staged`) leaves nothing behind.
+    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir)?;
+    let analysis = refresh(staged.dir(), opts)?;
+    let dir = staged.finish()?;
     Ok((dir, analysis))
 }
 

@@ -330,3 +330,38 @@ fn a_relative_ncu_is_resolved_once_for_the_check_and_the_run() {
     assert!(stderr.contains("NCU=ncu") && stderr.contains("./ncu"), "{stderr}");
     assert_eq!(ws.profiles().len(), profiles, "nothing is prepared for a run that cannot start");
 }
+
+/// #12 item 10: an import that fails after its inputs were read (here the `--kernel` hint
+/// matches no kernel of the file, exit 6) left a half-written output directory, which the
+/// corrected command then refused as not empty. The import is built beside its place and
+/// renamed there only when complete.
+#[test]
+fn a_failed_import_leaves_nothing_that_blocks_the_corrected_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw = crate::support::recordings().join("demo-full/copy_full_raw.csv");
+    let out_dir = tmp.path().join("imports/copy");
+    let import = |hint: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .args(["kprof", "import", "--raw"])
+            .arg(&raw)
+            .args(["--kernel", hint, "--output-dir"])
+            .arg(&out_dir)
+            .output()
+            .unwrap()
+    };
+    let before = crate::support::snapshot::take(tmp.path());
+    let out = import("gemm");
+    assert_eq!(out.status.code(), Some(6), "{}", text(&out.stderr));
+    let after = crate::support::snapshot::take(tmp.path());
+    let changed = crate::support::snapshot::changes(&before, &after, &[]);
+    assert!(changed.is_empty(), "a failed import left {changed:?}");
+
+    let out = import("copy");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out_dir.join("final_report.md").is_file());
+    let names: Vec<String> = std::fs::read_dir(tmp.path().join("imports"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["copy"], "no staging folder is left beside it");
+}

@@ -128,6 +128,14 @@ pub fn unpack(
     dir: &Path,
     timeout: Option<std::time::Duration>,
 ) -> Result<(Plan, BuildOutput)> {
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("--workspace-remap {} exists and is not a directory", dir.display()),
+        )
+        .help("pass --workspace-remap NEW_DIR")
+        .into());
+    }
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(
             ExitCode::Config,
@@ -224,6 +232,8 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
             .help("pass the tar file `cargo kprof archive -o FILE` wrote")
     })?;
     let unreadable = |e: std::io::Error| {
+        // The tar crate quotes the damaged bytes: keep control characters off the terminal.
+        let e = crate::process::shell_comment(&e.to_string());
         Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
             .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
     };
@@ -295,6 +305,9 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         return Err(refuse(archive, format_args!("no `{MANIFEST}` entry: not a cargo kprof archive")));
     };
     let manifest = read_manifest(archive, &text)?;
+    if manifest.kernels.is_empty() {
+        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
+    }
     let mut kernels = Vec::new();
     for k in &manifest.kernels {
         let bad = |what: String| refuse(archive, format_args!("`{MANIFEST}`, kernel `{}`: {what}", k.name));

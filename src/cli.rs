@@ -196,7 +196,7 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FILE")]
     pub details: Option<PathBuf>,
     /// Analyse only kernels matching this hint (regex `.*HINT.*`); default: every kernel
-    #[arg(long, value_name = "HINT", value_parser = parse_kernel_hint)]
+    #[arg(long, value_name = "HINT")]
     pub kernel: Option<String>,
     /// The profile directory to create (must not exist or be empty)
     #[arg(long, value_name = "DIR", required = true)]
@@ -380,7 +380,7 @@ pub struct ProfileArgs {
     pub target_dir: Option<PathBuf>,
 
     /// Kernel name hint; becomes the ncu filter regex `.*NAME.*` (repeat to profile several)
-    #[arg(short = 'k', long = "kernel", value_name = "NAME", value_parser = parse_kernel_hint, help_heading = "Profiling Options")]
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
     pub kernels: Vec<String>,
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
     #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
@@ -434,6 +434,9 @@ pub struct ProfileArgs {
 impl ProfileArgs {
     /// The typed request [`crate::plan::resolve`] takes.
     pub fn request(&self) -> Result<Request, Failure> {
+        for k in &self.kernels {
+            crate::model::names::check_kernel_hint(k)?;
+        }
         let target = self
             .bench
             .as_ref()
@@ -490,7 +493,9 @@ impl ProfileArgs {
 
 /// Parses `KEY=VAL` for `--env`.
 pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not KEY=VAL (e.g. --env NO_GRAPH=1)"))?;
+    let (k, v) = s.split_once('=').ok_or_else(|| {
+        format!("`{s}` is not KEY=VAL\n\n  help: write the variable and its value, e.g. --env NO_GRAPH=1")
+    })?;
     if !crate::model::names::is_env_key(k) {
         return Err(format!(
             "`{k}` is not a valid environment variable name\n\n  help: {}",
@@ -498,15 +503,6 @@ pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
         ));
     }
     Ok((k.to_string(), v.to_string()))
-}
-
-/// Parses a kernel name hint (`--kernel`): any text without control characters, which would
-/// break the comments of `commands.sh` and the messages that show the name.
-pub fn parse_kernel_hint(s: &str) -> Result<String, String> {
-    crate::model::names::check_name(s).map_err(|problem| {
-        format!("{s:?} {problem}\n\n  help: give the kernel's name, or part of it, in printable characters")
-    })?;
-    Ok(s.to_string())
 }
 
 fn clap_cargo_styles() -> clap::builder::Styles {

@@ -6,6 +6,8 @@
 //! An environment variable name becomes a word of `env KEY=VAL ...`, where anything but
 //! `[A-Za-z_][A-Za-z0-9_]*` could be read as an option (`-i=x`) or not be a variable at all.
 
+use crate::error::{ExitCode, Failure};
+
 /// The first control character of `name`, if any.
 pub fn control_char(name: &str) -> Option<char> {
     name.chars().find(|c| c.is_control())
@@ -27,6 +29,15 @@ pub fn check_name(name: &str) -> Result<(), String> {
             Err(format!("contains the control character U+{:04X}{what}", u32::from(c)))
         }
     }
+}
+
+/// Checks a `--kernel` hint: a control character in it is a command-line error (exit 2),
+/// shown escaped, never echoed raw to the terminal.
+pub fn check_kernel_hint(hint: &str) -> Result<(), Failure> {
+    check_name(hint).map_err(|problem| {
+        Failure::new(ExitCode::Usage, format!("--kernel {hint:?} {problem}"))
+            .help("give the kernel's name, or part of it, in printable characters")
+    })
 }
 
 /// Whether `key` is a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.

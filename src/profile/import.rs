@@ -50,8 +50,13 @@ impl ImportRecord {
     }
 }
 
+/// Reads an input named on the command line (an export, `--rules`, `--template`) as text;
+/// one that cannot be read is refused with exit 3, naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("could not read {}: {e}", path.display()))
+            .help("check the path: it must name a readable file")
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -102,6 +107,9 @@ pub fn create(
     kernel: Option<&str>,
     output_dir: &Path,
 ) -> Result<StagedImport> {
+    if let Some(k) = kernel {
+        crate::model::names::check_kernel_hint(k)?;
+    }
     // Parse everything before creating anything, so bad input leaves no directory behind.
     for p in raw {
         let text = read(p)?;

@@ -9,6 +9,7 @@ mod support;
 
 mod analysis_fixtures;
 mod archive_runs;
+mod bad_input;
 mod cli;
 mod collect;
 mod config_manifests;

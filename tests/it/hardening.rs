@@ -365,3 +365,55 @@ fn a_failed_import_leaves_nothing_that_blocks_the_corrected_one() {
         .collect();
     assert_eq!(names, ["copy"], "no staging folder is left beside it");
 }
+
+/// #12 item 2 end to end: an imported export whose kernel name (ncu's CSV, damaged here on
+/// purpose) climbs out with `../`, saved as a baseline: only `profile/baselines/main/` and
+/// the profile's own `comparison/` may change.
+#[test]
+fn a_kernel_name_from_a_csv_cannot_lead_a_baseline_outside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let raw =
+        std::fs::read_to_string(crate::support::recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    let hostile = raw.replacen("\"copy_kernel\"", "\"../../../../escaped/copy_kernel\"", 1);
+    let csv = tmp.path().join("hostile_raw.csv");
+    std::fs::write(&csv, hostile).unwrap();
+    let kprof = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .arg("kprof")
+            .args(args)
+            .current_dir(tmp.path())
+            .output()
+            .unwrap()
+    };
+    for dir in ["ws/profile/a_20261129_230000", "ws/profile/b_20261129_230001"] {
+        let out = kprof(&["import", "--raw", csv.to_str().unwrap(), "--output-dir", dir]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let before = crate::support::snapshot::take(tmp.path());
+    let out = kprof(&[
+        "compare",
+        "ws/profile/b_20261129_230001",
+        "--baseline",
+        "ws/profile/a_20261129_230000",
+        "--save-baseline",
+        "main",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = crate::support::snapshot::take(tmp.path());
+    let changed = crate::support::snapshot::changes(
+        &before,
+        &after,
+        &["ws/profile/baselines", "ws/profile/b_20261129_230001/comparison"],
+    );
+    assert!(changed.is_empty(), "{changed:?}");
+    let saved: Vec<String> = std::fs::read_dir(tmp.path().join("ws/profile/baselines/main"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(saved, ["escaped_copy_kernel"]);
+    let baselines: Vec<String> = std::fs::read_dir(tmp.path().join("ws/profile/baselines"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(baselines, ["main"]);
+}

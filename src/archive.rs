@@ -267,7 +267,9 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         let allowed = match top.as_deref() {
             Some(MANIFEST) => rel.as_os_str() == MANIFEST && kind != tar::EntryType::Directory,
             Some(BIN) => true,
-            Some(WORKSPACE) => rel.components().nth(1).is_none_or(|c| c.as_os_str() != "profile"),
+            Some(WORKSPACE) => {
+                rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
+            }
             _ => false,
         };
         if !allowed {

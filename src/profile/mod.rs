@@ -11,6 +11,7 @@ pub mod import;
 pub mod output;
 pub mod run_manifest;
 pub mod target_spec;
+pub mod timestamp;
 
 pub use dir::ProfileDir;
 pub use run_manifest::{RunManifest, StageOutcome, StageStatus};

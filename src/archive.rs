@@ -7,7 +7,7 @@
 //! workspace root to the unpacked one (`--workspace-remap`); the profile then runs the
 //! same collection and analysis as `cargo kprof`, without cargo.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -107,72 +107,309 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
     Ok(())
 }
 
+/// The largest `kprof-archive.json` read: a plan is a few KiB.
+pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
+
+/// The entries an archive holds (see [`write`]): the plan, `bin/`, `workspace/`.
+const BIN: &str = "bin";
+const WORKSPACE: &str = "workspace";
+
 /// Unpacks an archive into `dir` (new or empty) and returns the remapped plan and the
 /// unpacked executables.
+///
+/// The archive is read twice. The first pass checks every entry and the plan and writes
+/// nothing: an entry that could reach outside `dir` (a symbolic or hard link, a name with
+/// `..` or a leading `/`, a device), a name outside `bin/`, `workspace/` and the plan, a
+/// second entry of one name, a plan of another schema, or a plan whose working directories
+/// or executables lie outside `dir` is refused with a message naming it (exit 3). The
+/// second pass creates plain files and folders only, each new.
 pub fn unpack(
     archive: &Path,
     dir: &Path,
     timeout: Option<std::time::Duration>,
 ) -> Result<(Plan, BuildOutput)> {
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("--workspace-remap {} exists and is not a directory", dir.display()),
+        )
+        .help("pass --workspace-remap NEW_DIR")
+        .into());
+    }
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(
-            ExitCode::Failure,
+            ExitCode::Config,
             format!(
-                "{} is not empty; an archive is unpacked only into a new or empty directory",
+                "--workspace-remap {} is not empty; an archive is unpacked only into a new or empty directory",
                 dir.display()
             ),
         )
         .help("pass --workspace-remap NEW_DIR")
         .into());
     }
-    std::fs::create_dir_all(dir.join("workspace"))
-        .with_context(|| format!("could not create {}", dir.display()))?;
-    let dir = dir.canonicalize().with_context(|| format!("could not resolve {}", dir.display()))?;
+    let (manifest, kernels, files) = check(archive)?;
+    let created = !dir.exists();
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let unpacked = (|| -> Result<(Plan, BuildOutput)> {
+        let dir = dir.canonicalize().with_context(|| format!("could not resolve {}", dir.display()))?;
+        extract(archive, &dir)?;
+        let root = dir.join(WORKSPACE);
+        std::fs::create_dir_all(&root).with_context(|| format!("could not create {}", root.display()))?;
+        let kernels: Vec<KernelPlan> = kernels
+            .into_iter()
+            .map(|(mut k, rel)| {
+                k.cwd = root.join(rel);
+                k
+            })
+            .collect();
+        for k in &kernels {
+            std::fs::create_dir_all(&k.cwd)
+                .with_context(|| format!("could not create {}", k.cwd.display()))?;
+        }
+        let executables = manifest
+            .executables
+            .iter()
+            .zip(files)
+            .map(|((target, _), file)| BuiltExecutable { target: target.clone(), executable: dir.join(file) })
+            .collect();
+        let plan = Plan {
+            workspace_root: root.clone(),
+            profile_root: crate::profile::dir::profiles_root(&root),
+            build: None,
+            kernels,
+            output_dir: None,
+            dry_run: false,
+            timeout,
+            notes: Vec::new(),
+        };
+        Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
+    })();
+    if unpacked.is_err() {
+        // Only what this call wrote: the directory was new or empty.
+        if created {
+            std::fs::remove_dir_all(dir).ok();
+        } else if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                std::fs::remove_dir_all(e.path()).or_else(|_| std::fs::remove_file(e.path())).ok();
+            }
+        }
+    }
+    unpacked
+}
+
+/// A refusal of `archive`, naming what in it is wrong (exit 3).
+fn refuse(archive: &Path, what: impl std::fmt::Display) -> Failure {
+    Failure::new(ExitCode::Config, format!("{}: {what}", archive.display())).help(
+        "use an archive written by `cargo kprof archive -o FILE`, as it was written; \
+         archives from elsewhere are refused when they could write outside --workspace-remap",
+    )
+}
+
+/// An entry's name as a relative path of plain components, or why it is refused.
+fn entry_path(name: &Path) -> Result<PathBuf, &'static str> {
+    let mut out = PathBuf::new();
+    for c in name.components() {
+        match c {
+            Component::Normal(part) => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => return Err("has a `..` component"),
+            Component::RootDir | Component::Prefix(_) => return Err("is an absolute path"),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        return Err("has an empty name");
+    }
+    Ok(out)
+}
+
+/// The first pass: every entry checked, the plan read and checked. Returns the plan, each
+/// kernel with its working directory relative to the unpacked workspace, and each
+/// executable's file relative to the unpacked archive.
+#[allow(clippy::type_complexity)]
+fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>, Vec<PathBuf>), Failure> {
     let file = std::fs::File::open(archive).map_err(|e| {
         Failure::new(ExitCode::Config, format!("could not open the archive {}: {e}", archive.display()))
+            .help("pass the tar file `cargo kprof archive -o FILE` wrote")
     })?;
-    tar::Archive::new(file).unpack(&dir).map_err(|e| {
-        Failure::new(ExitCode::Config, format!("{} is not a readable archive: {e}", archive.display()))
-    })?;
-    let text = std::fs::read_to_string(dir.join(MANIFEST)).map_err(|_| {
-        Failure::new(
-            ExitCode::Config,
-            format!("{} has no {MANIFEST}: not a cargo kprof archive", archive.display()),
-        )
-    })?;
-    let manifest: ArchiveManifest = serde_json::from_str(&text)
-        .with_context(|| format!("invalid {MANIFEST} in {}", archive.display()))?;
-    let root = dir.join("workspace");
-    let remap = |p: &Path| match p.strip_prefix(&manifest.workspace_root) {
-        Ok(rest) => root.join(rest),
-        Err(_) => p.to_path_buf(),
+    let unreadable = |e: std::io::Error| {
+        // The tar crate quotes the damaged bytes: keep control characters off the terminal.
+        let e = crate::process::shell_comment(&e.to_string());
+        Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
+            .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
     };
-    let kernels: Vec<KernelPlan> = manifest
-        .kernels
-        .iter()
-        .cloned()
-        .map(|mut k| {
-            k.cwd = remap(&k.cwd);
-            k
-        })
-        .collect();
-    for k in &kernels {
-        std::fs::create_dir_all(&k.cwd).ok();
+    let mut tar = tar::Archive::new(file);
+    let mut names = std::collections::BTreeSet::new();
+    let mut files = std::collections::BTreeSet::new();
+    let mut text = None;
+    for entry in tar.entries().map_err(unreadable)? {
+        let mut entry = entry.map_err(unreadable)?;
+        let shown = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+        let shown = crate::process::shell_comment(&shown);
+        let name = entry.path().map_err(|e| refuse(archive, format_args!("entry `{shown}`: {e}")))?;
+        let rel = entry_path(&name).map_err(|why| refuse(archive, format_args!("entry `{shown}` {why}")))?;
+        let kind = entry.header().entry_type();
+        let what = match kind {
+            tar::EntryType::Regular | tar::EntryType::Continuous => None,
+            tar::EntryType::Directory => None,
+            tar::EntryType::Symlink => Some("is a symbolic link"),
+            tar::EntryType::Link => Some("is a hard link"),
+            _ => Some("is neither a file nor a folder"),
+        };
+        if let Some(what) = what {
+            let to = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned());
+            let to = to.map(|t| format!(" (to `{}`)", crate::process::shell_comment(&t))).unwrap_or_default();
+            return Err(refuse(
+                archive,
+                format_args!("entry `{shown}` {what}{to}; an archive holds only files and folders"),
+            ));
+        }
+        let top = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+        let allowed = match top.as_deref() {
+            Some(MANIFEST) => rel.as_os_str() == MANIFEST && kind != tar::EntryType::Directory,
+            Some(BIN) => true,
+            Some(WORKSPACE) => {
+                rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
+            }
+            _ => false,
+        };
+        if !allowed {
+            return Err(refuse(
+                archive,
+                format_args!(
+                    "entry `{shown}` is not part of a cargo kprof archive (only `{MANIFEST}`, `{BIN}/` and \
+                     `{WORKSPACE}/` without `{WORKSPACE}/profile`)"
+                ),
+            ));
+        }
+        if !names.insert(rel.clone()) && kind != tar::EntryType::Directory {
+            return Err(refuse(archive, format_args!("entry `{shown}` appears twice")));
+        }
+        if kind == tar::EntryType::Directory {
+            continue;
+        }
+        files.insert(rel.clone());
+        if rel.as_os_str() == MANIFEST {
+            if entry.size() > MAX_MANIFEST_BYTES {
+                return Err(refuse(
+                    archive,
+                    format_args!(
+                        "entry `{MANIFEST}` is {} bytes; a cargo kprof plan is a few KiB (at most {MAX_MANIFEST_BYTES})",
+                        entry.size()
+                    ),
+                ));
+            }
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut bytes).map_err(unreadable)?;
+            text = Some(bytes);
+        }
     }
-    let executables = manifest
-        .executables
-        .iter()
-        .map(|(target, file)| BuiltExecutable { target: target.clone(), executable: dir.join(file) })
-        .collect();
-    let plan = Plan {
-        workspace_root: root.clone(),
-        profile_root: root.join("profile"),
-        build: None,
-        kernels,
-        output_dir: None,
-        dry_run: false,
-        timeout,
-        notes: Vec::new(),
+    let Some(text) = text else {
+        return Err(refuse(archive, format_args!("no `{MANIFEST}` entry: not a cargo kprof archive")));
     };
-    Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
+    let manifest = read_manifest(archive, &text)?;
+    if manifest.kernels.is_empty() {
+        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
+    }
+    let mut kernels = Vec::new();
+    for k in &manifest.kernels {
+        let bad = |what: String| refuse(archive, format_args!("`{MANIFEST}`, kernel `{}`: {what}", k.name));
+        crate::model::names::check_name(&k.name)
+            .map_err(|p| refuse(archive, format_args!("`{MANIFEST}`: the kernel name {:?} {p}", k.name)))?;
+        if let Some(key) = k.env.keys().find(|key| !crate::model::names::is_env_key(key)) {
+            return Err(bad(format!("env key `{key}` is not a valid environment variable name")));
+        }
+        let rel = k
+            .cwd
+            .strip_prefix(&manifest.workspace_root)
+            .ok()
+            .and_then(|r| entry_path(r).ok().or_else(|| r.as_os_str().is_empty().then(PathBuf::new)))
+            .ok_or_else(|| {
+                bad(format!(
+                    "cwd `{}` is outside the packed workspace `{}`",
+                    k.cwd.display(),
+                    manifest.workspace_root.display()
+                ))
+            })?;
+        if let PlannedTarget::Cargo(t) = &k.target {
+            if !manifest.executables.iter().any(|(bt, _)| bt == t) {
+                return Err(bad(format!("{} `{}` has no executable in the archive", t.kind, t.name)));
+            }
+        }
+        kernels.push((k.clone(), rel));
+    }
+    let mut exes = Vec::new();
+    for (t, file) in &manifest.executables {
+        let rel = entry_path(Path::new(file))
+            .ok()
+            .filter(|r| r.starts_with(BIN) && files.contains(r))
+            .ok_or_else(|| {
+                refuse(
+                    archive,
+                    format_args!(
+                        "`{MANIFEST}`: the executable of {} `{}` is `{}`, not a file under `{BIN}/` of the archive",
+                        t.kind,
+                        t.name,
+                        crate::process::shell_comment(file)
+                    ),
+                )
+            })?;
+        exes.push(rel);
+    }
+    Ok((manifest, kernels, exes))
+}
+
+/// `kprof-archive.json`: JSON of schema version 1, with an absolute workspace root.
+fn read_manifest(archive: &Path, text: &[u8]) -> Result<ArchiveManifest, Failure> {
+    let invalid = |e: &dyn std::fmt::Display| refuse(archive, format_args!("invalid `{MANIFEST}`: {e}"));
+    let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| invalid(&e))?;
+    match value.get("schema_version").and_then(serde_json::Value::as_u64) {
+        Some(1) => {}
+        Some(v) => {
+            return Err(refuse(
+                archive,
+                format_args!("`{MANIFEST}` has schema_version {v}; this cargo-kprof reads schema_version 1"),
+            ))
+        }
+        None => return Err(invalid(&"no schema_version 1")),
+    }
+    let manifest: ArchiveManifest = serde_json::from_value(value).map_err(|e| invalid(&e))?;
+    if !manifest.workspace_root.is_absolute() {
+        return Err(invalid(&format_args!(
+            "workspace_root `{}` is not an absolute path",
+            manifest.workspace_root.display()
+        )));
+    }
+    Ok(manifest)
+}
+
+/// The second pass: plain files and folders under `dir`, each created new (the first pass
+/// checked every name). Executables keep their execute bits; no other mode bit is copied.
+fn extract(archive: &Path, dir: &Path) -> Result<()> {
+    let file =
+        std::fs::File::open(archive).with_context(|| format!("could not open {}", archive.display()))?;
+    let mut tar = tar::Archive::new(file);
+    for entry in tar.entries()? {
+        let mut entry = entry?;
+        let rel = entry_path(&entry.path()?).map_err(|why| anyhow::anyhow!("an entry {why}"))?;
+        let dest = dir.join(&rel);
+        if entry.header().entry_type() == tar::EntryType::Directory {
+            std::fs::create_dir_all(&dest).with_context(|| format!("could not create {}", dest.display()))?;
+            continue;
+        }
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("could not create {}", parent.display()))?;
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let exec = entry.header().mode().unwrap_or(0) & 0o111 != 0;
+            options.mode(if exec { 0o755 } else { 0o644 });
+        }
+        let mut out = options.open(&dest).with_context(|| format!("could not create {}", dest.display()))?;
+        std::io::copy(&mut entry, &mut out).with_context(|| format!("could not write {}", dest.display()))?;
+    }
+    Ok(())
 }

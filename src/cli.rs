@@ -437,6 +437,9 @@ pub struct ProfileArgs {
 impl ProfileArgs {
     /// The typed request [`crate::plan::resolve`] takes.
     pub fn request(&self) -> Result<Request, Failure> {
+        for k in &self.kernels {
+            crate::model::names::check_kernel_hint(k)?;
+        }
         let target = self
             .bench
             .as_ref()
@@ -493,12 +496,14 @@ impl ProfileArgs {
 
 /// Parses `KEY=VAL` for `--env`.
 pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| format!("`{s}` is not KEY=VAL (e.g. --env NO_GRAPH=1)"))?;
-    if k.is_empty()
-        || !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        || k.starts_with(|c: char| c.is_ascii_digit())
-    {
-        return Err(format!("`{k}` is not a valid environment variable name"));
+    let (k, v) = s.split_once('=').ok_or_else(|| {
+        format!("`{s}` is not KEY=VAL\n\n  help: write the variable and its value, e.g. --env NO_GRAPH=1")
+    })?;
+    if !crate::model::names::is_env_key(k) {
+        return Err(format!(
+            "`{k}` is not a valid environment variable name\n\n  help: {}",
+            crate::model::names::ENV_KEY_HELP
+        ));
     }
     Ok((k.to_string(), v.to_string()))
 }

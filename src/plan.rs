@@ -278,7 +278,10 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     let build = if cargo_targets.is_empty() {
         None
     } else {
-        let base = args.target_dir.clone().unwrap_or_else(|| metadata.target_directory.clone().into());
+        let base = match &args.target_dir {
+            Some(d) => absolute(d)?,
+            None => metadata.target_directory.clone().into(),
+        };
         Some(BuildRequest {
             cargo,
             manifest_path: config.workspace_manifest_path.clone(),
@@ -300,15 +303,31 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         }
     }
 
+    // Checked now, not after minutes of compilation; absolute, because ncu and the
+    // program run in the package directory, not in the caller's.
+    let output_dir = args.output_dir.as_deref().map(absolute).transpose()?;
+    if let Some(d) = &output_dir {
+        crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
+    }
+
     Ok(Plan {
         workspace_root: config.workspace_root.clone(),
-        profile_root: config.workspace_root.join("profile"),
+        profile_root: crate::profile::dir::profiles_root(&config.workspace_root),
         build,
         kernels,
-        output_dir: args.output_dir.clone(),
+        output_dir,
         dry_run: args.dry_run,
         timeout: args.timeout,
         notes,
+    })
+}
+
+/// `path` made absolute against the current directory, once, here: every later step may
+/// run in another directory.
+fn absolute(path: &Path) -> Result<PathBuf, Failure> {
+    std::path::absolute(path).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("cannot make {} an absolute path: {e}", path.display()))
+            .help("pass an absolute path")
     })
 }
 

@@ -351,6 +351,15 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
+/// `text` made safe to follow `# ` in a shell script: one line whatever it holds. Control
+/// characters (a newline would end the comment and start a command) are written as Rust
+/// escapes (`\n`, `\u{1b}`).
+pub fn shell_comment(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
+}
+
 /// The last `n` lines of `text`, for error messages about failed children.
 pub fn tail_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
@@ -360,6 +369,13 @@ pub fn tail_lines(text: &str, n: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn comments_stay_one_line() {
+        assert_eq!(shell_comment("hgemm<float>"), "hgemm<float>");
+        assert_eq!(shell_comment("a\ntouch pwned\r\u{1b}"), "a\\ntouch pwned\\r\\u{1b}");
+        assert_eq!(shell_comment("é\t").lines().count(), 1);
+    }
 
     #[test]
     fn quotes_only_what_needs_it() {

@@ -163,7 +163,7 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
                 .map(|f| format!("--{} {}", f.page, shell_quote(&f.original.to_string_lossy())))
                 .collect::<Vec<_>>()
                 .join(" "),
-            shell_quote(&dir.path().to_string_lossy())
+            shell_quote(&dir.shown_path().to_string_lossy())
         ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
     } else if let Ok(spec) = TargetSpec::read_from(&dir.target_spec_path()) {
         prov.title = spec.kernel.name.clone();

@@ -27,7 +27,7 @@ use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetComman
 use crate::ncu::parse::{scan_log, RawPage};
 use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
 use crate::plan::{KernelPlan, StagePlan};
-use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
+use crate::process::{self, shell_comment, tail_lines, Ending, ProcessBuilder, RunOptions};
 use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
 use crate::shell::Shell;
 
@@ -150,7 +150,7 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
             say(&format!("Follow-up: {stage} ({reason})"));
             let follow = StageCollection::Named(stage);
             let cmd = stage_cmd(&follow, filter);
-            append_command(dir, &format!("# Stage 2: {stage}, chosen: {reason}\n{cmd}\n"))?;
+            append_command(dir, &format!("# Stage 2: {stage}, chosen: {}\n{cmd}\n", shell_comment(&reason)))?;
             queue.push((follow, cmd, format!("auto follow-up: {reason}")));
         }
     }

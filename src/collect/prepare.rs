@@ -10,7 +10,7 @@ use crate::model::kinds::Privilege;
 use crate::model::stage::StageSelection;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::plan::{KernelPlan, Plan, PlannedTarget, StagePlan};
-use crate::process::ProcessBuilder;
+use crate::process::{shell_comment, ProcessBuilder};
 use crate::profile::dir::{self, ProfileDir};
 use crate::profile::fs::write_new;
 use crate::profile::target_spec;
@@ -169,7 +169,7 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
     let mut s = String::from("#!/bin/sh\n");
     s.push_str(&format!(
         "# Commands of this profile of `{}`, written by cargo-kprof {}.\n# Each line is what kprof ran (or would run), quoted for a POSIX shell.\nset -e\n\n",
-        kernel.name,
+        shell_comment(&kernel.name),
         env!("CARGO_PKG_VERSION")
     ));
     if let (Some(build), PlannedTarget::Cargo(_)) = (&plan.build, &kernel.target) {
@@ -185,7 +185,7 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         );
     }
     for (i, (c, cmd)) in stages.iter().enumerate() {
-        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, c.name(), cmd));
+        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(c.name()), cmd));
     }
     if kernel.filter.is_none() {
         s.push_str(

@@ -47,6 +47,9 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
             ExitCode::Config,
             format!("{} is not a profile directory (it has no details/)", args.dir.display()),
         )
+        .help(
+            "give a directory made by `cargo kprof` or `cargo kprof import`, such as profile/<kernel>_<time>",
+        )
         .into());
     }
     let dir = ProfileDir::at(&args.dir);

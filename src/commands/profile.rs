@@ -132,9 +132,20 @@ pub(crate) fn execute_profiles<'a>(
         }
         print_verdicts(&p.dir, &analysis.decision, shell);
     }
-    if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
-        crate::report::index::write(root)?;
-        shell.status(format!("Index: {}", dir::index_md_path(root).display()));
+    // The index lists the profiles under the project's profiles root, and lives only
+    // there: never beside an explicit --output-dir, where a file of that name is the user's.
+    let root = plan.profile_root.as_path();
+    let indexed = prepared.iter().any(|p| p.dir.path().parent() == Some(root));
+    if indexed && !extras.timing_only {
+        // The index is derived from the profiles: failing to rewrite it loses nothing, and
+        // must not turn a finished profile into a failed run.
+        match crate::report::index::write(root) {
+            Ok(()) => shell.status(format!("Index: {}", dir::index_md_path(root).display())),
+            Err(e) => shell.warn(format!(
+                "the profiles index was not updated ({e:#}); the profile itself is complete, \
+                 and the next run rewrites the index"
+            )),
+        }
     }
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
 }

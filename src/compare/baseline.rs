@@ -32,7 +32,7 @@ pub fn check_name(name: &str) -> Result<(), Failure> {
 
 /// Where kernel `kernel` of baseline `name` lives.
 pub fn kernel_dir(profile_root: &Path, name: &str, kernel: &str) -> PathBuf {
-    root(profile_root).join(name).join(dir::sanitize_kernel_name(kernel))
+    dir::baseline_kernel_dir(profile_root, name, kernel)
 }
 
 /// Refuses before any work when `name` already holds `kernel`.
@@ -66,22 +66,27 @@ pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Re
         .into());
     }
     let dest = kernel_dir(profile_root, name, kernel);
-    // Written beside, then renamed: a half-saved baseline never appears under its name.
-    let parent = dest.parent().expect("a baseline kernel dir has a parent");
-    std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
-    let staging = parent.join(format!(".{}.saving-{}", kernel, std::process::id()));
-    std::fs::create_dir_all(staging.join("details"))
-        .with_context(|| format!("could not create {}", staging.display()))?;
-    for rel in dir::BASELINE_FILES {
-        let from = profile.join(rel);
-        if from.is_file() {
-            std::fs::copy(&from, staging.join(rel))
-                .with_context(|| format!("could not copy {}", from.display()))?;
+    // Written beside, then renamed: a half-saved baseline never appears under its name, and
+    // a failed save leaves nothing behind.
+    let staging = crate::profile::output::create_baseline_staging(profile_root, name, kernel)?;
+    let filled = (|| -> Result<()> {
+        std::fs::create_dir(staging.join("details"))
+            .with_context(|| format!("could not create {}", staging.display()))?;
+        for rel in dir::BASELINE_FILES {
+            let from = profile.join(rel);
+            if from.is_file() {
+                std::fs::copy(&from, staging.join(rel))
+                    .with_context(|| format!("could not copy {}", from.display()))?;
+            }
         }
+        let id = profile.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        std::fs::write(staging.join("SOURCE"), format!("{id}\n"))?;
+        std::fs::rename(&staging, &dest).with_context(|| format!("could not create {}", dest.display()))
+    })();
+    if let Err(e) = filled {
+        std::fs::remove_dir_all(&staging).ok();
+        return Err(e);
     }
-    let id = profile.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    std::fs::write(staging.join("SOURCE"), format!("{id}\n"))?;
-    std::fs::rename(&staging, &dest).with_context(|| format!("could not create {}", dest.display()))?;
     Ok(dest)
 }
 
@@ -184,6 +189,56 @@ mod tests {
         assert!(format!("{missing:?}").contains("holds: hgemm"), "{missing:?}");
         let unknown = find(tmp.path(), "release", "copy").unwrap_err();
         assert!(format!("{unknown:?}").contains("saved baselines: main"), "{unknown:?}");
+    }
+
+    /// Every path under `root`, relative to it.
+    fn tree(root: &Path) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                out.push(p.strip_prefix(root).unwrap().display().to_string());
+                if p.is_dir() && !p.is_symlink() {
+                    stack.push(p);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn a_kernel_name_never_leads_a_path_out_of_the_baseline() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("ws/profile");
+        let p = profile(&root, "x_20261129_230345");
+        // A kernel name as ncu's CSV may spell it: the staging folder came from it raw.
+        let saved = save(&root, "main", "../../../../escaped/../k", &p).unwrap();
+        assert_eq!(saved, root.join("baselines/main/escaped_k"));
+        let all = tree(tmp.path());
+        let outside: Vec<&String> = all
+            .iter()
+            .filter(|p| {
+                !p.starts_with("ws/profile/x_20261129_230345") && !p.starts_with("ws/profile/baselines")
+            })
+            .filter(|p| !["ws", "ws/profile"].contains(&p.as_str()))
+            .collect();
+        assert!(outside.is_empty(), "written outside the baseline: {outside:?}");
+        let under: Vec<String> = tree(&root.join("baselines/main"));
+        assert!(under.iter().all(|p| p.starts_with("escaped_k")), "{under:?}");
+    }
+
+    #[test]
+    fn a_failed_save_leaves_no_staging_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = profile(tmp.path(), "hgemm_20261129_230345");
+        std::fs::create_dir_all(tmp.path().join("baselines/main")).unwrap();
+        // A dangling link where the baseline goes: free by `exists`, but the rename fails.
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), tmp.path().join("baselines/main/hgemm"))
+            .unwrap();
+        assert!(save(tmp.path(), "main", "hgemm", &p).is_err());
+        assert_eq!(tree(&tmp.path().join("baselines/main")), ["hgemm"]);
     }
 
     #[test]

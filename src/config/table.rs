@@ -13,6 +13,7 @@ use super::{entry_location, ConfigWarning, KernelEntry, KernelTarget, Settings, 
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
+use crate::model::names;
 use crate::model::stage::{Stage, StageSelection};
 use crate::suggest::edit_distance;
 
@@ -213,10 +214,10 @@ impl<'a> Table<'a> {
         let mut env = BTreeMap::new();
         for (name, value) in vars {
             let key = format!("env.{name}");
-            if name.is_empty() || name.contains('=') || name.contains('\0') {
+            if !names::is_env_key(name) {
                 return Err(self
                     .error(&key, "is not a valid environment variable name")
-                    .help("use a name without `=`, like `NO_GRAPH`"));
+                    .help(names::ENV_KEY_HELP));
             }
             match value {
                 Value::String(text) => {
@@ -365,6 +366,13 @@ pub(super) fn read_kernel_entry(
         }
         Some(_) => unnamed.string("name", "name = \"hgemm\"")?.unwrap_or_default().to_string(),
     };
+    // Checked before the name is shown anywhere: a line break would split the message too.
+    names::check_name(&name).map_err(|problem| {
+        unnamed.error("name", format_args!("{:?} {problem}", name)).help(
+            "a kernel name is written into commands.sh and file names: \
+             use printable characters only, like `name = \"hgemm\"`",
+        )
+    })?;
     let table = Table { location: entry_location(number, Some(&name)), ..unnamed };
 
     let mut allowed = SETTING_KEYS.to_vec();

@@ -2,9 +2,11 @@
 //!
 //! [`stage`] names the profiling stages and how a selection of them is written;
 //! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
-//! control and privilege; [`verdict`] the bottleneck class and confidence.
+//! control and privilege; [`verdict`] the bottleneck class and confidence; [`names`] what
+//! kernel and environment variable names may hold.
 
 pub mod filter;
 pub mod kinds;
+pub mod names;
 pub mod stage;
 pub mod verdict;

@@ -4,10 +4,15 @@
 //! environment variable (an explicit override must exist, or it is an error, never
 //! silently skipped), then `ncu` on `PATH`, then the path written in
 //! `profile/ncu_path` (created with `/usr/local/cuda/bin/ncu` by default).
+//!
+//! The result is always an absolute path, and it is the one both checked and run: ncu runs
+//! in the package directory, not the caller's. A bare `NCU=name` (no `/`) is looked up on
+//! `PATH`, as a shell would; a relative path (`NCU=./ncu`) is relative to the current
+//! directory, and so is a relative line in `profile/ncu_path`.
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// Where the `ncu` we use came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,10 +70,24 @@ pub fn locate_ncu(
     let mut tried = Vec::new();
     if let Some(value) = ncu_env.filter(|v| !v.is_empty()) {
         let p = PathBuf::from(value);
+        let bare = matches!(p.components().collect::<Vec<_>>().as_slice(), [Component::Normal(_)]);
+        if bare {
+            if let Some(found) = path_env.and_then(|path| find_in_path(&value.to_string_lossy(), path)) {
+                return Ok(NcuLocation { path: found, source: NcuSource::Env });
+            }
+            tried.push(format!(
+                "NCU={} is not an executable on PATH (a name without `/` is looked up on PATH; \
+                 for a file in the current directory write NCU=./{}, or give an absolute path)",
+                p.display(),
+                p.display()
+            ));
+            return Err(NcuNotFound { tried, bad_override: true });
+        }
+        let p = absolute(&p);
         if is_executable(&p) {
             return Ok(NcuLocation { path: p, source: NcuSource::Env });
         }
-        tried.push(format!("NCU={} is not an executable file", p.display()));
+        tried.push(format!("NCU={} is not an executable file", value.to_string_lossy()));
         return Err(NcuNotFound { tried, bad_override: true });
     }
     tried.push("NCU is not set".to_string());
@@ -79,6 +98,7 @@ pub fn locate_ncu(
     match std::fs::read_to_string(ncu_path_file) {
         Ok(text) => {
             let path = PathBuf::from(text.trim());
+            let path = if path.as_os_str().is_empty() { path } else { absolute(&path) };
             if !path.as_os_str().is_empty() && is_executable(&path) {
                 return Ok(NcuLocation { path, source: NcuSource::NcuPathFile(ncu_path_file.to_path_buf()) });
             }
@@ -93,9 +113,14 @@ pub fn locate_ncu(
     Err(NcuNotFound { tried, bad_override: false })
 }
 
-/// The first executable `name` in a `PATH`-style list.
+/// The first executable `name` in a `PATH`-style list, as an absolute path.
 pub fn find_in_path(name: &str, path_env: &OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path_env).map(|dir| dir.join(name)).find(|p| is_executable(p))
+    std::env::split_paths(path_env).map(|dir| absolute(&dir.join(name))).find(|p| is_executable(p))
+}
+
+/// `p` against the current directory (unchanged when it is absolute or that fails).
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -137,6 +162,33 @@ mod tests {
         let err = locate_ncu(Some(bad.as_os_str()), Some(t.path().as_os_str()), &none).unwrap_err();
         assert!(err.bad_override);
         assert!(err.to_string().contains("is not an executable file"), "{err}");
+    }
+
+    #[test]
+    fn a_relative_override_becomes_absolute_and_a_bare_name_is_looked_up_on_path() {
+        let t = tempfile::tempdir().unwrap();
+        let bin = t.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let ncu = fake_ncu(&bin);
+        let none = t.path().join("missing");
+        let got = locate_ncu(Some(OsStr::new("ncu")), Some(bin.as_os_str()), &none).unwrap();
+        assert_eq!(got.path, ncu);
+        let err = locate_ncu(Some(OsStr::new("ncu")), Some(OsStr::new("/nonexistent")), &none).unwrap_err();
+        assert!(err.bad_override && err.to_string().contains("NCU=./ncu"), "{err}");
+        // A path with a `/` is relative to the current directory, and comes back absolute.
+        let here = std::env::current_dir().unwrap();
+        let rel = pathdiff(&ncu, &here);
+        let got = locate_ncu(Some(rel.as_os_str()), None, &none).unwrap();
+        assert!(got.path.is_absolute() && got.path.ends_with("bin/ncu"), "{got:?}");
+    }
+
+    /// `to` relative to `from` through `..` components.
+    fn pathdiff(to: &Path, from: &Path) -> PathBuf {
+        let mut out = PathBuf::new();
+        for _ in from.components().skip(1) {
+            out.push("..");
+        }
+        out.join(to.strip_prefix("/").unwrap())
     }
 
     #[test]

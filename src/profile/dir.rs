@@ -9,12 +9,9 @@
 //! in it. `ncu_path` is created with `create_new` and never rewritten, because the
 //! user edits it to match their sudoers rule.
 //!
-//! Timestamps are UTC, computed from [`SystemTime`] by hand (Howard Hinnant's
-//! days-to-civil algorithm): local time would need a time-zone database crate for
-//! one string, and UTC ids sort the same on every machine a profile is copied to.
-//! The clock is a parameter (`now: SystemTime`) so tests pin it.
+//! The timestamp of an id is UTC ([`UtcTimestamp`], in `timestamp.rs`); the clock is a
+//! parameter (`now: SystemTime`) so tests pin it.
 
-use std::fmt;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -23,6 +20,8 @@ use std::time::SystemTime;
 use crate::error::{ExitCode, Failure};
 use crate::model::stage::Stage;
 use crate::ncu::StageCollection;
+
+pub use super::timestamp::{civil_from_days, UtcTimestamp};
 
 /// The file under the profiles root naming the ncu binary that sudo mode runs.
 pub const NCU_PATH_FILE: &str = "ncu_path";
@@ -63,6 +62,14 @@ pub fn baselines_root(profiles_root: &Path) -> PathBuf {
     profiles_root.join("baselines")
 }
 
+/// `<profiles root>/baselines/NAME/<kernel>/`: kernel `kernel` of the saved baseline
+/// `name`. `name` is a checked baseline name (`compare::baseline::check_name`: a single
+/// plain path component); the kernel name, which comes from the data, goes through the
+/// sanitiser.
+pub fn baseline_kernel_dir(profiles_root: &Path, name: &str, kernel: &str) -> PathBuf {
+    baselines_root(profiles_root).join(name).join(sanitize_kernel_name(kernel))
+}
+
 /// `<profiles root>/index.json`: every analysed profile, one row each.
 pub fn index_json_path(profiles_root: &Path) -> PathBuf {
     profiles_root.join("index.json")
@@ -90,11 +97,18 @@ pub fn raw_page_rel(collection: &StageCollection) -> String {
     format!("details/{}", raw_page_name(collection))
 }
 
+/// The name of the profiles root under a workspace root.
+pub const PROFILES_DIR: &str = "profile";
+
 /// The profiles root of a workspace: `<workspace root>/profile`.
 pub fn profiles_root(workspace_root: &Path) -> PathBuf {
-    workspace_root.join("profile")
+    workspace_root.join(PROFILES_DIR)
 }
 
+/// The one sanitiser: every path component kprof builds from data (kernel names from the
+/// configuration or from ncu's CSVs, profile ids, the kernel folders of baselines) is made
+/// by this function, so none can hold `/`, `..`, a leading `.` or a control character.
+///
 /// A kernel name reduced to `[A-Za-z0-9_-]`: other characters become `_`, runs of
 /// `_` collapse, `_`/`-` are trimmed from both ends, the result is cut to
 /// [`MAX_KERNEL_ID_LEN`] characters, and an empty result becomes `kernel`.
@@ -114,87 +128,6 @@ pub fn sanitize_kernel_name(name: &str) -> String {
     } else {
         cut.to_string()
     }
-}
-
-/// A UTC date and time to the second.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct UtcTimestamp {
-    /// The year (proleptic Gregorian).
-    pub year: i64,
-    /// 1..=12.
-    pub month: u32,
-    /// 1..=31.
-    pub day: u32,
-    /// 0..=23.
-    pub hour: u32,
-    /// 0..=59.
-    pub minute: u32,
-    /// 0..=59.
-    pub second: u32,
-}
-
-impl UtcTimestamp {
-    /// The UTC time of `time`, truncated to the second. Times before 1970 count back.
-    pub fn from_system_time(time: SystemTime) -> Self {
-        let seconds = match time.duration_since(SystemTime::UNIX_EPOCH) {
-            Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-            Err(before) => {
-                // Round towards the past, so 0.5 s before the epoch is 23:59:59.
-                let d = before.duration();
-                let whole = i64::try_from(d.as_secs()).unwrap_or(i64::MAX);
-                -whole - i64::from(d.subsec_nanos() > 0)
-            }
-        };
-        Self::from_unix_seconds(seconds)
-    }
-
-    /// The UTC time `seconds` after 1970-01-01T00:00:00Z.
-    pub fn from_unix_seconds(seconds: i64) -> Self {
-        let days = seconds.div_euclid(86_400);
-        let of_day = seconds.rem_euclid(86_400);
-        let (year, month, day) = civil_from_days(days);
-        // of_day < 86 400, so these fit in u32.
-        let of_day = of_day as u32;
-        UtcTimestamp { year, month, day, hour: of_day / 3600, minute: of_day / 60 % 60, second: of_day % 60 }
-    }
-
-    /// `YYYYMMDD_HHMMSS`, as in profile ids.
-    pub fn compact(&self) -> String {
-        format!(
-            "{:04}{:02}{:02}_{:02}{:02}{:02}",
-            self.year, self.month, self.day, self.hour, self.minute, self.second
-        )
-    }
-}
-
-impl fmt::Display for UtcTimestamp {
-    /// RFC 3339: `2026-05-15T12:00:00Z`, as in `run_manifest.yaml`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-            self.year, self.month, self.day, self.hour, self.minute, self.second
-        )
-    }
-}
-
-/// The proleptic Gregorian `(year, month, day)` of a count of days since 1970-01-01.
-///
-/// Howard Hinnant's `civil_from_days`: shift to eras of 400 years starting on
-/// March 1st, so leap days fall at the end of each year.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097); // [0, 146096]
-                                            // [0, 399]
-    let year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    // [0, 365]
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153; // [0, 11], March = 0
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 /// A profile id: `{sanitized_kernel}_{YYYYMMDD_HHMMSS}` (UTC).
@@ -239,6 +172,8 @@ pub struct PageFile {
 pub struct ProfileDir {
     dir: PathBuf,
     id: String,
+    /// Where the directory will be, while it is built elsewhere (an import's staging).
+    shown: Option<PathBuf>,
 }
 
 impl ProfileDir {
@@ -251,7 +186,7 @@ impl ProfileDir {
             let dir = profiles_root.join(&candidate);
             match fs::create_dir(&dir) {
                 Ok(()) => {
-                    let profile = ProfileDir { dir, id: candidate };
+                    let profile = ProfileDir { dir, id: candidate, shown: None };
                     create_dir(&profile.details_dir())?;
                     return Ok(profile);
                 }
@@ -292,7 +227,7 @@ impl ProfileDir {
             Err(err) => return Err(io_failure("cannot create output directory", dir, &err)),
         }
         let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
-        let profile = ProfileDir { dir: dir.to_path_buf(), id };
+        let profile = ProfileDir { dir: dir.to_path_buf(), id, shown: None };
         // Claim the directory: if another run got here first, `details/` exists.
         match fs::create_dir(profile.details_dir()) {
             Ok(()) => Ok(profile),
@@ -307,7 +242,22 @@ impl ProfileDir {
     pub fn at(dir: impl Into<PathBuf>) -> Self {
         let dir = dir.into();
         let id = dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
-        ProfileDir { dir, id }
+        ProfileDir { dir, id, shown: None }
+    }
+
+    /// A directory built at `staging` that will be renamed to `final_dir` when complete:
+    /// its files are under `staging`, its id and [`ProfileDir::shown_path`] are the final
+    /// ones, so what is written into it names where it will be.
+    pub fn staged(staging: impl Into<PathBuf>, final_dir: &Path) -> Self {
+        let id =
+            final_dir.file_name().map_or_else(|| "profile".to_string(), |n| n.to_string_lossy().into_owned());
+        ProfileDir { dir: staging.into(), id, shown: Some(final_dir.to_path_buf()) }
+    }
+
+    /// The path to name the directory by in what is written into it: [`ProfileDir::path`],
+    /// or the final place of a directory still being built.
+    pub fn shown_path(&self) -> &Path {
+        self.shown.as_deref().unwrap_or(&self.dir)
     }
 
     /// The profile id: the directory's name.
@@ -545,9 +495,9 @@ pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
     }
 }
 
-fn refuse(dir: &Path, why: &str) -> Failure {
+pub(super) fn refuse(dir: &Path, why: &str) -> Failure {
     Failure::new(
-        ExitCode::Failure,
+        ExitCode::Config,
         format!("output directory {} {why}; profiles are never written over existing files", dir.display()),
     )
     .help(
@@ -560,11 +510,11 @@ fn create_dir(dir: &Path) -> Result<(), Failure> {
     fs::create_dir(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
 }
 
-fn create_dir_all(dir: &Path) -> Result<(), Failure> {
+pub(super) fn create_dir_all(dir: &Path) -> Result<(), Failure> {
     fs::create_dir_all(dir).map_err(|e| io_failure("cannot create directory", dir, &e))
 }
 
-fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
+pub(super) fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
     Failure::new(ExitCode::Failure, format!("{what} {}: {err}", path.display()))
 }
 
@@ -604,6 +554,18 @@ mod tests {
             ("_-_", "kernel"),
         ] {
             assert_eq!(sanitize_kernel_name(name), expected, "for {name:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_sanitiser_always_makes_one_plain_component(name in "\\PC*|[./\\\\\n\r\0a-z]{0,12}") {
+            let out = sanitize_kernel_name(&name);
+            let mut parts = Path::new(&out).components();
+            proptest::prop_assert!(matches!(parts.next(), Some(std::path::Component::Normal(_))));
+            proptest::prop_assert!(parts.next().is_none());
+            proptest::prop_assert!(out.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+            proptest::prop_assert!(!out.starts_with(['-', '_']) && out.len() <= MAX_KERNEL_ID_LEN);
         }
     }
 

@@ -4,7 +4,8 @@
 //! into place, so a reader sees the old file or the new one, never a torn one.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 
@@ -15,12 +16,13 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory and a rename;
 /// on failure the temporary file is removed and `path` is left as it was.
+///
+/// The temporary name is unique to this process and call (`.<name>.<pid>.<n>.tmp`) and
+/// created with `create_new`, so concurrent writers (two runs rewriting the profiles index)
+/// never write into each other's file, and nothing that already exists is opened.
 pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp =
-        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    let (tmp, mut f) = create_temporary(path)?;
     let written = (|| {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
         f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
         f.sync_all().ok();
         drop(f);
@@ -36,10 +38,8 @@ pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Like [`write_atomic_bytes`] for output too large to build in memory: `write` streams it
 /// into the temporary file (buffered), which is then renamed over `path`.
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let tmp =
-        path.with_extension(format!("{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out")));
+    let (tmp, f) = create_temporary(path)?;
     let written = (|| {
-        let f = std::fs::File::create(&tmp).with_context(|| format!("could not create {}", tmp.display()))?;
         let mut out = std::io::BufWriter::new(f);
         write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
         let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
@@ -52,6 +52,25 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Resu
         std::fs::remove_file(&tmp).ok();
     }
     written
+}
+
+/// A new file beside `path` under a name no other writer uses.
+fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File)> {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let dir = path.parent().unwrap_or(Path::new(""));
+    loop {
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(f) => return Ok((tmp, f)),
+            // Left by a process that had our pid before, or taken by someone else: next.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!("could not create {}", tmp.display())))
+            }
+        }
+    }
 }
 
 /// Creates `path`, which must not exist, with `text`; a `.sh` file is made executable.
@@ -114,4 +133,47 @@ pub fn check_size(path: &Path, shown: &str, max_mb: u64) -> Result<(), crate::er
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrent_writers_never_share_a_temporary_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("index.json");
+        let writers: Vec<_> = (0..8)
+            .map(|t| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for i in 0..40 {
+                        write_atomic(&path, &format!("writer {t} write {i}\n")).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for w in writers {
+            w.join().expect("every write succeeds");
+        }
+        let last = std::fs::read_to_string(&path).unwrap();
+        assert!(last.starts_with("writer ") && last.ends_with('\n'), "{last:?}");
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["index.json"], "no temporary file is left behind");
+    }
+
+    #[test]
+    fn a_taken_temporary_name_is_left_alone() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("index.json");
+        // What another writer (or the user) holds under the old fixed temporary name.
+        std::fs::create_dir(tmp.path().join("index.json.tmp")).unwrap();
+        std::fs::write(tmp.path().join("index.json.tmp/theirs"), "x").unwrap();
+        write_atomic(&path, "mine\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "mine\n");
+        assert_eq!(std::fs::read_to_string(tmp.path().join("index.json.tmp/theirs")).unwrap(), "x");
+    }
 }

@@ -50,14 +50,65 @@ impl ImportRecord {
     }
 }
 
+/// Reads an input named on the command line (an export, `--rules`, `--template`) as text;
+/// one that cannot be read is refused with exit 3, naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("could not read {}: {e}", path.display()))
+            .help("check the path: it must name a readable file")
+    })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// Opens an export named on the command line for streaming, refused like [`read`].
+fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
+    let file = std::fs::File::open(path).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("could not read {}: {e}", path.display()))
+            .help("check the path: it must name a readable file")
+    })?;
+    Ok(std::io::BufReader::new(file))
+}
+
+/// An import being built: a new hidden folder beside its output directory, renamed there by
+/// [`StagedImport::finish`] once the analysis is written too. Dropped unfinished (a parse,
+/// analysis or write failed), it removes what it created, so a failed import leaves nothing
+/// that would block the corrected command.
+#[derive(Debug)]
+pub struct StagedImport {
+    dir: ProfileDir,
+    staging: PathBuf,
+    output_dir: PathBuf,
+    created: Vec<PathBuf>,
+    finished: bool,
+}
+
+impl StagedImport {
+    /// The directory being built (its files are in the staging folder; it names the output
+    /// directory in what is written into it).
+    pub fn dir(&self) -> &ProfileDir {
+        &self.dir
+    }
+
+    /// Renames the staging folder to the output directory.
+    pub fn finish(mut self) -> Result<ProfileDir> {
+        super::output::rename_into_place(&self.staging, &self.output_dir)?;
+        self.finished = true;
+        Ok(ProfileDir::at(self.dir.shown_path()))
+    }
+}
+
+impl Drop for StagedImport {
+    fn drop(&mut self) {
+        if !self.finished {
+            std::fs::remove_dir_all(&self.staging).ok();
+            super::output::remove_created_dirs(&self.created);
+        }
+    }
+}
+
 /// Checks ncu CSV exports, then copies them into a new profile directory with an
-/// [`ImportRecord`]. Every input is parsed before anything is created, so bad input leaves
-/// no directory behind.
+/// [`ImportRecord`], built beside `output_dir` (see [`StagedImport`]). Every input is
+/// parsed and the output directory checked before anything is created.
 pub fn create(
     raw: &[PathBuf],
     source: Option<&Path>,
@@ -65,15 +116,18 @@ pub fn create(
     kernel: Option<&str>,
     output_dir: &Path,
     max_input_mb: u64,
-) -> Result<ProfileDir> {
+) -> Result<StagedImport> {
+    if let Some(k) = kernel {
+        crate::model::names::check_kernel_hint(k)?;
+    }
     // Parse everything before creating anything, so bad input leaves no directory behind.
     for p in raw {
         // Read as a stream, keeping nothing: a large page is checked without being held.
         let shown = p.display().to_string();
         check_size(p, &shown, max_input_mb)?;
-        let file = std::fs::File::open(p).with_context(|| format!("could not read {shown}"))?;
+        let file = open(p)?;
         let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
-        RawPage::for_each_row(std::io::BufReader::new(file), &shown, &|_| false, &mut rows).map_err(|e| {
+        RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
             let log = match &e {
                 ReadError::NoPage { preamble } => scan_log(preamble),
                 ReadError::Parse(_) => Default::default(),
@@ -104,8 +158,31 @@ pub fn create(
         regex::Regex::new(&crate::model::filter::KernelFilter::from_hint(k).pattern)
             .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
     }
-    let dir = ProfileDir::create_explicit(output_dir)?;
+    super::output::check_output_dir(output_dir, false)?;
+    let target = std::path::absolute(output_dir)
+        .with_context(|| format!("could not resolve {}", output_dir.display()))?;
+    let created = match target.parent() {
+        Some(parent) => super::output::create_missing_dirs(parent)?,
+        None => Vec::new(),
+    };
+    let staging = match super::output::create_staging_beside(&target, "importing") {
+        Ok(s) => s,
+        Err(e) => {
+            super::output::remove_created_dirs(&created);
+            return Err(e.into());
+        }
+    };
+    let staged = StagedImport {
+        dir: ProfileDir::staged(&staging, output_dir),
+        staging,
+        output_dir: target,
+        created,
+        finished: false,
+    };
+    let dir = &staged.dir;
     let details_dir = dir.details_dir();
+    std::fs::create_dir(&details_dir)
+        .with_context(|| format!("could not create {}", details_dir.display()))?;
     let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
         std::fs::copy(from, &to)
@@ -123,6 +200,6 @@ pub fn create(
     if let Some(p) = details {
         copy("details", p, dir.imported_details_path())?;
     }
-    record.write(&dir)?;
-    Ok(dir)
+    record.write(dir)?;
+    Ok(staged)
 }

@@ -2,13 +2,16 @@
 //!
 //! [`dir`] names every path of a profile directory and of the profiles root, [`fs`]
 //! writes into them atomically, [`target_spec`] is `profile-target.yaml`, [`run_manifest`]
-//! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports.
+//! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
+//! checks and creates the places a run writes so that a failure leaves nothing behind.
 
 pub mod dir;
 pub mod fs;
 pub mod import;
+pub mod output;
 pub mod run_manifest;
 pub mod target_spec;
+pub mod timestamp;
 
 pub use dir::ProfileDir;
 pub use run_manifest::{RunManifest, StageOutcome, StageStatus};

@@ -76,8 +76,11 @@ pub fn import(
     opts: &AnalyzeOptions,
 ) -> Result<(ProfileDir, Analysis)> {
     let max_mb = opts.max_input_mb.unwrap_or(crate::profile::fs::DEFAULT_MAX_INPUT_MB);
-    let dir = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb)?;
-    let analysis = refresh(&dir, opts)?;
+    // Built beside the output directory and renamed there when complete: a failure
+    // (dropping `staged`) leaves nothing behind.
+    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb)?;
+    let analysis = refresh(staged.dir(), opts)?;
+    let dir = staged.finish()?;
     Ok((dir, analysis))
 }
 

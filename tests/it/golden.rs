@@ -100,6 +100,10 @@ impl Record {
     /// does not start with one of `skip`.
     fn files(&mut self, dir: &str, skip: &[&str]) {
         let base = self.root().join(dir);
+        if !base.exists() {
+            let _ = writeln!(self.text, "== no directory {dir}");
+            return;
+        }
         for path in files_under(&base) {
             let rel = path.strip_prefix(self.root()).unwrap().to_string_lossy().into_owned();
             if skip.iter().any(|s| rel.starts_with(s)) {

@@ -9,12 +9,14 @@ mod support;
 
 mod analysis_fixtures;
 mod archive_runs;
+mod bad_input;
 mod cli;
 mod collect;
 mod config_manifests;
 mod demo;
 mod gate;
 mod golden;
+mod hardening;
 mod layout;
 mod parse_fixtures;
 mod privilege;

@@ -5,6 +5,8 @@
 pub mod fake_ncu;
 pub mod fake_sudo;
 pub mod fs;
+pub mod snapshot;
+pub mod tarball;
 pub mod workspace;
 
 pub use fs::{copy_dir, fixture_details, recording, recording_file, recordings, repo, text};

@@ -1,0 +1,167 @@
+//! Places kprof creates for a run, checked and made so that a failure leaves nothing:
+//! an explicit `--output-dir` checked before anything is built, the missing folders above
+//! it created and removed again, and folders built beside their final place and renamed
+//! there when complete (an import, a saved baseline).
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::dir::{create_dir_all, io_failure, refuse, MAX_COLLISION_SUFFIX};
+use crate::error::{ExitCode, Failure};
+
+/// Checks, before anything is built, that `dir` (an explicit `--output-dir`) can be used:
+/// as a profile directory it must not exist or be an empty directory; as the folder of
+/// several profiles (`several`) it must be a directory if it exists. Either way it, or the
+/// nearest of its ancestors that exists, must be a directory this user may write in.
+/// Nothing is created.
+pub fn check_output_dir(dir: &Path, several: bool) -> Result<(), Failure> {
+    match fs::symlink_metadata(dir) {
+        Ok(_) if !dir.is_dir() => return Err(refuse(dir, "exists and is not a directory")),
+        Ok(_) => {
+            let mut entries =
+                fs::read_dir(dir).map_err(|e| io_failure("cannot read output directory", dir, &e))?;
+            if !several && entries.next().is_some() {
+                return Err(refuse(dir, "is not empty"));
+            }
+            return writable(dir, dir);
+        }
+        Err(_) => {}
+    }
+    let mut ancestor = dir.parent();
+    while let Some(a) = ancestor.filter(|a| !a.as_os_str().is_empty()) {
+        if fs::symlink_metadata(a).is_ok() {
+            if !a.is_dir() {
+                return Err(refuse(dir, &format!("cannot be created: {} is not a directory", a.display())));
+            }
+            return writable(dir, a);
+        }
+        ancestor = a.parent();
+    }
+    writable(dir, Path::new("."))
+}
+
+/// Refuses `dir` when this user may not create entries in `existing` (itself or its
+/// nearest existing ancestor).
+fn writable(dir: &Path, existing: &Path) -> Result<(), Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).unwrap_or_default();
+        // SAFETY: `c` is a valid NUL-terminated path; access(2) only reads it.
+        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+            let why = if existing == dir {
+                "is not writable".to_string()
+            } else {
+                format!("cannot be created: {} is not writable", existing.display())
+            };
+            return Err(refuse(dir, &why));
+        }
+    }
+    Ok(())
+}
+
+/// Creates `dir` and its missing ancestors; returns those it created, outermost first, so
+/// that a failed run can remove exactly them.
+pub fn create_missing_dirs(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let mut missing = Vec::new();
+    let mut at = Some(dir);
+    while let Some(d) = at.filter(|d| !d.as_os_str().is_empty() && fs::symlink_metadata(d).is_err()) {
+        missing.push(d.to_path_buf());
+        at = d.parent();
+    }
+    missing.reverse();
+    let mut created = Vec::new();
+    for d in missing {
+        match fs::create_dir(&d) {
+            Ok(()) => created.push(d),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(err) => {
+                remove_created_dirs(&created);
+                return Err(io_failure("cannot create directory", &d, &err));
+            }
+        }
+    }
+    Ok(created)
+}
+
+/// Removes the directories [`create_missing_dirs`] created, innermost first, each only
+/// while it is empty.
+pub fn remove_created_dirs(created: &[PathBuf]) {
+    for d in created.iter().rev() {
+        fs::remove_dir(d).ok();
+    }
+}
+
+/// Creates a new hidden folder beside `final_dir` (`.<name>.<purpose>-<pid>-<n>`), in
+/// which something is built before it is renamed to `final_dir`.
+pub fn create_staging_beside(final_dir: &Path, purpose: &str) -> Result<PathBuf, Failure> {
+    let name = final_dir.file_name().ok_or_else(|| refuse(final_dir, "names no directory"))?;
+    let parent = final_dir.parent().unwrap_or(Path::new("."));
+    for n in 1..=MAX_COLLISION_SUFFIX {
+        let staging =
+            parent.join(format!(".{}.{purpose}-{}-{n}", name.to_string_lossy(), std::process::id()));
+        match fs::create_dir(&staging) {
+            Ok(()) => return Ok(staging),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
+        }
+    }
+    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
+}
+
+/// Renames the folder `staging` (built by [`create_staging_beside`]) to `final_dir`, which
+/// must not exist or be an empty directory; anything else is refused and left as it is.
+pub fn rename_into_place(staging: &Path, final_dir: &Path) -> Result<(), Failure> {
+    match fs::rename(staging, final_dir) {
+        Ok(()) => Ok(()),
+        Err(err) if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {
+            Err(refuse(final_dir, "was filled by someone else meanwhile"))
+        }
+        Err(err) if err.raw_os_error() == Some(libc::ENOTDIR) => {
+            Err(refuse(final_dir, "exists and is not a directory"))
+        }
+        Err(err) => Err(io_failure("cannot rename the new profile directory to", final_dir, &err)),
+    }
+}
+
+/// Creates the folder a baseline's kernel is written in before it is renamed into place:
+/// a hidden sibling of [`super::dir::baseline_kernel_dir`] inside the same baseline
+/// (`.<kernel>.saving-<pid>-<n>`), new, never one that exists.
+pub fn create_baseline_staging(profiles_root: &Path, name: &str, kernel: &str) -> Result<PathBuf, Failure> {
+    let parent = super::dir::baselines_root(profiles_root).join(name);
+    create_dir_all(&parent)?;
+    let kernel = super::dir::sanitize_kernel_name(kernel);
+    for n in 1..=MAX_COLLISION_SUFFIX {
+        let staging = parent.join(format!(".{kernel}.saving-{}-{n}", std::process::id()));
+        match fs::create_dir(&staging) {
+            Ok(()) => return Ok(staging),
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
+        }
+    }
+    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_dirs_are_checked_without_creating_anything() {
+        let tmp = tempfile::tempdir().unwrap();
+        let used = tmp.path().join("used");
+        fs::create_dir(&used).unwrap();
+        fs::write(used.join("notes.txt"), "x").unwrap();
+        assert!(check_output_dir(&tmp.path().join("new/deeper"), false).is_ok());
+        assert!(!tmp.path().join("new").exists());
+        assert!(check_output_dir(&used, true).is_ok(), "several profiles go into an existing folder");
+        let err = check_output_dir(&used, false).unwrap_err();
+        assert_eq!(err.code, ExitCode::Config);
+        assert!(err.message.contains("is not empty"), "{err}");
+        let file = used.join("notes.txt");
+        assert!(check_output_dir(&file, true).unwrap_err().message.contains("is not a directory"));
+        let under = check_output_dir(&file.join("a/b"), false).unwrap_err();
+        assert!(under.message.contains(&format!("{} is not a directory", file.display())), "{under}");
+    }
+}

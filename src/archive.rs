@@ -68,7 +68,7 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
         Failure::new(ExitCode::Failure, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
-    let mut tar = tar::Builder::new(file);
+    let mut tar = builder(file);
     let mut executables = Vec::new();
     for k in &plan.kernels {
         if let PlannedTarget::Cargo(t) = &k.target {
@@ -105,6 +105,15 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
     tar.append_data(&mut header, MANIFEST, json.as_slice())?;
     tar.into_inner()?.sync_all().ok();
     Ok(())
+}
+
+/// A tar writer that stores every file as a plain file. Linkers leave holes in large
+/// executables; the tar crate would store those as GNU sparse entries, which other tools
+/// handle unevenly: an archive of plain entries unpacks the same everywhere.
+fn builder<W: std::io::Write>(out: W) -> tar::Builder<W> {
+    let mut tar = tar::Builder::new(out);
+    tar.sparse(false);
+    tar
 }
 
 /// The largest `kprof-archive.json` read: a plan is a few KiB.
@@ -249,7 +258,8 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         let rel = entry_path(&name).map_err(|why| refuse(archive, format_args!("entry `{shown}` {why}")))?;
         let kind = entry.header().entry_type();
         let what = match kind {
-            tar::EntryType::Regular | tar::EntryType::Continuous => None,
+            // GNU sparse: a file with holes, as tar writers store executables by default.
+            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => None,
             tar::EntryType::Directory => None,
             tar::EntryType::Symlink => Some("is a symbolic link"),
             tar::EntryType::Link => Some("is a hard link"),
@@ -412,4 +422,56 @@ fn extract(archive: &Path, dir: &Path) -> Result<()> {
         std::io::copy(&mut entry, &mut out).with_context(|| format!("could not write {}", dest.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Seek, SeekFrom, Write};
+
+    /// A file with a hole in it, as linkers write large executables.
+    fn sparse_file(dir: &Path) -> PathBuf {
+        let path = dir.join("exe");
+        let mut f = std::fs::File::create(&path).unwrap();
+        f.write_all(b"head").unwrap();
+        f.seek(SeekFrom::Start(8 << 20)).unwrap();
+        f.write_all(b"tail").unwrap();
+        path
+    }
+
+    #[test]
+    fn files_with_holes_are_packed_as_plain_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = sparse_file(tmp.path());
+        let mut tar = builder(Vec::new());
+        tar.append_path_with_name(&exe, "bin/exe").unwrap();
+        let bytes = tar.into_inner().unwrap();
+        let mut read = tar::Archive::new(bytes.as_slice());
+        let entry = read.entries().unwrap().next().unwrap().unwrap();
+        assert_eq!(entry.header().entry_type(), tar::EntryType::Regular);
+        assert_eq!(entry.size(), (8 << 20) + 4);
+    }
+
+    #[test]
+    fn sparse_entries_from_other_writers_are_files() {
+        // An archive whose executable a sparse-aware writer stored as GNU sparse: accepted,
+        // and unpacked with its holes as zeros.
+        let tmp = tempfile::tempdir().unwrap();
+        let exe = sparse_file(tmp.path());
+        let archive = tmp.path().join("a.tar");
+        let mut tar = tar::Builder::new(std::fs::File::create(&archive).unwrap());
+        tar.append_path_with_name(&exe, "bin/exe").unwrap();
+        tar.into_inner().unwrap();
+        let mut read = tar::Archive::new(std::fs::File::open(&archive).unwrap());
+        let mut entry = read.entries().unwrap().next().unwrap().unwrap();
+        let kind = entry.header().entry_type();
+        let mut data = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+        assert_eq!(data.len(), (8 << 20) + 4, "{kind:?}");
+        assert_eq!(&data[..4], b"head");
+        assert_eq!(&data[data.len() - 4..], b"tail");
+        let err = check(&archive).unwrap_err().to_string();
+        // Refused for lacking a plan, not for the entry's type.
+        assert!(!err.contains("neither a file nor a folder"), "{kind:?}: {err}");
+    }
 }

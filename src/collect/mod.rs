@@ -239,15 +239,30 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
     };
     let v = rules.decide(k);
     let stage: Stage = v.follow_up_stage;
-    let evidence: Vec<String> = v
+    // The conditions that decided, then each field they read with its value, once.
+    let deciding: Vec<&crate::analyze::rules::Evidence> = v
         .evidence
         .iter()
         .filter(|e| e.threshold != "-")
-        .map(|e| format!("{} = {} ({})", e.field, crate::units::value(e.value), e.threshold))
+        // A limiter's own conditions say why; the class rule's would repeat them.
+        .filter(|e| v.limiter.as_ref().is_none_or(|l| e.rule == l.id))
         .collect();
-    let reason = match &v.rule {
-        Some(rule) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
-        None => format!("no rule decided (missing: {})", v.missing.join(", ")),
+    let mut conditions: Vec<&str> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    for e in &deciding {
+        if !conditions.contains(&e.threshold.as_str()) {
+            conditions.push(&e.threshold);
+        }
+        let value = format!("{} = {}", e.field, crate::units::value(e.value));
+        if !values.contains(&value) {
+            values.push(value);
+        }
+    }
+    let evidence = [format!("{} ({})", conditions.join(", "), values.join(", "))];
+    let reason = match (&v.limiter, &v.rule) {
+        (Some(l), _) => format!("limiter `{}` ({}): {}", l.id, v.classification.name(), evidence.join(", ")),
+        (None, Some(rule)) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
+        (None, None) => format!("no rule decided (missing: {})", v.missing.join(", ")),
     };
     Ok((stage, reason))
 }

@@ -3,13 +3,15 @@
 //! A stage is defined by the metrics the analysis reads from it, not by ncu's sections:
 //! sections carry many metrics nobody reads, and replay passes are what a stage costs.
 //! On an H200 (ncu 2025.3.1) the memory sections alone cost 32 passes, more than
-//! `--set full` (38) minus basic (10); the metric list below that answers the same
-//! questions costs 4. Every name here is a real gh100 metric (checked against ncu's
+//! `--set full` (38) minus basic (10); the memory stage below answers the same questions,
+//! and those of every memory limiter in `rules/bottleneck.yaml`, in 7. Every name here is a real gh100 metric (checked against ncu's
 //! `--query-metrics` output and recorded runs in `fixtures/h200/`), explained in
 //! `references/nvidia/ncu-metric-map.md`; tests hold both to it.
 //!
-//! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of the
-//! demo kernels on the H200; `None` where not measured yet.
+//! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of each
+//! demo and zoo kernel on the H200 (`fixtures/h200/zoo-auto/`, `archive-runs/cost/`);
+//! `None` where not measured yet. `auto` (basic and one follow-up) costs 17 to 21 of the
+//! full set's 38.
 
 use crate::model::stage::Stage;
 
@@ -48,6 +50,7 @@ pub const BASIC: &[&str] = &[
     "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
     "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
     "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
     "lts__throughput.avg.pct_of_peak_sustained_elapsed",
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "sm__maximum_warps_per_active_cycle_pct",
@@ -64,8 +67,10 @@ pub const BASIC: &[&str] = &[
     "launch__occupancy_limit_blocks",
 ];
 
-/// Which memory level, how many bytes, hit rates, coalescing (sectors per request) and
-/// shared-memory bank conflicts. 4 passes on the H200 (the memory sections: 32).
+/// Which memory level, how many bytes, hit rates, coalescing (sectors per request and
+/// bytes used per sector, both directions), local memory, atomics and shared-memory bank
+/// conflicts. With [`STALLS`], the memory stage: 7 passes on the H200 (the memory
+/// sections: 32).
 pub const MEMORY: &[&str] = &[
     "dram__bytes_read.sum",
     "dram__bytes_write.sum",
@@ -75,6 +80,14 @@ pub const MEMORY: &[&str] = &[
     "l1tex__t_sector_hit_rate.pct",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
 ];
@@ -101,13 +114,18 @@ pub const STALLS: &[&str] = &[
     "smsp__average_warps_issue_stalled_misc_per_issue_active.ratio",
 ];
 
-/// Issue efficiency, pipe utilisation and the floating-point instruction counts.
+/// Issue efficiency, pipe utilisation (FMA, ALU, LSU, tensor, FP64, XU), active threads per
+/// instruction and the floating-point instruction counts. With [`STALLS`], the compute
+/// stage: 11 passes on the H200.
 pub const PIPES_AND_FLOPS: &[&str] = &[
     "smsp__issue_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
@@ -123,6 +141,19 @@ pub const SCHEDULER: &[&str] = &[
     "sm__maximum_warps_per_active_cycle_pct",
 ];
 
+/// What latency-bound kernels wait on besides stalls: atomics (their share of global
+/// requests) and local memory (its share of L1 sectors).
+pub const WAITED_ON: &[&str] = &[
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+];
+
 /// FLOP counts and the bytes at each level, for the roofline point.
 pub const ROOFLINE: &[&str] = &[
     "gpu__time_duration.sum",
@@ -136,21 +167,26 @@ pub const ROOFLINE: &[&str] = &[
     "lts__t_sectors.sum",
 ];
 
-const COMPUTE: &[&str] = &concat_metrics::<{ PIPES_AND_FLOPS.len() + STALLS.len() }>(PIPES_AND_FLOPS, STALLS);
-const OCCUPANCY: &[&str] = &concat_metrics::<{ SCHEDULER.len() + STALLS.len() }>(SCHEDULER, STALLS);
+const MEMORY_STAGE: &[&str] = &concat_metrics::<{ MEMORY.len() + STALLS.len() }>(&[MEMORY, STALLS]);
+const COMPUTE: &[&str] =
+    &concat_metrics::<{ PIPES_AND_FLOPS.len() + STALLS.len() }>(&[PIPES_AND_FLOPS, STALLS]);
+const OCCUPANCY: &[&str] =
+    &concat_metrics::<{ SCHEDULER.len() + STALLS.len() + WAITED_ON.len() }>(&[SCHEDULER, STALLS, WAITED_ON]);
 
-const fn concat_metrics<const N: usize>(a: &[&'static str], b: &[&'static str]) -> [&'static str; N] {
+const fn concat_metrics<const N: usize>(parts: &[&[&'static str]]) -> [&'static str; N] {
     let mut out = [""; N];
-    let mut i = 0;
-    while i < a.len() {
-        out[i] = a[i];
-        i += 1;
+    let mut n = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let mut i = 0;
+        while i < parts[p].len() {
+            out[n] = parts[p][i];
+            n += 1;
+            i += 1;
+        }
+        p += 1;
     }
-    let mut j = 0;
-    while j < b.len() {
-        out[a.len() + j] = b[j];
-        j += 1;
-    }
+    assert!(n == N, "concat_metrics: N is not the total length");
     out
 }
 
@@ -174,11 +210,11 @@ pub const DEFINITIONS: [StageDefinition; 8] = [
     },
     StageDefinition {
         stage: Stage::Memory,
-        metrics: MEMORY,
+        metrics: MEMORY_STAGE,
         sections: &[],
         set: None,
         page: Page::Raw,
-        passes_h200: Some(4),
+        passes_h200: Some(7),
     },
     StageDefinition {
         stage: Stage::Compute,
@@ -186,7 +222,7 @@ pub const DEFINITIONS: [StageDefinition; 8] = [
         sections: &[],
         set: None,
         page: Page::Raw,
-        passes_h200: Some(10),
+        passes_h200: Some(11),
     },
     StageDefinition {
         stage: Stage::Occupancy,
@@ -297,7 +333,7 @@ mod tests {
     fn args_name_metrics_once_and_the_page() {
         let args = definition(Stage::Memory).ncu_args();
         assert_eq!(args[0], "--metrics");
-        assert_eq!(args[1].split(',').count(), MEMORY.len());
+        assert_eq!(args[1].split(',').count(), MEMORY.len() + STALLS.len());
         assert_eq!(&args[2..], ["--csv", "--page", "raw"]);
         let src = definition(Stage::Source).ncu_args();
         assert_eq!(

@@ -55,15 +55,9 @@ fn arg_after(args: &[String], flag: &str) -> Option<String> {
 #[test]
 fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
     let cases = [
-        ("copy", "copy_20261129_213211", "memory", "rule `memory-bound`", "memory-bound"),
+        ("copy", "copy_20261129_213211", "memory", "limiter `dram-bandwidth`", "memory-bound"),
         ("fma", "fma_20261129_213211", "compute", "rule `compute-bound`", "compute-bound"),
-        (
-            "tiny",
-            "tiny_20261129_213211",
-            "occupancy",
-            "rule `latency-too-little-parallelism`",
-            "latency-bound",
-        ),
+        ("tiny", "tiny_20261129_213211", "occupancy", "limiter `too-little-parallelism`", "latency-bound"),
     ];
     for (kernel, fixture, follow_up, reason, verdict) in cases {
         let ws = Workspace::new(&harness_entry(kernel));

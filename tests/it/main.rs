@@ -23,3 +23,4 @@ mod privilege;
 mod references;
 mod stage_metrics;
 mod visual;
+mod zoo;

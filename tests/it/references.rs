@@ -329,7 +329,10 @@ fn explain_names_the_stages_that_collect_a_metric() {
         stages("smsp__issue_active.avg.pct_of_peak_sustained_active"),
         "Collected by stages: compute, full"
     );
-    assert_eq!(stages(&stall_metric("long_scoreboard")), "Collected by stages: compute, occupancy, full");
+    assert_eq!(
+        stages(&stall_metric("long_scoreboard")),
+        "Collected by stages: memory, compute, occupancy, full"
+    );
     assert_eq!(
         stages("launch__grid_size"),
         "Collected by stages: basic, speed-of-light, memory, compute, occupancy, roofline, full"
@@ -435,7 +438,7 @@ fn explain_output_is_wrapped_and_cites_its_source() {
     assert!(!explained("sm__throughput").lines().any(|l| long(&l)));
     assert!(text.contains("Source: references/nvidia/ncu-metric-map.md"), "{text}");
     assert!(text.contains("--metrics dram__bytes_read.sum,"), "{text}");
-    assert!(text.contains("Replay passes: 4 per launch"), "{text}");
+    assert!(text.contains("Replay passes: 7 per launch"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
 

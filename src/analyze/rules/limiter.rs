@@ -1,0 +1,238 @@
+//! Limiters: the cause behind a class, with the conditions that confirm and refute it, and
+//! the advice an expert would give.
+
+use serde::{Deserialize, Serialize};
+
+use super::condition::{check_field, Condition};
+use super::summary::KernelSummary;
+use super::KernelVerdict;
+use super::{all_hold, any_holds, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis};
+use crate::model::stage::Stage;
+
+/// A limiter's class: a fixed one, or the class the throughputs give (`from-throughput`),
+/// for causes that show in either (an LSU-bound kernel is compute-bound or balanced).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub(super) enum LimiterClass {
+    Fixed(Classification),
+    Other(FromThroughput),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub(super) enum FromThroughput {
+    FromThroughput,
+}
+
+/// An advice id (`coalesce-accesses`): what `EXPECTED.md` files and tests compare.
+pub type AdviceId = String;
+
+/// One piece of advice; the first whose `when` holds is given.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AdviceSpec {
+    id: AdviceId,
+    #[serde(default)]
+    when: Vec<String>,
+    text: String,
+}
+
+/// A limiter as written in the rules file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct LimiterSpec {
+    pub(super) id: String,
+    class: LimiterClass,
+    /// The stage that tells more, when this limiter is named after the basic stage.
+    #[serde(default)]
+    follow_up_stage: Option<Stage>,
+    requires: Vec<String>,
+    #[serde(default)]
+    refuted_by: Vec<String>,
+    /// Conditions that make the evidence unambiguous: `high` confidence; else `medium`.
+    #[serde(default)]
+    high_when: Vec<String>,
+    /// Conditions under which the unit is at its roof: nothing is left to fix in the kernel
+    /// but the advice's lever.
+    #[serde(default)]
+    at_roof_when: Vec<String>,
+    #[serde(default)]
+    evidence: Vec<String>,
+    /// A field that estimates the share of time (or traffic) the cause costs, in percent.
+    #[serde(default)]
+    gain: Option<String>,
+    /// Stall reasons that mark the source lines this limiter points at.
+    #[serde(default)]
+    source_stalls: Vec<String>,
+    /// ncu rule names that name the same cause.
+    #[serde(default)]
+    ncu_rules: Vec<String>,
+    advice: Vec<AdviceSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Limiter {
+    pub(super) spec: LimiterSpec,
+    requires: Vec<Condition>,
+    refuted_by: Vec<Condition>,
+    high_when: Vec<Condition>,
+    at_roof_when: Vec<Condition>,
+    advice: Vec<(Vec<Condition>, AdviceSpec)>,
+}
+
+/// A limiter ranked before the verdict's that the collected metrics could not decide: the
+/// cause may still be it. `stage` collects what it needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UncheckedLimiter {
+    /// The limiter.
+    pub id: String,
+    /// The summary fields it needs that were not collected.
+    pub missing: Vec<String>,
+    /// The stage that collects them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<Stage>,
+}
+
+/// What a limiter found for one kernel, as `bottleneck_decision.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimiterFinding {
+    /// The limiter (`shared-bank-conflicts`).
+    pub id: String,
+    /// The advice's id (`pad-or-swizzle-shared`).
+    pub advice_id: AdviceId,
+    /// The advice, with the numbers filled in.
+    pub advice: String,
+    /// The estimated share of time or traffic the cause costs, percent, when computable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_pct: Option<f64>,
+    /// The unit is at its roof: nothing in the kernel is wrong; the advice is the lever left.
+    #[serde(default)]
+    pub at_roof: bool,
+    /// The conditions that confirmed it (all held).
+    pub requires: Vec<String>,
+    /// The conditions that would have refuted it (none held).
+    #[serde(default)]
+    pub refuted_by: Vec<String>,
+    /// Stall reasons that mark the source lines it points at.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_stalls: Vec<String>,
+    /// ncu rule names that name the same cause.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ncu_rules: Vec<String>,
+}
+
+impl Limiter {
+    pub(super) fn parse(spec: LimiterSpec) -> Result<Limiter, String> {
+        let id = spec.id.clone();
+        let conds = |list: &[String], what: &str| -> Result<Vec<Condition>, String> {
+            list.iter()
+                .map(|t| Condition::parse(t).map_err(|e| format!("limiter `{id}`, {what} `{t}`: {e}")))
+                .collect()
+        };
+        let requires = conds(&spec.requires, "requires")?;
+        if requires.is_empty() {
+            return Err(format!("limiter `{id}` has no `requires` conditions"));
+        }
+        let refuted_by = conds(&spec.refuted_by, "refuted_by")?;
+        let high_when = conds(&spec.high_when, "high_when")?;
+        let at_roof_when = conds(&spec.at_roof_when, "at_roof_when")?;
+        for f in spec.evidence.iter().chain(spec.gain.iter()) {
+            check_field(f).map_err(|m| format!("limiter `{id}`: {m}"))?;
+        }
+        if spec.advice.is_empty() {
+            return Err(format!("limiter `{id}` gives no advice"));
+        }
+        let mut advice = Vec::new();
+        for a in &spec.advice {
+            for name in placeholders(&a.text) {
+                check_field(&name).map_err(|m| format!("limiter `{id}`, advice `{}`: {m}", a.id))?;
+            }
+            advice.push((conds(&a.when, "advice when")?, a.clone()));
+        }
+        Ok(Limiter { spec, requires, refuted_by, high_when, at_roof_when, advice })
+    }
+
+    /// `Some(true)`: it names the cause (every `requires` holds, no `refuted_by` does);
+    /// `Some(false)`: ruled out; `None`: a field it needs was not collected and nothing
+    /// that was collected rules it out.
+    pub(super) fn check(&self, s: &KernelSummary) -> Option<bool> {
+        if any_holds(&self.refuted_by, s) {
+            return Some(false);
+        }
+        all_hold(&self.requires, s)
+    }
+
+    /// What an undecided limiter lacks, for the verdict to say what was not checked.
+    pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
+        let mut missing: Vec<String> = Vec::new();
+        for c in self.requires.iter().chain(&self.refuted_by) {
+            for f in c.fields() {
+                if s.get(f).is_none() && !missing.iter().any(|m| m == f) {
+                    missing.push(f.to_string());
+                }
+            }
+        }
+        UncheckedLimiter { id: self.spec.id.clone(), missing, stage: self.spec.follow_up_stage }
+    }
+
+    /// Writes the cause into `v`: class (unless `from-throughput`), confidence, the
+    /// follow-up stage, its evidence, and its advice in place of the class hypotheses.
+    pub(super) fn apply(&self, s: &KernelSummary, v: &mut KernelVerdict) {
+        let spec = &self.spec;
+        if let LimiterClass::Fixed(class) = spec.class {
+            v.classification = class;
+        }
+        v.confidence = if !self.high_when.is_empty() && all_hold(&self.high_when, s) == Some(true) {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
+        if let Some(stage) = spec.follow_up_stage {
+            v.follow_up_stage = stage;
+        }
+        for c in &self.requires {
+            for f in c.fields() {
+                let Some(value) = s.get(f) else { continue };
+                // A condition the class rule shares decided the limiter too: it is credited
+                // to the limiter, which is the verdict's cause.
+                match v.evidence.iter_mut().find(|e| e.field == f && e.threshold == c.text) {
+                    Some(e) => e.rule = spec.id.clone(),
+                    None => push_evidence(&mut v.evidence, f, value, &c.text, &spec.id),
+                }
+            }
+        }
+        for f in &spec.evidence {
+            if let Some(value) = s.get(f) {
+                push_evidence(&mut v.evidence, f, value, "-", &spec.id);
+            }
+        }
+        let (when, advice) = self
+            .advice
+            .iter()
+            .find(|(when, _)| all_hold(when, s) == Some(true))
+            .unwrap_or(&self.advice[self.advice.len() - 1]);
+        let text = fill(&advice.text, s).unwrap_or_else(|| advice.text.clone());
+        let mut cited = placeholders(&advice.text);
+        for c in self.requires.iter().chain(when) {
+            for f in c.fields() {
+                if !cited.iter().any(|x| x == f) {
+                    cited.push(f.to_string());
+                }
+            }
+        }
+        // The cause's advice replaces the class's guesses: they may contradict it.
+        v.hypotheses = vec![Hypothesis { text: text.clone(), evidence: cited }];
+        v.missing.clear();
+        v.limiter = Some(LimiterFinding {
+            id: spec.id.clone(),
+            advice_id: advice.id.clone(),
+            advice: text,
+            gain_pct: spec.gain.as_deref().and_then(|g| s.get(g)),
+            at_roof: !self.at_roof_when.is_empty() && all_hold(&self.at_roof_when, s) == Some(true),
+            requires: self.requires.iter().map(|c| c.text.clone()).collect(),
+            refuted_by: self.refuted_by.iter().map(|c| c.text.clone()).collect(),
+            source_stalls: spec.source_stalls.clone(),
+            ncu_rules: spec.ncu_rules.clone(),
+        });
+    }
+}

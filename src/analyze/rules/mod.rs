@@ -1,0 +1,491 @@
+//! The bottleneck rules engine: YAML rules (data) evaluated over a kernel summary.
+//!
+//! Rules live in `rules/bottleneck.yaml` (built in) or a user's `--rules FILE`. A condition
+//! is `field op number` or `field op field [+|- number]`, over the summary's fields (see
+//! `cargo kprof explain`); a condition on a field that was not collected is undecided.
+//!
+//! Two layers, both data:
+//! - **Class rules** (`rules:`) read the device-wide throughputs, per elapsed cycle: the
+//!   first whose conditions all hold gives the class (memory-, compute-, latency-bound,
+//!   occupancy-limited, balanced), the follow-up stage and fallback hypotheses.
+//! - **Limiters** (`limiters:`) name the cause. Each has the conditions that confirm it
+//!   (`requires`), the ones that rule it out (`refuted_by`), the ones that make it
+//!   unambiguous (`high_when`), its class, the advice an expert gives (with variants), an
+//!   estimated gain and the stall reasons that point at source lines. The first limiter,
+//!   in file order, whose `requires` all hold and none of whose `refuted_by` holds names
+//!   the cause; its class and advice replace the class rule's. A limiter or hypothesis that
+//!   its own metrics refute is never reported.
+//!
+//! Every condition that decided a verdict becomes a row of evidence (metric, value, unit,
+//! threshold, rule or limiter id); texts are filled in from the fields they cite, so each
+//! one names its evidence. The engine knows no particular bottleneck: changing a verdict
+//! means changing the data.
+
+use serde::{Deserialize, Serialize};
+
+use super::summary::{self, KernelSummary};
+use crate::error::{ExitCode, Failure};
+use crate::model::stage::Stage;
+pub use crate::model::verdict::{Classification, Confidence};
+
+mod condition;
+mod limiter;
+
+use condition::check_field;
+pub(crate) use condition::Condition;
+pub use limiter::{AdviceId, LimiterFinding, UncheckedLimiter};
+
+/// The rules shipped with cargo-kprof.
+pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");
+/// How the built-in rules are named in outputs.
+pub const BUILTIN_NAME: &str = "rules/bottleneck.yaml (built in)";
+
+/// A rules file as written.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    schema_version: u32,
+    rules: Vec<RuleSpec>,
+    #[serde(default)]
+    limiters: Vec<limiter::LimiterSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    classification: Classification,
+    confidence: Confidence,
+    /// With `confidence: high`, conditions that must also hold for `high`; else `medium`.
+    #[serde(default)]
+    high_when: Vec<String>,
+    follow_up_stage: Stage,
+    when: Vec<String>,
+    #[serde(default)]
+    evidence: Vec<String>,
+    #[serde(default)]
+    hypotheses: Vec<HypothesisSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HypothesisSpec {
+    #[serde(default)]
+    when: Vec<String>,
+    /// Conditions any one of which makes the hypothesis false: it is then not offered.
+    #[serde(default)]
+    refuted_by: Vec<String>,
+    text: String,
+    /// Offered only when no other hypothesis of the rule holds.
+    #[serde(default)]
+    fallback: bool,
+}
+
+/// A validated rule set.
+#[derive(Debug, Clone)]
+pub struct Rules {
+    source: String,
+    rules: Vec<Rule>,
+    limiters: Vec<limiter::Limiter>,
+}
+
+#[derive(Debug, Clone)]
+struct Rule {
+    spec: RuleSpec,
+    when: Vec<Condition>,
+    high_when: Vec<Condition>,
+    hypotheses: Vec<HypothesisRule>,
+}
+
+#[derive(Debug, Clone)]
+struct HypothesisRule {
+    when: Vec<Condition>,
+    refuted_by: Vec<Condition>,
+    text: String,
+    fallback: bool,
+}
+
+/// `Some(true)` when every condition holds, `Some(false)` when one fails, `None` when one
+/// reads a field that was not collected (and none fails).
+fn all_hold(conds: &[Condition], s: &KernelSummary) -> Option<bool> {
+    let mut undecided = false;
+    for c in conds {
+        match c.eval(s) {
+            Some(false) => return Some(false),
+            None => undecided = true,
+            Some(true) => {}
+        }
+    }
+    if undecided {
+        None
+    } else {
+        Some(true)
+    }
+}
+
+/// Whether any condition holds (an undecided one does not).
+fn any_holds(conds: &[Condition], s: &KernelSummary) -> bool {
+    conds.iter().any(|c| c.eval(s) == Some(true))
+}
+
+impl Rules {
+    /// The built-in rules.
+    pub fn builtin() -> Rules {
+        // The shipped file is validated by a test; failing here is a build defect.
+        Rules::parse(BUILTIN_RULES, BUILTIN_NAME)
+            .unwrap_or_else(|e| panic!("built-in rules are invalid: {e}"))
+    }
+
+    /// Parses and validates a rules file; errors name the file, the rule and the condition.
+    pub fn parse(text: &str, source: &str) -> Result<Rules, Failure> {
+        let bad = |msg: String| {
+            Failure::new(ExitCode::Config, format!("invalid rules file {source}: {msg}"))
+                .help("see rules/bottleneck.yaml in the cargo-kprof repository for the format")
+        };
+        let file: RulesFile = serde_yaml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if !(1..=2).contains(&file.schema_version) {
+            return Err(bad(format!(
+                "schema_version {} (this cargo-kprof reads 1 and 2)",
+                file.schema_version
+            )));
+        }
+        let mut rules = Vec::new();
+        for spec in file.rules {
+            let cond =
+                |t: &String| Condition::parse(t).map_err(|e| bad(format!("rule `{}`, `{t}`: {e}", spec.id)));
+            let when = spec.when.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
+            if when.is_empty() {
+                return Err(bad(format!("rule `{}` has no conditions", spec.id)));
+            }
+            for e in &spec.evidence {
+                check_field(e).map_err(|m| bad(format!("rule `{}`, evidence: {m}", spec.id)))?;
+            }
+            let high_when = spec.high_when.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
+            let mut hypotheses = Vec::new();
+            for h in &spec.hypotheses {
+                let conds = h.when.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
+                let refuted_by = h.refuted_by.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
+                for name in placeholders(&h.text) {
+                    check_field(&name).map_err(|m| bad(format!("rule `{}`, hypothesis: {m}", spec.id)))?;
+                }
+                hypotheses.push(HypothesisRule {
+                    when: conds,
+                    refuted_by,
+                    text: h.text.clone(),
+                    fallback: h.fallback,
+                });
+            }
+            rules.push(Rule { spec, when, high_when, hypotheses });
+        }
+        let mut limiters = Vec::new();
+        for spec in file.limiters {
+            if limiters.iter().any(|l: &limiter::Limiter| l.spec.id == spec.id) {
+                return Err(bad(format!("limiter `{}` appears twice", spec.id)));
+            }
+            limiters.push(limiter::Limiter::parse(spec).map_err(bad)?);
+        }
+        Ok(Rules { source: source.to_string(), rules, limiters })
+    }
+
+    /// The limiter ids, in evaluation order.
+    pub fn limiter_ids(&self) -> Vec<&str> {
+        self.limiters.iter().map(|l| l.spec.id.as_str()).collect()
+    }
+
+    /// Where these rules came from.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The verdict for one kernel.
+    pub fn decide(&self, s: &KernelSummary) -> KernelVerdict {
+        let mut verdict = self.decide_class(s);
+        let mut unchecked = Vec::new();
+        for l in &self.limiters {
+            match l.check(s) {
+                Some(true) => {
+                    l.apply(s, &mut verdict);
+                    break;
+                }
+                Some(false) => {}
+                None => unchecked.push(l.unchecked(s)),
+            }
+        }
+        if !unchecked.is_empty() {
+            // A cause ranked higher was not checked: what was found may be its symptom.
+            if verdict.confidence == Confidence::High {
+                verdict.confidence = Confidence::Medium;
+            }
+            if let Some(f) = verdict.limiter.as_mut() {
+                f.at_roof = false;
+            }
+        }
+        verdict.unchecked = unchecked;
+        verdict
+    }
+
+    /// The class rules alone: the first whose conditions all hold.
+    fn decide_class(&self, s: &KernelSummary) -> KernelVerdict {
+        let mut missing: Vec<String> = Vec::new();
+        for rule in &self.rules {
+            let results: Vec<Option<bool>> = rule.when.iter().map(|c| c.eval(s)).collect();
+            for (c, r) in rule.when.iter().zip(&results) {
+                if r.is_none() {
+                    for f in c.fields() {
+                        if s.get(f).is_none() && !missing.iter().any(|m| m == f) {
+                            missing.push(f.to_string());
+                        }
+                    }
+                }
+            }
+            if !results.iter().all(|r| *r == Some(true)) {
+                continue;
+            }
+            let mut evidence: Vec<Evidence> = Vec::new();
+            for c in &rule.when {
+                for f in c.fields() {
+                    if let Some(v) = s.get(f) {
+                        push_evidence(&mut evidence, f, v, &c.text, &rule.spec.id);
+                    }
+                }
+            }
+            for f in &rule.spec.evidence {
+                if let Some(v) = s.get(f) {
+                    push_evidence(&mut evidence, f, v, "-", &rule.spec.id);
+                }
+            }
+            let offered =
+                |h: &&HypothesisRule| all_hold(&h.when, s) == Some(true) && !any_holds(&h.refuted_by, s);
+            let specific =
+                rule.hypotheses.iter().filter(offered).any(|h| !h.fallback && fill(&h.text, s).is_some());
+            let hypotheses = rule
+                .hypotheses
+                .iter()
+                .filter(offered)
+                .filter(|h| !(h.fallback && specific))
+                .filter_map(|h| {
+                    let mut cited: Vec<String> = placeholders(&h.text);
+                    for c in &h.when {
+                        for f in c.fields() {
+                            if !cited.iter().any(|x| x == f) {
+                                cited.push(f.to_string());
+                            }
+                        }
+                    }
+                    Some(Hypothesis { text: fill(&h.text, s)?, evidence: cited })
+                })
+                .collect();
+            let confidence = match rule.spec.confidence {
+                Confidence::High if all_hold(&rule.high_when, s) != Some(true) => Confidence::Medium,
+                c => c,
+            };
+            return KernelVerdict {
+                kernel: s.kernel.clone(),
+                classification: rule.spec.classification,
+                confidence,
+                rule: Some(rule.spec.id.clone()),
+                evidence,
+                follow_up_stage: rule.spec.follow_up_stage,
+                hypotheses,
+                missing: Vec::new(),
+                limiter: None,
+                unchecked: Vec::new(),
+            };
+        }
+        KernelVerdict {
+            kernel: s.kernel.clone(),
+            classification: Classification::Unknown,
+            confidence: Confidence::Low,
+            rule: None,
+            evidence: Vec::new(),
+            follow_up_stage: Stage::SpeedOfLight,
+            hypotheses: Vec::new(),
+            missing,
+            limiter: None,
+            unchecked: Vec::new(),
+        }
+    }
+}
+
+pub(super) fn push_evidence(out: &mut Vec<Evidence>, field: &str, value: f64, threshold: &str, rule: &str) {
+    if out.iter().any(|e| e.field == field && (e.threshold == threshold || threshold == "-")) {
+        return;
+    }
+    out.push(Evidence {
+        metric: summary::source_of(field),
+        field: field.to_string(),
+        value,
+        unit: summary::unit_of(field).to_string(),
+        threshold: threshold.to_string(),
+        rule: rule.to_string(),
+    });
+}
+
+/// The `{field}` names in a template.
+pub(super) fn placeholders(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start..].find('}') else { break };
+        out.push(rest[start + 1..start + len].to_string());
+        rest = &rest[start + len + 1..];
+    }
+    out
+}
+
+/// Fills `{field}` with values; `None` when a cited field was not collected.
+pub(super) fn fill(text: &str, s: &KernelSummary) -> Option<String> {
+    let mut out = text.to_string();
+    for name in placeholders(text) {
+        let v = s.get(&name)?;
+        out = out.replace(&format!("{{{name}}}"), &crate::units::value(v));
+    }
+    Some(out)
+}
+
+/// One row of evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    /// The ncu metric (or how the field is derived).
+    pub metric: String,
+    /// The summary field.
+    pub field: String,
+    /// Its value.
+    pub value: f64,
+    /// Its unit.
+    pub unit: String,
+    /// The condition it met (`-` for supporting evidence).
+    pub threshold: String,
+    /// The rule.
+    pub rule: String,
+}
+
+/// An optimisation hypothesis and the fields it rests on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Hypothesis {
+    /// The hypothesis, with the numbers filled in.
+    pub text: String,
+    /// The summary fields it cites.
+    pub evidence: Vec<String>,
+}
+
+/// The verdict for one kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelVerdict {
+    /// The kernel.
+    pub kernel: String,
+    /// The class.
+    pub classification: Classification,
+    /// How sure.
+    pub confidence: Confidence,
+    /// The rule that decided it; `None` for `unknown`.
+    pub rule: Option<String>,
+    /// The deciding metrics, then the supporting ones.
+    pub evidence: Vec<Evidence>,
+    /// The stage that would tell more.
+    pub follow_up_stage: Stage,
+    /// Concrete hypotheses, each tied to evidence.
+    pub hypotheses: Vec<Hypothesis>,
+    /// Fields that were not collected and kept rules from deciding (for `unknown`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// The cause, when a limiter names one: its id, advice, estimated gain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limiter: Option<LimiterFinding>,
+    /// Causes ranked before `limiter` (or, without one, any cause) that the collected
+    /// metrics could not decide, in rank order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked: Vec<UncheckedLimiter>,
+}
+
+/// `bottleneck_decision.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BottleneckDecision {
+    /// Always 1.
+    pub schema_version: u32,
+    /// The rules file used.
+    pub rules: String,
+    /// One verdict per kernel.
+    pub kernels: Vec<KernelVerdict>,
+}
+
+/// Verdicts for every kernel of a summary.
+pub fn decide_all(rules: &Rules, summary: &summary::MetricsSummary) -> BottleneckDecision {
+    BottleneckDecision {
+        schema_version: 1,
+        rules: rules.source().to_string(),
+        kernels: summary.kernels.iter().map(|k| rules.decide(k)).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn kernel(fields: &[(&str, f64)]) -> KernelSummary {
+        let mut map: BTreeMap<String, Option<f64>> = BTreeMap::new();
+        for (k, v) in fields {
+            map.insert(k.to_string(), Some(*v));
+        }
+        KernelSummary { kernel: "k".into(), launches: 1, fields: map, top_stalls: Vec::new() }
+    }
+
+    #[test]
+    fn builtin_rules_parse() {
+        let r = Rules::builtin();
+        assert!(r.rules.len() >= 5);
+    }
+
+    #[test]
+    fn bad_rules_name_the_rule_and_condition() {
+        let text = "schema_version: 1\nrules:\n  - id: r1\n    classification: memory-bound\n    confidence: high\n    follow_up_stage: memory\n    when: [dram_pct >= 60]\n";
+        let err = Rules::parse(text, "my.yaml").unwrap_err().to_string();
+        assert!(
+            err.contains("my.yaml") && err.contains("rule `r1`") && err.contains("unknown field `dram_pct`"),
+            "{err}"
+        );
+        let text = text.replace("dram_pct >= 60", "dram_throughput_pct => 60");
+        let err = Rules::parse(&text, "my.yaml").unwrap_err().to_string();
+        assert!(err.contains("unknown operator `=>`"), "{err}");
+        let err = Rules::parse("schema_version: 1\nrules:\n  - id: x\n    colour: red\n", "f")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `colour`"), "{err}");
+    }
+
+    #[test]
+    fn first_matching_rule_decides_with_evidence_and_filled_hypotheses() {
+        let s = kernel(&[
+            ("sm_throughput_pct", 6.8),
+            ("memory_max_pct", 88.0),
+            ("dram_throughput_pct", 83.0),
+            ("unit_max_pct", 88.0),
+            ("theoretical_occupancy_pct", 100.0),
+            ("achieved_occupancy_pct", 98.7),
+            ("waves_per_sm", 1.0),
+        ]);
+        let v = Rules::builtin().decide(&s);
+        assert_eq!(v.classification, Classification::MemoryBound);
+        assert_eq!(v.rule.as_deref(), Some("memory-bound"));
+        assert_eq!(v.follow_up_stage, Stage::Memory);
+        let e = v.evidence.iter().find(|e| e.field == "memory_max_pct").unwrap();
+        assert_eq!(e.threshold, "memory_max_pct >= 60");
+        assert!(v.hypotheses.iter().any(|h| h.text.contains("DRAM runs at 83 %")), "{:?}", v.hypotheses);
+    }
+
+    #[test]
+    fn missing_metrics_give_unknown_and_say_which() {
+        let v = Rules::builtin().decide(&kernel(&[("sm_throughput_pct", 50.0)]));
+        assert_eq!(v.classification, Classification::Unknown);
+        assert!(v.missing.contains(&"theoretical_occupancy_pct".to_string()), "{:?}", v.missing);
+    }
+
+    #[test]
+    fn field_comparisons_with_offsets() {
+        let c = Condition::parse("sm_throughput_pct >= memory_max_pct + 10").unwrap();
+        assert_eq!(c.eval(&kernel(&[("sm_throughput_pct", 70.0), ("memory_max_pct", 60.0)])), Some(true));
+        assert_eq!(c.eval(&kernel(&[("sm_throughput_pct", 69.0), ("memory_max_pct", 60.0)])), Some(false));
+        assert_eq!(c.eval(&kernel(&[("sm_throughput_pct", 69.0)])), None);
+    }
+}

@@ -1,0 +1,146 @@
+//! Fields computed from other fields (shares, ratios, waste): one function, so every
+//! derived number has one definition.
+
+use std::collections::BTreeMap;
+
+use super::StallShare;
+
+pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare]) {
+    let get = |f: &BTreeMap<String, Option<f64>>, k: &str| f.get(k).copied().flatten();
+    let smem =
+        match (get(f, "static_shared_mem_per_block_bytes"), get(f, "dynamic_shared_mem_per_block_bytes")) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+        };
+    f.insert("shared_mem_per_block_bytes".into(), smem);
+    f.insert("shared_mem_per_block_kib".into(), smem.map(|b| b / 1024.0));
+    // Device-wide, per elapsed cycle: a unit busy only while one SM is (the active-cycle
+    // L1 figure of a one-block kernel) does not make the kernel memory-bound.
+    let mem =
+        ["memory_throughput_pct", "dram_throughput_pct", "l1tex_throughput_elapsed_pct", "l2_throughput_pct"]
+            .iter()
+            .filter_map(|k| get(f, k))
+            .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))));
+    f.insert("memory_max_pct".into(), mem);
+    let unit = match (get(f, "sm_throughput_pct"), mem) {
+        (Some(s), Some(m)) => Some(s.max(m)),
+        (s, m) => s.or(m),
+    };
+    f.insert("unit_max_pct".into(), unit);
+    let limits = [
+        "occupancy_limit_registers",
+        "occupancy_limit_shared_mem",
+        "occupancy_limit_warps",
+        "occupancy_limit_blocks",
+    ]
+    .iter()
+    .filter_map(|k| get(f, k))
+    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
+    f.insert("blocks_per_sm".into(), limits);
+    let spr = match (get(f, "global_load_sectors"), get(f, "global_load_requests")) {
+        (Some(s), Some(r)) if r > 0.0 => Some(s / r),
+        _ => None,
+    };
+    f.insert("sectors_per_request".into(), spr);
+    let sspr = match (get(f, "global_store_sectors"), get(f, "global_store_requests")) {
+        (Some(s), Some(r)) if r > 0.0 => Some(s / r),
+        _ => None,
+    };
+    f.insert("store_sectors_per_request".into(), sspr);
+    let dram = match (get(f, "dram_read_bytes"), get(f, "dram_write_bytes")) {
+        (Some(r), Some(w)) => Some(r + w),
+        _ => None,
+    };
+    f.insert("dram_bytes".into(), dram);
+    // A --set full page counts FLOPs per elapsed cycle; the sums are those times the cycles.
+    for (sum, per_cycle) in [
+        ("ffma_thread_inst", "ffma_per_cycle"),
+        ("fadd_thread_inst", "fadd_per_cycle"),
+        ("fmul_thread_inst", "fmul_per_cycle"),
+        ("hfma_thread_inst", "hfma_per_cycle"),
+        ("dfma_thread_inst", "dfma_per_cycle"),
+    ] {
+        if get(f, sum).is_none() {
+            if let (Some(rate), Some(cycles)) = (get(f, per_cycle), get(f, "smsp_cycles_elapsed")) {
+                f.insert(sum.into(), Some(rate * cycles));
+            }
+        }
+    }
+    let flops = {
+        let fma = ["ffma_thread_inst", "hfma_thread_inst", "dfma_thread_inst"]
+            .iter()
+            .map(|k| get(f, k))
+            .collect::<Vec<_>>();
+        let add = ["fadd_thread_inst", "fmul_thread_inst"].iter().map(|k| get(f, k)).collect::<Vec<_>>();
+        if fma.iter().chain(add.iter()).all(Option::is_none) {
+            None
+        } else {
+            Some(2.0 * fma.iter().flatten().sum::<f64>() + add.iter().flatten().sum::<f64>())
+        }
+    };
+    f.insert("flops".into(), flops);
+    let per_s = match (flops, get(f, "duration_ns")) {
+        (Some(fl), Some(d)) if d > 0.0 => Some(fl / (d * 1e-9)),
+        _ => None,
+    };
+    f.insert("achieved_flops_per_s".into(), per_s);
+    let ai = match (flops, dram) {
+        (Some(fl), Some(b)) if b > 0.0 => Some(fl / b),
+        _ => None,
+    };
+    f.insert("arithmetic_intensity".into(), ai);
+    f.insert("top_stall_warps_per_issue".into(), stalls.first().map(|s| s.warps_per_issue));
+    let total: f64 = stalls.iter().map(|s| s.warps_per_issue).sum();
+    let ls = stalls.iter().find(|s| s.reason == "long_scoreboard").map(|s| s.warps_per_issue);
+    f.insert("long_scoreboard_share_pct".into(), ls.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
+    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle"] {
+        let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
+        f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
+    }
+    let ratio_pct = |num: Option<f64>, den: Option<f64>| match (num, den) {
+        (Some(n), Some(d)) if d > 0.0 => Some(100.0 * n / d),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    };
+    let conflicts = ratio_pct(get(f, "shared_bank_conflicts"), get(f, "shared_wavefronts"));
+    f.insert("shared_conflict_pct".into(), conflicts);
+    let requests =
+        ["global_load_requests", "global_store_requests", "global_red_requests", "global_atom_requests"];
+    let request_sum = |f: &BTreeMap<String, Option<f64>>, names: &[&str]| -> Option<f64> {
+        names.iter().map(|n| get(f, n)).try_fold(0.0, |acc, v| v.map(|v| acc + v))
+    };
+    let atomics = ratio_pct(request_sum(f, &requests[2..]), request_sum(f, &requests));
+    f.insert("atomic_request_pct".into(), atomics);
+    let global_sectors = request_sum(f, &["global_load_sectors", "global_store_sectors"]);
+    let local_sectors = request_sum(f, &["local_load_sectors", "local_store_sectors"]);
+    f.insert(
+        "local_traffic_pct".into(),
+        ratio_pct(local_sectors, global_sectors.zip(local_sectors).map(|(g, l)| g + l)),
+    );
+    // Sectors fetched beyond what the bytes used need, per direction: a request needs at
+    // least one sector, and the used bytes need bytes/32 of them. Counting from requests
+    // keeps a broadcast (a warp reading one address: one sector, few bytes used) from
+    // looking uncoalesced.
+    let waste = |dir: &str| -> Option<(f64, f64)> {
+        let sectors = get(f, &format!("global_{dir}_sectors"))?;
+        let requests = get(f, &format!("global_{dir}_requests"))?;
+        let bytes = get(f, &format!("global_{dir}_bytes_per_sector"))?;
+        let needed = requests.max(sectors * bytes / 32.0).min(sectors);
+        Some((sectors - needed, sectors))
+    };
+    let excess = match (waste("load"), waste("store")) {
+        (Some((lw, ls)), Some((sw, ss))) if ls + ss > 0.0 => Some(100.0 * (lw + sw) / (ls + ss)),
+        (Some(_), Some(_)) => Some(0.0),
+        _ => None,
+    };
+    f.insert("uncoalesced_excess_pct".into(), excess.map(|e| e.max(0.0)));
+    let tail = get(f, "waves_per_sm").filter(|w| *w > 0.0).map(|w| {
+        let waves = w.ceil();
+        100.0 * (waves - w) / waves
+    });
+    f.insert("tail_loss_pct".into(), tail);
+    f.insert(
+        "divergence_loss_pct".into(),
+        get(f, "threads_per_inst").map(|t| (100.0 * (1.0 - t / 32.0)).max(0.0)),
+    );
+}

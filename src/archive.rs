@@ -65,7 +65,7 @@ fn sources_under(root: &Path) -> Vec<PathBuf> {
 /// Writes the archive; refuses to overwrite an existing file.
 pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
-        Failure::new(ExitCode::Failure, format!("could not create the archive {}: {e}", out.display()))
+        Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
     let mut tar = tar::Builder::new(file);
@@ -116,7 +116,7 @@ pub fn unpack(
 ) -> Result<(Plan, BuildOutput)> {
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(
-            ExitCode::Failure,
+            ExitCode::Filesystem,
             format!(
                 "{} is not empty; an archive is unpacked only into a new or empty directory",
                 dir.display()

@@ -33,13 +33,23 @@ pub fn main() -> std::process::ExitCode {
             return if e.use_stderr() { ExitCode::Usage.into() } else { ExitCode::Success.into() };
         }
     };
+    crate::process::install_signal_handlers();
     let shell = args.output().map(|o| o.shell()).unwrap_or_else(|| cli::OutputArgs::default().shell());
-    match run(args, &shell) {
-        Ok(code) => code.into(),
+    let code = match run(args, &shell) {
+        Ok(code) => code,
         Err(err) => {
             shell.error_chain(&err);
-            exit_code_of(&err).into()
+            exit_code_of(&err)
         }
+    };
+    // A signal received while the run was deferring it ends the process with its code,
+    // whatever the run made of the stopped child.
+    match crate::process::pending_signal() {
+        Some(signal) if code != ExitCode::Interrupted(signal) => {
+            shell.error(format!("stopped by {signal}"));
+            ExitCode::Interrupted(signal).into()
+        }
+        _ => code.into(),
     }
 }
 

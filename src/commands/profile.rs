@@ -2,7 +2,7 @@
 //! driver that `run --archive` and `check` share: preflight, build, prepare each
 //! kernel's directory, collect, analyse, report, index.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use serde_json::json;
@@ -57,6 +57,9 @@ pub(crate) fn execute_profiles<'a>(
     extras: Extras,
     shell: &Shell,
 ) -> Result<Vec<(&'a KernelPlan, ProfileDir)>> {
+    // Signals stop the running child and are answered here, between steps, so that every
+    // profile directory records how its run ended.
+    let _deferral = process::defer_signals();
     let ncu_path_file = dir::ensure_ncu_path(&plan.profile_root)?;
     let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
     let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
@@ -106,37 +109,58 @@ pub(crate) fn execute_profiles<'a>(
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = Rules::builtin();
-    process::install_interrupt_handler();
-    for p in &prepared {
-        let ncu_path = ncu_for(p.kernel);
-        if extras.timing || extras.timing_only {
-            timing::time_kernel(p, plan.timeout, extras.timing_only, shell)?;
+    for (n, p) in prepared.iter().enumerate() {
+        let ended = run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, shell);
+        collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ()))?;
+        if let Err(err) = ended {
+            let code = crate::error::exit_code_of(&err);
+            for later in &prepared[n + 1..] {
+                collect::record_not_run(&later.dir, later.kernel, code)?;
+            }
+            return Err(err);
         }
-        if extras.timing_only {
-            continue;
-        }
-        environment::write_environment(&p.dir, &ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
-        let run = KernelRun {
-            dir: &p.dir,
-            kernel: p.kernel,
-            target: &p.target,
-            ncu: &ncu_path,
-            first: &p.stage_commands,
-            timeout: plan.timeout,
-        };
-        collect::collect(&run, &rules, shell)?;
-        let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
-        let analysis = report::refresh(&p.dir, &opts)?;
-        for w in &analysis.warnings {
-            shell.warn(w);
-        }
-        print_verdicts(&p.dir, &analysis.decision, shell);
     }
     if let Some(root) = prepared.first().and_then(|p| p.dir.path().parent()).filter(|_| !extras.timing_only) {
         crate::report::index::write(root)?;
         shell.status(format!("Index: {}", dir::index_md_path(root).display()));
     }
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// One kernel's run: timing, the environment record, the stages, the analysis.
+fn run_kernel(
+    plan: &Plan,
+    p: &PreparedKernel<'_>,
+    ncu_path: &Path,
+    rules: &Rules,
+    extras: Extras,
+    shell: &Shell,
+) -> Result<()> {
+    process::check_signal("before the run")?;
+    if extras.timing || extras.timing_only {
+        timing::time_kernel(p, plan.timeout, extras.timing_only, shell)?;
+    }
+    if extras.timing_only {
+        return Ok(());
+    }
+    environment::write_environment(&p.dir, ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
+    let run = KernelRun {
+        dir: &p.dir,
+        kernel: p.kernel,
+        target: &p.target,
+        ncu: ncu_path,
+        first: &p.stage_commands,
+        timeout: plan.timeout,
+    };
+    collect::collect(&run, rules, shell)?;
+    process::check_signal("after the stages, before the analysis")?;
+    let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
+    let analysis = report::refresh(&p.dir, &opts)?;
+    for w in &analysis.warnings {
+        shell.warn(w);
+    }
+    print_verdicts(&p.dir, &analysis.decision, shell);
+    Ok(())
 }
 
 /// Shows each prepared profile: its directory and the ncu commands known so far (for a

@@ -6,7 +6,9 @@
 //! matches nothing, so every log is read for that, and for the counter-permission error,
 //! before the next stage starts. Under `--sudo` the output is also read for sudo's
 //! refusal (`sudo: a password is required`), which stops the run the same way, with
-//! exit code 7. The manifest is written whatever happens ([`collect`] writes the stages as they end,
+//! exit code 7. ncu exiting 0 without a readable page (no file, an empty one, something
+//! else), or killed by a signal, stops it with exit code 13 and the file or signal named.
+//! The manifest is written whatever happens ([`collect`] writes the stages as they end,
 //! [`record_ending`] the exit code and message of every ending), so a failed, partial or
 //! interrupted run still says what ran, why, and how it ended.
 
@@ -25,7 +27,7 @@ use crate::error::{exit_code_of, ExitCode, Failure, Signal};
 use crate::model::filter::KernelFilter;
 use crate::model::stage::{Stage, StageSelection};
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
-use crate::ncu::parse::{scan_log, RawPage};
+use crate::ncu::parse::{scan_log, RawPage, SourcePage};
 use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
 use crate::plan::{KernelPlan, StagePlan};
 use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
@@ -111,7 +113,12 @@ fn collect_stages(
             manifest.status = status;
             let everything = KernelFilter::regex(".*");
             let f = filter.as_ref().unwrap_or(&everything);
-            let end = StageEnd { status, signal: ran.signal, stage: collection.name().to_string() };
+            let end = StageEnd {
+                status,
+                signal: ran.signal,
+                problem: ran.problem,
+                stage: collection.name().to_string(),
+            };
             return Err(stage_failure(&end, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
         }
         let page = ran.page;
@@ -193,12 +200,15 @@ pub fn record_not_run(dir: &ProfileDir, kernel: &KernelPlan, code: ExitCode) -> 
     manifest.write(dir)
 }
 
-/// What one stage left: its manifest entry, its parsed page, and the signal that stopped it.
+/// What one stage left: its manifest entry, its parsed page and, when it failed, why.
 struct StageRan {
     outcome: StageOutcome,
     page: Result<RawPage, String>,
     /// The signal kprof received, when that stopped the stage.
     signal: Option<Signal>,
+    /// What went wrong in words, when the console alone does not say it (ncu killed by a
+    /// signal, a missing or unreadable page).
+    problem: Option<String>,
 }
 
 fn run_stage(
@@ -236,14 +246,27 @@ fn run_stage(
         .unwrap_or_default();
     let launches = page.map(|p| p.launches().count()).unwrap_or(0);
     let sudo_refused = privilege == Privilege::Sudo && privilege::sudo_refusal(&console).is_some();
+    // ncu killed by a signal: not the program (whose crash ncu reports with an exit code).
+    let killed = match &done.ending {
+        Ending::Exited(status) if status.code().is_none() => Some(process::describe_status(status)),
+        _ => None,
+    };
+    let mut problem = None;
     let status = if let Some(ended) = ended {
         ended
     } else if scan.permission_denied || sudo_refused {
         StageStatus::Permission
+    } else if let Some(killed) = killed {
+        problem = Some(format!("ncu was {killed} during stage {}", collection.name()));
+        StageStatus::NcuFailed
     } else if scan.no_kernels_profiled {
         StageStatus::NoMatch
-    } else if exit_code != Some(0) {
+    } else if let Some(code) = exit_code.filter(|c| *c != 0) {
+        problem = Some(format!("ncu exit code {code}"));
         StageStatus::TargetFailed
+    } else if let Some(unreadable) = unreadable_page(collection, &output_rel, &written, &parsed) {
+        problem = Some(format!("ncu exited 0 but {unreadable}"));
+        StageStatus::NcuFailed
     } else {
         StageStatus::Ok
     };
@@ -267,12 +290,36 @@ fn run_stage(
         output: output_rel,
         log,
     };
-    StageRan { outcome, page: parsed, signal }
+    StageRan { outcome, page: parsed, signal, problem }
+}
+
+/// Why the page a stage wrote cannot be read, naming the file; `None` when it can.
+fn unreadable_page(
+    collection: &StageCollection,
+    output_rel: &str,
+    written: &std::io::Result<Vec<u8>>,
+    parsed: &Result<RawPage, String>,
+) -> Option<String> {
+    let bytes = match written {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(format!("wrote no {output_rel}")),
+        Err(e) => return Some(format!("{output_rel} cannot be read: {e}")),
+        Ok(b) => b,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Some(format!("{output_rel} is empty"));
+    }
+    let error = if *collection == StageCollection::Named(Stage::Source) {
+        SourcePage::parse(&String::from_utf8_lossy(bytes), output_rel).err().map(|e| e.to_string())
+    } else {
+        parsed.as_ref().err().cloned()
+    };
+    error.map(|e| format!("{output_rel} is not the page it asked for: {e}"))
 }
 
 /// The follow-up stage and why, from the rules over basic's metrics (its parsed page).
 fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
-    let page = page.map_err(|e| Failure::new(ExitCode::Failure, e))?;
+    // A stage ends `ok` only with a readable page (see `unreadable_page`).
+    let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
     let re = regex::Regex::new(&filter.pattern).ok();
     let summary = summary::summarize(std::slice::from_ref(&page), re.as_ref());
     let Some(k) = summary.kernels.first() else {
@@ -297,6 +344,7 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
 struct StageEnd {
     status: StageStatus,
     signal: Option<Signal>,
+    problem: Option<String>,
     stage: String,
 }
 
@@ -307,6 +355,12 @@ fn stage_failure(
     log: &str,
     cmd: &ProcessBuilder,
 ) -> Failure {
+    // What ncu and the program printed last, or that they printed nothing.
+    let printed = if log.trim().is_empty() {
+        "ncu and the program printed nothing".to_string()
+    } else {
+        format!("what ncu and the program printed last:\n{log}")
+    };
     match end.status {
         StageStatus::NoMatch => {
             let mut seen: Vec<&str> = log.lines().take_while(|l| !l.trim().is_empty()).collect();
@@ -342,8 +396,20 @@ fn stage_failure(
             let signal = end.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
             process::interrupted(signal, &format!("during stage {}", end.stage))
         }
-        _ => Failure::new(ExitCode::TargetFailed, format!("the profiled program failed under ncu:\n{log}"))
-            .help(format!("the command was: {cmd}")),
+        StageStatus::NcuFailed => Failure::new(
+            ExitCode::NcuFailed,
+            format!("{}; {printed}", end.problem.as_deref().unwrap_or("ncu failed")),
+        )
+        .help(format!("the command was: {cmd}"))
+        .help("run it by hand to see what ncu says; `cargo kprof doctor` checks the setup"),
+        _ => Failure::new(
+            ExitCode::TargetFailed,
+            match &end.problem {
+                Some(p) => format!("the profiled program failed under ncu ({p}); {printed}"),
+                None => format!("the profiled program failed under ncu; {printed}"),
+            },
+        )
+        .help(format!("the command was: {cmd}")),
     }
 }
 

@@ -1,6 +1,6 @@
 //! How a run ends when it is stopped or when ncu misbehaves: SIGTERM, SIGHUP, SIGQUIT and
-//! SIGINT during a stage, a timing run and a build; kprof itself killed outright;
-//! concurrent runs in one workspace.
+//! SIGINT during a stage, a timing run and a build; ncu exiting 0 without a readable page
+//! or killed by a signal; kprof itself killed outright; concurrent runs in one workspace.
 //!
 //! Every case asserts the exit code, what `run_manifest.yaml` says, and that no child
 //! process survives kprof. The tests synchronise only on files the stand-ins write: a
@@ -287,6 +287,54 @@ fn sigterm_while_list_waits_for_cargo() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(143), "{}", text(&out.stderr));
     assert_gone(&pids);
+}
+
+/// ncu exits 0 but its page is missing, empty or not a page: exit 13, the file named, and
+/// the manifest says `ncu-failed` (before, exit 1 and no manifest).
+fn ncu_exits_0_without_a_page(mode: &str, says: &str) {
+    let ws = Workspace::new(COPY);
+    let (ncu, r) = misbehaving_ncu(&ws, "stage");
+    let out =
+        spawn(&ws, &["--kernel", "copy"], &ncu_env(&ncu, &r, Path::new(mode))).wait_with_output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(13), "{mode}: {stderr}");
+    let expected = format!("ncu exited 0 but {says}");
+    assert!(stderr.contains(&expected), "{mode}: {stderr}");
+    assert!(!stderr.contains('\x1b'), "{mode}: escape sequences reached the terminal: {stderr:?}");
+    assert_manifest(&ws, "ncu-failed", 13, &expected);
+    assert_gone(&r.pids());
+}
+
+#[test]
+fn ncu_exiting_0_without_a_file_names_the_file() {
+    ncu_exits_0_without_a_page("no-file", "wrote no details/01_basic_raw.csv");
+}
+
+#[test]
+fn ncu_exiting_0_with_an_empty_file_names_the_file() {
+    ncu_exits_0_without_a_page("empty-file", "details/01_basic_raw.csv is empty");
+}
+
+#[test]
+fn ncu_exiting_0_with_garbage_names_the_file() {
+    ncu_exits_0_without_a_page("garbage", "details/01_basic_raw.csv is not the page it asked for");
+}
+
+/// ncu killed by a signal (the OOM killer): exit 13 and the signal named, not "failed
+/// under ncu:" with nothing after it.
+#[test]
+fn ncu_killed_by_a_signal_names_the_signal() {
+    let ws = Workspace::new(COPY);
+    let (ncu, r) = misbehaving_ncu(&ws, "stage");
+    let out = spawn(&ws, &["--kernel", "copy"], &ncu_env(&ncu, &r, Path::new("killed")))
+        .wait_with_output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(13), "{stderr}");
+    assert!(stderr.contains("ncu was killed by SIGKILL (signal 9) during stage basic"), "{stderr}");
+    assert!(stderr.contains("ncu and the program printed nothing"), "{stderr}");
+    assert_manifest(&ws, "ncu-failed", 13, "killed by SIGKILL");
+    assert_gone(&r.pids());
 }
 
 /// kprof itself killed outright (SIGKILL, which no handler sees): its child ncu gets

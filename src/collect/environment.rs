@@ -34,7 +34,9 @@ pub fn write_environment(
         match (&done.ending, &done.start_error) {
             (_, Some(e)) => format!("(not available: {e})"),
             (Ending::Exited(s), _) if s.success() => done.stdout_text().trim().to_string(),
-            (Ending::Exited(s), _) => format!("(exit {s}) {}", done.stderr_text().trim()),
+            (Ending::Exited(s), _) => {
+                format!("({}) {}", process::describe_status(s), done.stderr_text().trim())
+            }
             (other, _) => format!("({other})"),
         }
     };

@@ -17,6 +17,7 @@ mod exit_codes;
 mod gate;
 mod golden;
 mod layout;
+mod messages;
 mod parse_fixtures;
 mod privilege;
 mod references;

@@ -2,7 +2,8 @@
 //!
 //! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
 //! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file, and prints
-//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output.
+//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
+//! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,9 @@ pub fn write(dir: &Path) -> PathBuf {
         &dir.join("ncu"),
         r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
 printf -- '---\n' >> "$FAKE_NCU_ARGV"
+if [ "$1" = --version ] && [ -n "${FAKE_NCU_VERSION_EXIT:-}" ]; then
+  echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"
+fi
 log=""; prev=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi

@@ -248,8 +248,19 @@ pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -
     match &done.ending {
         Ending::Exited(status) if status.success() => {}
         Ending::Exited(_) => {
-            let why = done.stderr_text().trim().trim_start_matches("error: ").to_string();
-            return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` failed: {why}")).into());
+            // cargo's own words from its first `error: ` on, without those prefixes (ours
+            // says `error:` once), then what it printed before (warnings).
+            let said = done.stderr_text();
+            let lines: Vec<&str> = said.trim().lines().collect();
+            let first = lines.iter().position(|l| l.starts_with("error: ")).unwrap_or(0);
+            let mut said: Vec<&str> =
+                lines[first..].iter().map(|l| l.strip_prefix("error: ").unwrap_or(l)).collect();
+            if first > 0 {
+                said.push("");
+                said.extend(&lines[..first]);
+            }
+            let said = said.join("\n");
+            return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` says: {said}")).into());
         }
         Ending::Interrupted(signal) => {
             return Err(process::interrupted(*signal, "while reading cargo metadata").into())

@@ -518,10 +518,11 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
-/// The last `n` lines of `text`, for error messages about failed children.
+/// The last `n` lines of a child's output, for error messages and the manifest: control
+/// characters (terminal escape sequences, carriage returns) other than tab are removed.
 pub fn tail_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+    crate::shell::printable(&lines[lines.len().saturating_sub(n)..].join("\n"))
 }
 
 #[cfg(test)]

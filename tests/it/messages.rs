@@ -3,10 +3,17 @@
 //! record, and the refusals of values that make no sense (`--set` with `--sections`,
 //! two different kernels compared, a tolerance that is not a number, a broken regex).
 
+use std::path::Path;
+use std::process::Command;
+
 use crate::support::{fake_ncu, fixture_details, text, write_script, Workspace};
 
 const TWO_KERNELS: &str = "[[package.metadata.kprof.kernels]]\nname = \"copy\"\nbench = \"copy\"\nruntime = \"harness\"\n\n\
                            [[package.metadata.kprof.kernels]]\nname = \"fma\"\nbench = \"fma\"\nruntime = \"cuda\"\n";
+
+fn kprof_in(cwd: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).current_dir(cwd).output().unwrap()
+}
 
 /// `00_environment.txt` says how a probe failed once: "(exit code 3)", not "(exit exit
 /// status: 3)".
@@ -53,4 +60,50 @@ fn a_cargo_metadata_failure_says_error_once() {
     );
     assert!(stderr.contains("TOML parse error at line 3"), "{stderr}");
     assert!(stderr.contains("TOML parse error at line 3\n\nwarning: unused manifest key"), "{stderr}");
+}
+
+/// What a failing program printed under ncu reaches the terminal without its escape
+/// sequences (a title change, a screen clear, a bell, carriage returns), and its 100 KB
+/// line is cut, saying how much.
+#[test]
+fn child_output_in_an_error_has_no_control_characters() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let tools = ws.root().join("tools");
+    let ncu = fake_ncu::write_misbehaving(&tools);
+    let pids = tools.join("pids");
+    let out = ws.kprof(
+        &["--kernel", "copy"],
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_MODE", "escapes"),
+            ("FAKE_NCU_PIDS", pids.to_str().unwrap()),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(8), "{stderr}");
+    assert!(stderr.contains("program says [2J]0;pwned boom"), "{stderr}");
+    for c in ['\x1b', '\x07', '\r'] {
+        assert!(!stderr.contains(c), "{c:?} reached the terminal: {stderr:?}");
+    }
+    assert!(stderr.contains("... (99800 more bytes)"), "{stderr}");
+    assert!(stderr.len() < 20_000, "{} bytes of error", stderr.len());
+    let manifest = std::fs::read_to_string(ws.profiles()[0].join("run_manifest.yaml")).unwrap();
+    assert!(!manifest.contains("\\e") && !manifest.contains('\x1b'), "{manifest}");
+}
+
+/// A 100 KB argument echoed in a message is cut to 200 bytes, with the count of the rest.
+#[test]
+fn a_100_kb_argument_is_not_echoed_whole() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let big = "k".repeat(100_000);
+    let cut = regex::Regex::new(r"k\.\.\. \(99\d{3} more bytes\)").unwrap();
+    for args in [vec!["--kernel", big.as_str()], vec!["--stages", big.as_str()], vec!["report", big.as_str()]]
+    {
+        let out = if args[0] == "report" { kprof_in(ws.root(), &args) } else { ws.kprof(&args, &[]) };
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{}", &stderr[..stderr.len().min(500)]);
+        assert!(stderr.len() < 5_000, "{:?}: {} bytes of error", &args[0], stderr.len());
+        assert!(cut.is_match(&stderr), "{stderr}");
+    }
 }

@@ -181,11 +181,16 @@ fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) 
                     "stages": stages,
                 "follow_up": matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)),
             }));
+        } else if plan.dry_run {
+            // The dry run's result is its commands: `commands.sh` as written, each command
+            // under its `# Stage N` comment, so that stdout alone is the replayable script.
+            shell.status(format!("Profile directory: {}", p.dir.path().display()));
+            shell.out(p.script.trim_end());
         } else {
+            // Progress of a real run: each label on the line of its command.
             shell.status(format!("Profile directory: {}", p.dir.path().display()));
             for (c, cmd) in &p.stage_commands {
-                shell.status(format!("ncu command ({}):", c.name()));
-                shell.out(cmd.to_string());
+                shell.status(format!("ncu command ({}): {cmd}", c.name()));
             }
             if matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
                 shell.status("then one follow-up stage chosen from basic's metrics");

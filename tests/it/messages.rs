@@ -4,7 +4,7 @@
 //! two different kernels compared, a tolerance that is not a number, a broken regex).
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use crate::support::{fake_ncu, fixture_details, text, write_script, Workspace};
 
@@ -106,4 +106,29 @@ fn a_100_kb_argument_is_not_echoed_whole() {
         assert!(stderr.len() < 5_000, "{:?}: {} bytes of error", &args[0], stderr.len());
         assert!(cut.is_match(&stderr), "{stderr}");
     }
+}
+
+/// A dry run's stdout is the replayable script, `commands.sh` as written: each ncu command
+/// under its `# Stage N: name` comment, so redirecting stdout keeps labels and commands
+/// together (before, the labels went to stderr and the commands to stdout).
+#[test]
+fn a_dry_run_prints_its_commands_with_their_labels_on_stdout() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["--kernel", "copy", "--dry-run"], &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let dir = &ws.profiles()[0];
+    let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
+    assert_eq!(stdout.trim_end(), script.trim_end());
+    let stage = stdout.lines().position(|l| l == "# Stage 1: basic").expect(&stdout);
+    assert!(stdout.lines().nth(stage + 1).unwrap().contains("--log-file"), "{stdout}");
+    assert!(
+        !stderr.contains("ncu command") && !stderr.contains("follow-up"),
+        "labels left on stderr: {stderr}"
+    );
+    assert!(stderr.contains(&format!("Profile directory: {}", dir.display())), "{stderr}");
+    // A POSIX shell can read it.
+    let mut sh = Command::new("sh").arg("-n").stdin(Stdio::piped()).spawn().unwrap();
+    std::io::Write::write_all(sh.stdin.as_mut().unwrap(), stdout.as_bytes()).unwrap();
+    assert!(sh.wait().unwrap().success(), "sh -n rejects:\n{stdout}");
 }

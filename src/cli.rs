@@ -394,7 +394,8 @@ pub struct ProfileArgs {
     /// Collect this ncu section set in one stage instead of kprof's stages
     #[arg(long, value_name = "NAME", help_heading = "Profiling Options")]
     pub set: Option<String>,
-    /// Collect these ncu sections in one stage instead of kprof's stages
+    /// Collect these ncu sections in one stage instead of kprof's stages (with --set: the
+    /// set's sections plus these, as ncu does)
     #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Profiling Options")]
     pub sections: Vec<String>,
     /// Matching launches to skip before profiling (programs without the kprof harness)

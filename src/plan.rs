@@ -299,6 +299,14 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
             }
         }
     }
+    if let Some(StagePlan::Custom(StageCollection::Custom { set: Some(set), sections })) = &args.stages {
+        if !sections.is_empty() {
+            notes.push(format!(
+                "--set {set} and --sections {} both apply: ncu collects the set's sections and these",
+                sections.join(",")
+            ));
+        }
+    }
 
     Ok(Plan {
         workspace_root: config.workspace_root.clone(),

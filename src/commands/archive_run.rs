@@ -19,6 +19,9 @@ use crate::shell::Shell;
 pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     let (metadata, config) = load_workspace(a.profile.packages.manifest_path.as_deref(), shell)?;
     let plan = plan::resolve(&a.profile.request()?, &metadata, &config, build::cargo_binary())?;
+    for note in &plan.notes {
+        shell.note(note);
+    }
     // A signal stops the build and is answered when it returns, before anything is packed.
     let _deferral = crate::process::defer_signals();
     let built = match &plan.build {

@@ -132,3 +132,21 @@ fn a_dry_run_prints_its_commands_with_their_labels_on_stdout() {
     std::io::Write::write_all(sh.stdin.as_mut().unwrap(), stdout.as_bytes()).unwrap();
     assert!(sh.wait().unwrap().success(), "sh -n rejects:\n{stdout}");
 }
+
+/// `--set` and `--sections` together: ncu collects both (the set's sections plus the
+/// listed ones), and kprof says so rather than leaving the user to guess.
+#[test]
+fn set_and_sections_both_apply_and_kprof_says_so() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(
+        &["--kernel", "copy", "--set", "basic", "--sections", "SourceCounters,Occupancy", "--dry-run"],
+        &[],
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stdout.contains("--set basic --section SourceCounters --section Occupancy"), "{stdout}");
+    assert!(
+        stderr.contains("note: --set basic and --sections SourceCounters,Occupancy both apply: ncu collects the set's sections and these"),
+        "{stderr}"
+    );
+}

@@ -118,7 +118,8 @@ pub struct CompareArgs {
     /// Exit with code 10 when the duration regressed beyond the tolerance (after writing the reports)
     #[arg(long)]
     pub fail_on_regression: bool,
-    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    /// Compare even when the kernel or its arguments, the GPU, the ncu version or the clock
+    /// control differ (the report warns)
     #[arg(long)]
     pub force: bool,
     /// Also save CURRENT_DIR's summaries as baseline NAME (profile/baselines/NAME/)
@@ -150,7 +151,8 @@ pub struct CheckArgs {
     /// Save this run's summaries as baseline NAME (refused when NAME already holds a kernel)
     #[arg(long, value_name = "NAME")]
     pub save_baseline: Option<String>,
-    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    /// Compare even when the kernel or its arguments, the GPU, the ncu version or the clock
+    /// control differ (the report warns)
     #[arg(long)]
     pub force: bool,
     /// Check from an archive written by `cargo kprof archive`, on a machine without cargo

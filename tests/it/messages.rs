@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::support::{fake_ncu, fixture_details, text, write_script, Workspace};
+use crate::support::{copy_dir, fake_ncu, fixture_details, recordings, text, write_script, Workspace};
 
 const TWO_KERNELS: &str = "[[package.metadata.kprof.kernels]]\nname = \"copy\"\nbench = \"copy\"\nruntime = \"harness\"\n\n\
                            [[package.metadata.kprof.kernels]]\nname = \"fma\"\nbench = \"fma\"\nruntime = \"cuda\"\n";
@@ -149,4 +149,31 @@ fn set_and_sections_both_apply_and_kprof_says_so() {
         stderr.contains("note: --set basic and --sections SourceCounters,Occupancy both apply: ncu collects the set's sections and these"),
         "{stderr}"
     );
+}
+
+/// Two different kernels are compared only with `--force`: exit 3 and nothing written
+/// without it (before: a warning, and the reports written).
+#[test]
+fn comparing_two_different_kernels_needs_force() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pair = recordings().join("check-runs/pair/workspace/profile");
+    for name in ["hgemm_20261129_231810", "hgemm_tiled_20261129_231810"] {
+        copy_dir(&pair.join(name), &tmp.path().join("profile").join(name));
+    }
+    let current = "profile/hgemm_tiled_20261129_231810";
+    std::fs::remove_dir_all(tmp.path().join(current).join("comparison")).unwrap();
+    let args = ["compare", current, "--baseline", "profile/hgemm_20261129_231810", "--save-baseline", "main"];
+    let out = kprof_in(tmp.path(), &args);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("different kernels or arguments: `hgemm (case hgemm_naive)` (baseline) vs `hgemm_tiled (case hgemm_tiled)` (current)"), "{stderr}");
+    assert!(stderr.contains("pass --force"), "{stderr}");
+    assert!(!tmp.path().join(current).join("comparison").exists(), "a refused comparison wrote its reports");
+    assert!(!tmp.path().join("profile/baselines").exists(), "a refused comparison saved a baseline");
+
+    let out = kprof_in(tmp.path(), &[&args[..], &["--force"]].concat());
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("warning: different kernels or arguments"), "{stderr}");
+    assert!(tmp.path().join(current).join("comparison/regression_report.md").is_file());
 }

@@ -113,7 +113,8 @@ pub struct CompareArgs {
     pub baseline: String,
     /// Changes within this many percent count as unchanged (default: the kernel's
     /// `tolerance-pct`, else 2.0)
-    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    // Values starting with `-` are values here, so that `-1` gets parse_tolerance's message.
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance, allow_hyphen_values = true)]
     pub tolerance_pct: Option<f64>,
     /// Exit with code 10 when the duration regressed beyond the tolerance (after writing the reports)
     #[arg(long)]
@@ -146,7 +147,8 @@ pub struct CheckArgs {
     #[arg(long)]
     pub timing_only: bool,
     /// Duration changes within this many percent pass (default: the kernel's `tolerance-pct`, else 2.0)
-    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    // Values starting with `-` are values here, so that `-1` gets parse_tolerance's message.
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance, allow_hyphen_values = true)]
     pub tolerance_pct: Option<f64>,
     /// Save this run's summaries as baseline NAME (refused when NAME already holds a kernel)
     #[arg(long, value_name = "NAME")]
@@ -166,11 +168,12 @@ pub struct CheckArgs {
     pub profile: ProfileArgs,
 }
 
-/// Parses a tolerance in percent: a finite number >= 0.
+/// Parses a tolerance in percent: a finite number >= 0 (`nan`, `inf` and negative
+/// values are refused, naming the value).
 pub fn parse_tolerance(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a tolerance: give a percentage such as 2 or 0.5")),
+        _ => Err(format!("`{s}` is not a tolerance: give a finite percentage >= 0, such as 2 or 0.5")),
     }
 }
 
@@ -617,6 +620,9 @@ mod tests {
             ("kprof list --kernel x", "unexpected argument '--kernel'"),
             ("kprof import --output-dir d", "--raw <FILE>"),
             ("kprof import --raw a.csv", "--output-dir <DIR>"),
+            ("kprof compare --tolerance-pct nan", "`nan` is not a tolerance"),
+            ("kprof compare --tolerance-pct -1", "`-1` is not a tolerance"),
+            ("kprof check --baseline b --tolerance-pct inf", "`inf` is not a tolerance"),
         ];
         for (line, needle) in cases {
             let err = parse(line).expect_err(line).to_string();

@@ -177,3 +177,32 @@ fn comparing_two_different_kernels_needs_force() {
     assert!(stderr.contains("warning: different kernels or arguments"), "{stderr}");
     assert!(tmp.path().join(current).join("comparison/regression_report.md").is_file());
 }
+
+/// A tolerance must be a finite number >= 0, wherever it comes from: `nan`, `inf` and
+/// negative values are refused with the value named (before: `tolerance-pct = nan` in a
+/// manifest said "found nothing", and `--tolerance-pct -1` "unexpected argument").
+#[test]
+fn a_tolerance_that_is_not_a_finite_number_is_refused_clearly() {
+    let tmp = tempfile::tempdir().unwrap();
+    for value in ["nan", "NaN", "inf", "-inf", "-1", "-0.5"] {
+        for command in ["compare", "check"] {
+            let out = kprof_in(tmp.path(), &[command, "--tolerance-pct", value, "--baseline", "main"]);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command} {value}: {stderr}");
+            assert!(
+                stderr.contains(&format!("`{value}` is not a tolerance: give a finite percentage >= 0")),
+                "{command} {value}: {stderr}"
+            );
+        }
+    }
+    for value in ["nan", "inf", "-inf"] {
+        let ws =
+            Workspace::new(&format!("[package.metadata.kprof]\ntolerance-pct = {value}\n\n{TWO_KERNELS}"));
+        let out = ws.kprof(&["list"], &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{value}: {stderr}");
+        assert!(stderr.contains("`tolerance-pct` in [package.metadata.kprof]"), "{value}: {stderr}");
+        assert!(stderr.contains("found a number that is not finite (`nan` or `inf`)"), "{value}: {stderr}");
+        assert!(!stderr.contains("found nothing"), "{value}: {stderr}");
+    }
+}

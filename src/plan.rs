@@ -194,6 +194,14 @@ pub mod defaults {
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
+    // The regex first: whatever else is wrong with the selection, this is named.
+    if let Some(re) = &args.kernel_regex {
+        regex::Regex::new(re).map_err(|e| {
+            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
+                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
+        })?;
+    }
+
     let packages = &args.packages;
     let mut notes = Vec::new();
     let mut kernels = Vec::new();
@@ -254,13 +262,6 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         for l in listed {
             kernels.push(from_entry(l.kernel, None, args, &mut notes)?);
         }
-    }
-
-    if let Some(re) = &args.kernel_regex {
-        regex::Regex::new(re).map_err(|e| {
-            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
-                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
-        })?;
     }
 
     let cargo_targets: Vec<BuildTarget> = {

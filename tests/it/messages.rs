@@ -206,3 +206,15 @@ fn a_tolerance_that_is_not_a_finite_number_is_refused_clearly() {
         assert!(!stderr.contains("found nothing"), "{value}: {stderr}");
     }
 }
+
+/// A broken `--kernel-regex` is named first, even when no kernel is selected (before:
+/// "no kernel selected" hid it).
+#[test]
+fn a_broken_kernel_regex_is_named_before_the_selection() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["--kernel-regex", "((("], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("--kernel-regex `(((` is not a valid regex"), "{stderr}");
+    assert!(!stderr.contains("no kernel selected"), "{stderr}");
+}

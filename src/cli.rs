@@ -79,7 +79,10 @@ impl KprofArgs {
             Some(Command::Check(a)) => Some(&a.profile.output),
             Some(Command::Archive(a)) => Some(&a.profile.output),
             Some(Command::Run(a)) => Some(&a.output),
-            Some(Command::Import(_) | Command::Report(_) | Command::Doctor(_) | Command::Explain(_)) => None,
+            Some(Command::Import(a)) => Some(&a.output),
+            Some(Command::Report(a)) => Some(&a.output),
+            Some(Command::Doctor(a)) => Some(&a.output),
+            Some(Command::Explain(_)) => None,
         }
     }
 }
@@ -209,6 +212,9 @@ pub struct ImportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof report`.
@@ -220,6 +226,9 @@ pub struct ReportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof archive`.
@@ -262,6 +271,9 @@ pub struct DoctorArgs {
     /// Check the `--sudo` setup: profile/ncu_path and a passwordless `sudo -n <ncu> --version`
     #[arg(long)]
     pub sudo: bool,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof explain`.

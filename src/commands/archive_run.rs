@@ -33,7 +33,11 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     };
     crate::process::check_signal("after the build")?;
     archive::write(&plan, built.as_ref(), &a.output)?;
-    shell.out(format!("Archive: {}", a.output.display()));
+    if shell.is_json() {
+        shell.json(&serde_json::json!({ "reason": "archive-written", "archive": a.output }));
+    } else {
+        shell.out(format!("Archive: {}", a.output.display()));
+    }
     Ok(ExitCode::Success)
 }
 

@@ -69,8 +69,30 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
     }
 }
 
-/// Prints one line per kernel verdict, then the report's path.
+/// Prints one line per kernel verdict, then the report's path; with JSON messages, one
+/// `analysed` object with the same.
 fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell) {
+    if shell.is_json() {
+        let kernels: Vec<_> = decision
+            .kernels
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "kernel": v.kernel,
+                    "classification": v.classification.name(),
+                    "confidence": v.confidence.name(),
+                    "rule": v.rule,
+                })
+            })
+            .collect();
+        shell.json(&serde_json::json!({
+            "reason": "analysed",
+            "profile_dir": dir.path(),
+            "report": dir.final_report_path(),
+            "kernels": kernels,
+        }));
+        return;
+    }
     for v in &decision.kernels {
         shell.out(format!(
             "{}: {} ({} confidence{})",

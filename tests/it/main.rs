@@ -16,6 +16,7 @@ mod demo;
 mod exit_codes;
 mod gate;
 mod golden;
+mod json_output;
 mod layout;
 mod messages;
 mod parse_fixtures;

@@ -14,6 +14,7 @@ mod collect;
 mod config_manifests;
 mod demo;
 mod exit_codes;
+mod fuzz_parsers;
 mod gate;
 mod golden;
 mod json_output;

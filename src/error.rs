@@ -3,8 +3,9 @@
 //! Every error that should end `cargo kprof` with a specific exit code carries a
 //! [`Failure`] somewhere in its `anyhow` chain; `main` looks for the first one and
 //! exits with its code. An error without one is a file that could not be read or written
-//! ([`ExitCode::Filesystem`]) when an `std::io::Error` is in its chain, else a bug
-//! ([`ExitCode::Failure`], 1, and nothing else is 1). [`ExitCode::ALL`] is the single
+//! ([`ExitCode::Filesystem`]) when an I/O error, or a JSON or YAML error (a damaged file:
+//! kprof reads both, and what it writes itself always serialises), is in its chain; else
+//! a bug ([`ExitCode::Failure`], 1, and nothing else is 1). [`ExitCode::ALL`] is the single
 //! source of the codes documented in the README; a test compares the README's table
 //! with it, code by code and meaning by meaning.
 
@@ -90,8 +91,8 @@ pub enum ExitCode {
     Regression,
     /// The subcommand exists but is not implemented in this version.
     Unimplemented,
-    /// A file could not be read or written, or an output path is taken (kprof never
-    /// writes over existing files); the message names the path.
+    /// A file could not be read (missing, unreadable or damaged) or written, or an output
+    /// path is taken (kprof never writes over existing files); the message names the path.
     Filesystem,
     /// ncu itself failed: it was killed by a signal, or it exited 0 without writing a
     /// readable page.
@@ -189,8 +190,8 @@ impl ExitCode {
             ExitCode::Regression => "a comparison found a regression beyond tolerance",
             ExitCode::Unimplemented => "the subcommand is not implemented in this version",
             ExitCode::Filesystem => {
-                "a file could not be read or written, or an output path is taken (kprof never writes over \
-                 existing files); the message names the path"
+                "a file could not be read (missing, unreadable or damaged) or written, or an output path is \
+                 taken (kprof never writes over existing files); the message names the path"
             }
             ExitCode::NcuFailed => {
                 "ncu itself failed: it was killed by a signal, or it exited 0 without writing a readable page \
@@ -251,12 +252,15 @@ impl fmt::Display for Failure {
 impl std::error::Error for Failure {}
 
 /// The exit code for an error chain: the first [`Failure`] in it; else, when an I/O error
-/// is in it, `Filesystem` (12); else `Failure` (1: a bug).
+/// or a damaged JSON or YAML file is in it, `Filesystem` (12); else `Failure` (1: a bug).
 pub fn exit_code_of(err: &anyhow::Error) -> ExitCode {
     if let Some(code) = err.chain().find_map(|e| e.downcast_ref::<Failure>().map(|f| f.code)) {
         return code;
     }
-    if err.chain().any(|e| e.is::<std::io::Error>()) {
+    let file = |e: &(dyn std::error::Error + 'static)| {
+        e.is::<std::io::Error>() || e.is::<serde_json::Error>() || e.is::<serde_yaml::Error>()
+    };
+    if err.chain().any(file) {
         return ExitCode::Filesystem;
     }
     ExitCode::Failure
@@ -283,6 +287,9 @@ mod tests {
         let io = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
             .context("could not read x");
         assert_eq!(exit_code_of(&io), ExitCode::Filesystem);
+        let damaged =
+            anyhow::Error::new(serde_json::from_str::<u32>("{").unwrap_err()).context("invalid x.json");
+        assert_eq!(exit_code_of(&damaged), ExitCode::Filesystem);
     }
 
     #[test]

@@ -40,3 +40,23 @@ fn codes_are_distinct_and_one_is_only_for_bugs() {
     assert_eq!(ExitCode::Failure.code(), 1);
     assert!(ExitCode::Failure.meaning().starts_with("a bug"));
 }
+
+/// A damaged file kprof reads (here a profile's summary) is not a bug: exit 12, the file
+/// named (before: exit 1).
+#[test]
+fn a_damaged_file_exits_12_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let from =
+        crate::support::recordings().join("check-runs/rerun/workspace/profile/hgemm_tiled_20261129_231734");
+    let dir = tmp.path().join("profile/hgemm_tiled_20261129_231734");
+    crate::support::copy_dir(&from, &dir);
+    std::fs::write(dir.join("details/metrics_summary.json"), "{ \"kernels\": [ truncated").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "compare", "profile/hgemm_tiled_20261129_231734", "--baseline", "main"])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    let stderr = crate::support::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(12), "{stderr}");
+    assert!(stderr.contains("details/metrics_summary.json"), "{stderr}");
+}

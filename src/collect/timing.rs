@@ -78,7 +78,7 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
 
 /// Runs the timing; on success the harness has written `result`. It runs like an ncu
 /// stage (through [`process::run`]): in its own process group, stopped as a whole by
-/// `--timeout` or Ctrl-C.
+/// `--timeout` or a signal.
 pub fn run_timing(
     target: &TargetCommand,
     result: &Path,

@@ -111,11 +111,20 @@ pub(crate) fn execute_profiles<'a>(
     let rules = Rules::builtin();
     for (n, p) in prepared.iter().enumerate() {
         let ended = run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, shell);
-        collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ()))?;
+        // Recording the ending must not hide how the run ended.
+        let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
+        if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
+            match &ended {
+                Ok(()) => return Err(e),
+                Err(_) => unrecorded(e),
+            }
+        }
         if let Err(err) = ended {
             let code = crate::error::exit_code_of(&err);
             for later in &prepared[n + 1..] {
-                collect::record_not_run(&later.dir, later.kernel, code)?;
+                if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
+                    unrecorded(e);
+                }
             }
             return Err(err);
         }

@@ -65,7 +65,7 @@ fn sources_under(root: &Path) -> Vec<PathBuf> {
 /// Writes the archive; refuses to overwrite an existing file.
 pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
-        Failure::new(ExitCode::Failure, format!("could not create the archive {}: {e}", out.display()))
+        Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
     let mut tar = builder(file);
@@ -139,7 +139,7 @@ pub fn unpack(
 ) -> Result<(Plan, BuildOutput)> {
     if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
         return Err(Failure::new(
-            ExitCode::Config,
+            ExitCode::Filesystem,
             format!("--workspace-remap {} exists and is not a directory", dir.display()),
         )
         .help("pass --workspace-remap NEW_DIR")
@@ -147,7 +147,7 @@ pub fn unpack(
     }
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(
-            ExitCode::Config,
+            ExitCode::Filesystem,
             format!(
                 "--workspace-remap {} is not empty; an archive is unpacked only into a new or empty directory",
                 dir.display()
@@ -237,7 +237,7 @@ fn entry_path(name: &Path) -> Result<PathBuf, &'static str> {
 #[allow(clippy::type_complexity)]
 fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>, Vec<PathBuf>), Failure> {
     let file = std::fs::File::open(archive).map_err(|e| {
-        Failure::new(ExitCode::Config, format!("could not open the archive {}: {e}", archive.display()))
+        Failure::new(ExitCode::Filesystem, format!("could not open the archive {}: {e}", archive.display()))
             .help("pass the tar file `cargo kprof archive -o FILE` wrote")
     })?;
     let unreadable = |e: std::io::Error| {

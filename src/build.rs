@@ -172,13 +172,18 @@ impl BuildRequest {
         let opts =
             RunOptions { stdout_lines: Some(&mut on_line), inherit_stderr: true, ..Default::default() };
         let done = process::run(&builder, opts, shell);
+        if let Ending::Interrupted(signal) = &done.ending {
+            return Err(process::interrupted(*signal, "during the build").into());
+        }
         if let Some(e) = bad_message {
-            return Err(anyhow::anyhow!(e));
+            return Err(Failure::new(ExitCode::Build, e).help(format!("the command was: {builder}")).into());
         }
         match &done.ending {
             Ending::Exited(status) if status.success() => {}
             Ending::NotStarted(msg) => {
-                return Err(anyhow::anyhow!("{msg}").context(format!("could not start cargo: {builder}")));
+                return Err(Failure::new(ExitCode::MissingTool, format!("could not start cargo: {msg}"))
+                    .help(format!("the command was: {builder}"))
+                    .into());
             }
             ending => {
                 return Err(Failure::new(ExitCode::Build, format!("cargo build failed ({ending})"))
@@ -240,12 +245,34 @@ pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -
         cmd.arg("--manifest-path").arg(m);
     }
     let done = process::run(&cmd, RunOptions::default(), shell);
-    if !done.success() {
-        let why = match &done.ending {
-            Ending::Exited(_) => done.stderr_text().trim().trim_start_matches("error: ").to_string(),
-            other => other.to_string(),
-        };
-        return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` failed: {why}")).into());
+    match &done.ending {
+        Ending::Exited(status) if status.success() => {}
+        Ending::Exited(_) => {
+            // cargo's own words from its first `error: ` on, without those prefixes (ours
+            // says `error:` once), then what it printed before (warnings).
+            let said = done.stderr_text();
+            let lines: Vec<&str> = said.trim().lines().collect();
+            let first = lines.iter().position(|l| l.starts_with("error: ")).unwrap_or(0);
+            let mut said: Vec<&str> =
+                lines[first..].iter().map(|l| l.strip_prefix("error: ").unwrap_or(l)).collect();
+            if first > 0 {
+                said.push("");
+                said.extend(&lines[..first]);
+            }
+            let said = said.join("\n");
+            return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` says: {said}")).into());
+        }
+        Ending::Interrupted(signal) => {
+            return Err(process::interrupted(*signal, "while reading cargo metadata").into())
+        }
+        Ending::NotStarted(why) => {
+            return Err(Failure::new(ExitCode::MissingTool, format!("`cargo metadata` failed: {why}"))
+                .help("kprof runs `$CARGO`, else `cargo` from PATH")
+                .into())
+        }
+        other => {
+            return Err(Failure::new(ExitCode::Config, format!("`cargo metadata` failed: {other}")).into())
+        }
     }
     MetadataCommand::parse(done.stdout_text()).map_err(|e| {
         Failure::new(

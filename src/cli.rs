@@ -79,7 +79,10 @@ impl KprofArgs {
             Some(Command::Check(a)) => Some(&a.profile.output),
             Some(Command::Archive(a)) => Some(&a.profile.output),
             Some(Command::Run(a)) => Some(&a.output),
-            Some(Command::Import(_) | Command::Report(_) | Command::Doctor(_) | Command::Explain(_)) => None,
+            Some(Command::Import(a)) => Some(&a.output),
+            Some(Command::Report(a)) => Some(&a.output),
+            Some(Command::Doctor(a)) => Some(&a.output),
+            Some(Command::Explain(_)) => None,
         }
     }
 }
@@ -113,12 +116,14 @@ pub struct CompareArgs {
     pub baseline: String,
     /// Changes within this many percent count as unchanged (default: the kernel's
     /// `tolerance-pct`, else 2.0)
-    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    // Values starting with `-` are values here, so that `-1` gets parse_tolerance's message.
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance, allow_hyphen_values = true)]
     pub tolerance_pct: Option<f64>,
     /// Exit with code 10 when the duration regressed beyond the tolerance (after writing the reports)
     #[arg(long)]
     pub fail_on_regression: bool,
-    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    /// Compare even when the kernel or its arguments, the GPU, the ncu version or the clock
+    /// control differ (the report warns)
     #[arg(long)]
     pub force: bool,
     /// Also save CURRENT_DIR's summaries as baseline NAME (profile/baselines/NAME/)
@@ -145,12 +150,14 @@ pub struct CheckArgs {
     #[arg(long)]
     pub timing_only: bool,
     /// Duration changes within this many percent pass (default: the kernel's `tolerance-pct`, else 2.0)
-    #[arg(long, value_name = "PCT", value_parser = parse_tolerance)]
+    // Values starting with `-` are values here, so that `-1` gets parse_tolerance's message.
+    #[arg(long, value_name = "PCT", value_parser = parse_tolerance, allow_hyphen_values = true)]
     pub tolerance_pct: Option<f64>,
     /// Save this run's summaries as baseline NAME (refused when NAME already holds a kernel)
     #[arg(long, value_name = "NAME")]
     pub save_baseline: Option<String>,
-    /// Compare even when the GPU, the ncu version or the clock control differ (the report warns)
+    /// Compare even when the kernel or its arguments, the GPU, the ncu version or the clock
+    /// control differ (the report warns)
     #[arg(long)]
     pub force: bool,
     /// Check from an archive written by `cargo kprof archive`, on a machine without cargo
@@ -164,11 +171,12 @@ pub struct CheckArgs {
     pub profile: ProfileArgs,
 }
 
-/// Parses a tolerance in percent: a finite number >= 0.
+/// Parses a tolerance in percent: a finite number >= 0 (`nan`, `inf` and negative
+/// values are refused, naming the value).
 pub fn parse_tolerance(s: &str) -> Result<f64, String> {
     match s.trim_end_matches('%').parse::<f64>() {
         Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
-        _ => Err(format!("`{s}` is not a tolerance: give a percentage such as 2 or 0.5")),
+        _ => Err(format!("`{s}` is not a tolerance: give a finite percentage >= 0, such as 2 or 0.5")),
     }
 }
 
@@ -207,6 +215,9 @@ pub struct ImportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof report`.
@@ -218,6 +229,9 @@ pub struct ReportArgs {
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof archive`.
@@ -260,6 +274,9 @@ pub struct DoctorArgs {
     /// Check the `--sudo` setup: profile/ncu_path and a passwordless `sudo -n <ncu> --version`
     #[arg(long)]
     pub sudo: bool,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// `cargo kprof explain`.
@@ -397,7 +414,8 @@ pub struct ProfileArgs {
     /// Collect this ncu section set in one stage instead of kprof's stages
     #[arg(long, value_name = "NAME", help_heading = "Profiling Options")]
     pub set: Option<String>,
-    /// Collect these ncu sections in one stage instead of kprof's stages
+    /// Collect these ncu sections in one stage instead of kprof's stages (with --set: the
+    /// set's sections plus these, as ncu does)
     #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Profiling Options")]
     pub sections: Vec<String>,
     /// Matching launches to skip before profiling (programs without the kprof harness)
@@ -622,6 +640,9 @@ mod tests {
             ("kprof list --kernel x", "unexpected argument '--kernel'"),
             ("kprof import --output-dir d", "--raw <FILE>"),
             ("kprof import --raw a.csv", "--output-dir <DIR>"),
+            ("kprof compare --tolerance-pct nan", "`nan` is not a tolerance"),
+            ("kprof compare --tolerance-pct -1", "`-1` is not a tolerance"),
+            ("kprof check --baseline b --tolerance-pct inf", "`inf` is not a tolerance"),
         ];
         for (line, needle) in cases {
             let err = parse(line).expect_err(line).to_string();

@@ -2,48 +2,108 @@
 //!
 //! Every error that should end `cargo kprof` with a specific exit code carries a
 //! [`Failure`] somewhere in its `anyhow` chain; `main` looks for the first one and
-//! exits with its code. Anything else exits with [`ExitCode::Failure`]. The table
-//! here is the single source of the codes documented in the README.
+//! exits with its code. An error without one is a file that could not be read or written
+//! ([`ExitCode::Filesystem`]) when an I/O error, or a JSON or YAML error (a damaged file:
+//! kprof reads both, and what it writes itself always serialises), is in its chain; else
+//! a bug ([`ExitCode::Failure`], 1, and nothing else is 1). [`ExitCode::ALL`] is the single
+//! source of the codes documented in the README; a test compares the README's table
+//! with it, code by code and meaning by meaning.
 
 use std::fmt;
 
+/// A signal kprof stops on as it stops on Ctrl-C: the running child's process group is
+/// killed, `run_manifest.yaml` says `interrupted`, and kprof exits with 128 + its number,
+/// as a shell reports a program the signal killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Signal {
+    /// SIGHUP (1): the terminal or ssh session closed.
+    Hup,
+    /// SIGINT (2): Ctrl-C.
+    Int,
+    /// SIGQUIT (3): Ctrl-\.
+    Quit,
+    /// SIGTERM (15): `kill`, `timeout`, CI cancellation.
+    Term,
+}
+
+impl Signal {
+    /// Every signal kprof handles, by number.
+    pub const ALL: [Signal; 4] = [Signal::Hup, Signal::Int, Signal::Quit, Signal::Term];
+
+    /// The signal's number (POSIX: the same on every Unix).
+    pub fn number(self) -> i32 {
+        match self {
+            Signal::Hup => 1,
+            Signal::Int => 2,
+            Signal::Quit => 3,
+            Signal::Term => 15,
+        }
+    }
+
+    /// `SIGTERM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Signal::Hup => "SIGHUP",
+            Signal::Int => "SIGINT",
+            Signal::Quit => "SIGQUIT",
+            Signal::Term => "SIGTERM",
+        }
+    }
+
+    /// The handled signal with this number.
+    pub fn from_number(n: i32) -> Option<Signal> {
+        Signal::ALL.into_iter().find(|s| s.number() == n)
+    }
+}
+
+impl fmt::Display for Signal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A documented exit code of `cargo kprof`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(i32)]
 pub enum ExitCode {
     /// Everything asked for was done.
-    Success = 0,
-    /// An unexpected failure (I/O, a bug); the message says what.
-    Failure = 1,
+    Success,
+    /// A bug in kprof; the message says what.
+    Failure,
     /// The command line could not be parsed (clap's own code).
-    Usage = 2,
+    Usage,
     /// `[package.metadata.kprof]` / `[workspace.metadata.kprof]` is invalid, or the
     /// selection matches no configured kernel.
-    Config = 3,
+    Config,
     /// `cargo build` of the selected targets failed.
-    Build = 4,
+    Build,
     /// A tool profiling needs is missing: ncu, the CUDA driver or a GPU.
-    MissingTool = 5,
+    MissingTool,
     /// The kernel filter matched no launch of the target.
-    NoKernelMatched = 6,
+    NoKernelMatched,
     /// ncu may not read the GPU performance counters, `sudo -n` needs a password, or
     /// `--sudo` is not set up (no `sudo` on `PATH`, or no usable `profile/ncu_path`).
-    Permission = 7,
+    Permission,
     /// The profiled program exited with an error or crashed.
-    TargetFailed = 8,
+    TargetFailed,
     /// The profiled program ran past `--timeout`.
-    Timeout = 9,
+    Timeout,
     /// A comparison found a performance regression beyond tolerance.
-    Regression = 10,
+    Regression,
     /// The subcommand exists but is not implemented in this version.
-    Unimplemented = 11,
-    /// Interrupted by Ctrl-C; partial results stay on disk.
-    Interrupted = 130,
+    Unimplemented,
+    /// A file could not be read (missing, unreadable or damaged) or written, or an output
+    /// path is taken (kprof never writes over existing files); the message names the path.
+    Filesystem,
+    /// ncu itself failed: it was killed by a signal, or it exited 0 without writing a
+    /// readable page.
+    NcuFailed,
+    /// Stopped by a signal; partial results stay on disk. The code is 128 + its number.
+    Interrupted(Signal),
 }
 
 impl ExitCode {
-    /// Every exit code, in the order documented in the README.
-    pub const ALL: [ExitCode; 13] = [
+    /// Every exit code, in the order of the README's table.
+    pub const ALL: [ExitCode; 18] = [
         ExitCode::Success,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -56,12 +116,33 @@ impl ExitCode {
         ExitCode::Timeout,
         ExitCode::Regression,
         ExitCode::Unimplemented,
-        ExitCode::Interrupted,
+        ExitCode::Filesystem,
+        ExitCode::NcuFailed,
+        ExitCode::Interrupted(Signal::Hup),
+        ExitCode::Interrupted(Signal::Int),
+        ExitCode::Interrupted(Signal::Quit),
+        ExitCode::Interrupted(Signal::Term),
     ];
 
     /// The numeric process exit status.
     pub fn code(self) -> i32 {
-        self as i32
+        match self {
+            ExitCode::Success => 0,
+            ExitCode::Failure => 1,
+            ExitCode::Usage => 2,
+            ExitCode::Config => 3,
+            ExitCode::Build => 4,
+            ExitCode::MissingTool => 5,
+            ExitCode::NoKernelMatched => 6,
+            ExitCode::Permission => 7,
+            ExitCode::TargetFailed => 8,
+            ExitCode::Timeout => 9,
+            ExitCode::Regression => 10,
+            ExitCode::Unimplemented => 11,
+            ExitCode::Filesystem => 12,
+            ExitCode::NcuFailed => 13,
+            ExitCode::Interrupted(signal) => 128 + signal.number(),
+        }
     }
 
     /// The short name used in `run_manifest.yaml` and JSON messages.
@@ -79,7 +160,52 @@ impl ExitCode {
             ExitCode::Timeout => "timeout",
             ExitCode::Regression => "regression",
             ExitCode::Unimplemented => "unimplemented",
-            ExitCode::Interrupted => "interrupted",
+            ExitCode::Filesystem => "filesystem",
+            ExitCode::NcuFailed => "ncu-failed",
+            ExitCode::Interrupted(_) => "interrupted",
+        }
+    }
+
+    /// The meaning, exactly as the README's table of exit codes says it (a test keeps
+    /// the two the same).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            ExitCode::Success => "success",
+            ExitCode::Failure => "a bug in kprof; the message says what (please report it)",
+            ExitCode::Usage => "the command line could not be parsed",
+            ExitCode::Config => {
+                "invalid `[package.metadata.kprof]` / `[workspace.metadata.kprof]`, an invalid value on the \
+                 command line, the selection matches no configured kernel, or an input named on the command \
+                 line is refused for what it holds (a CSV that is not an ncu page, an archive entry that \
+                 could write outside `--workspace-remap`)"
+            }
+            ExitCode::Build => "`cargo build` failed",
+            ExitCode::MissingTool => "a tool profiling needs is missing: ncu, the CUDA driver or a GPU",
+            ExitCode::NoKernelMatched => "the kernel filter matched no launch of the target",
+            ExitCode::Permission => {
+                "ncu may not read the GPU performance counters, `sudo -n` needs a password, or `--sudo` is \
+                 not set up (no `sudo` on `PATH`; `profile/ncu_path` missing, not absolute, or not an \
+                 executable file)"
+            }
+            ExitCode::TargetFailed => "the profiled program failed",
+            ExitCode::Timeout => "the profiled program ran past `--timeout`",
+            ExitCode::Regression => "a comparison found a regression beyond tolerance",
+            ExitCode::Unimplemented => "the subcommand is not implemented in this version",
+            ExitCode::Filesystem => {
+                "a file could not be read (missing, unreadable or damaged) or written, or an output path is \
+                 taken (kprof never writes over existing files); the message names the path"
+            }
+            ExitCode::NcuFailed => {
+                "ncu itself failed: it was killed by a signal, or it exited 0 without writing a readable page \
+                 (the message names the file)"
+            }
+            ExitCode::Interrupted(Signal::Hup) => "SIGHUP (the terminal or ssh session closed); as 130",
+            ExitCode::Interrupted(Signal::Int) => {
+                "SIGINT (Ctrl-C): the running stage's process group is killed, `run_manifest.yaml` says \
+                 `interrupted`, partial results stay on disk"
+            }
+            ExitCode::Interrupted(Signal::Quit) => "SIGQUIT; as 130",
+            ExitCode::Interrupted(Signal::Term) => "SIGTERM (`kill`, `timeout`, a cancelled CI job); as 130",
         }
     }
 }
@@ -127,9 +253,19 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// The exit code for an error chain: the first [`Failure`] in it, else `Failure` (1).
+/// The exit code for an error chain: the first [`Failure`] in it; else, when an I/O error
+/// or a damaged JSON or YAML file is in it, `Filesystem` (12); else `Failure` (1: a bug).
 pub fn exit_code_of(err: &anyhow::Error) -> ExitCode {
-    err.chain().find_map(|e| e.downcast_ref::<Failure>().map(|f| f.code)).unwrap_or(ExitCode::Failure)
+    if let Some(code) = err.chain().find_map(|e| e.downcast_ref::<Failure>().map(|f| f.code)) {
+        return code;
+    }
+    let file = |e: &(dyn std::error::Error + 'static)| {
+        e.is::<std::io::Error>() || e.is::<serde_json::Error>() || e.is::<serde_yaml::Error>()
+    };
+    if err.chain().any(file) {
+        return ExitCode::Filesystem;
+    }
+    ExitCode::Failure
 }
 
 #[cfg(test)]
@@ -150,6 +286,24 @@ mod tests {
             .context("while reading the manifest");
         assert_eq!(exit_code_of(&err), ExitCode::Config);
         assert_eq!(exit_code_of(&anyhow::anyhow!("plain")), ExitCode::Failure);
+        let io = anyhow::Error::new(std::io::Error::from(std::io::ErrorKind::NotFound))
+            .context("could not read x");
+        assert_eq!(exit_code_of(&io), ExitCode::Filesystem);
+        let damaged =
+            anyhow::Error::new(serde_json::from_str::<u32>("{").unwrap_err()).context("invalid x.json");
+        assert_eq!(exit_code_of(&damaged), ExitCode::Filesystem);
+    }
+
+    #[test]
+    fn signals_exit_with_128_plus_their_number() {
+        let codes: Vec<i32> = Signal::ALL.iter().map(|s| ExitCode::Interrupted(*s).code()).collect();
+        assert_eq!(codes, [129, 130, 131, 143]);
+        assert_eq!(Signal::from_number(15), Some(Signal::Term));
+        assert_eq!(Signal::from_number(9), None);
+        // Every handled signal is documented.
+        for s in Signal::ALL {
+            assert!(ExitCode::ALL.contains(&ExitCode::Interrupted(s)), "{s}");
+        }
     }
 
     #[test]

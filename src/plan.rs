@@ -194,6 +194,14 @@ pub mod defaults {
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
+    // The regex first: whatever else is wrong with the selection, this is named.
+    if let Some(re) = &args.kernel_regex {
+        regex::Regex::new(re).map_err(|e| {
+            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
+                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
+        })?;
+    }
+
     let packages = &args.packages;
     let mut notes = Vec::new();
     let mut kernels = Vec::new();
@@ -256,13 +264,6 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         }
     }
 
-    if let Some(re) = &args.kernel_regex {
-        regex::Regex::new(re).map_err(|e| {
-            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
-                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
-        })?;
-    }
-
     let cargo_targets: Vec<BuildTarget> = {
         let mut t: Vec<BuildTarget> = kernels
             .iter()
@@ -300,6 +301,14 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
                      will not show release behaviour; remove -G (kprof adds -lineinfo for source mapping)"
                 ));
             }
+        }
+    }
+    if let Some(StagePlan::Custom(StageCollection::Custom { set: Some(set), sections })) = &args.stages {
+        if !sections.is_empty() {
+            notes.push(format!(
+                "--set {set} and --sections {} both apply: ncu collects the set's sections and these",
+                sections.join(",")
+            ));
         }
     }
 

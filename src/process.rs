@@ -5,8 +5,25 @@
 //! the same value is what gets spawned, so what we show is what we run. Every child
 //! (cargo, ncu, the profiled program, git, nvidia-smi, sudo) goes through [`run`]: in
 //! its own process group, stdin from `/dev/null`, output drained on threads so the child
-//! never blocks, stopped as a whole group on `--timeout` or Ctrl-C, reported to the
+//! never blocks, stopped as a whole group on `--timeout` or a signal, reported to the
 //! [`Shell`] (`-v`: the command and its wall time, `-vv`: its output).
+//!
+//! Signals ([`install_signal_handlers`]): SIGINT, SIGTERM, SIGHUP and SIGQUIT are caught
+//! on a thread. While a run is in progress ([`defer_signals`]: profiling, timing,
+//! building), the first one is only recorded: [`run`] kills the running child's process
+//! group within 20 ms, and the pipeline writes `run_manifest.yaml` and ends with 128 + the
+//! signal's number. Otherwise (`list`, `report`, a second signal) kprof kills the running
+//! child's group, if any, and exits at once with that code.
+//!
+//! Children die with kprof (Linux): each child asks the kernel for SIGKILL when its
+//! parent dies (`PR_SET_PDEATHSIG`), which covers what no handler can, kprof itself being
+//! killed with SIGKILL or by the OOM killer. The signal reaches only the direct child (ncu,
+//! cargo, the timed program), not the processes it started in its group (the program
+//! under ncu, rustc and build scripts under cargo): those lose their parent and end when
+//! they next write to the closed output pipe or finish. The kernel also clears the death
+//! signal when a set-user-ID program (sudo) starts. Every signal kprof can catch kills
+//! the whole group instead, which reaches all of them. The death signal follows the
+//! thread that started the child, so [`run`] is called from the main thread only.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -14,9 +31,10 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::error::{ExitCode, Failure, Signal};
 use crate::shell::Shell;
 
 /// A program, its arguments, extra environment and working directory.
@@ -123,25 +141,101 @@ impl fmt::Display for ProcessBuilder {
     }
 }
 
-/// Set by the Ctrl-C handler; the running child's process group is then killed.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// The number of the first signal received, 0 while none has been.
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// How many [`SignalDeferral`]s are alive: while any is, the first signal is only recorded.
+static DEFERRED: AtomicUsize = AtomicUsize::new(0);
+/// The process group of the running child, 0 while none runs.
+static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
 
-/// Makes Ctrl-C stop the running child (which runs in its own process group, so the
-/// terminal's signal does not reach it) and end the run as interrupted.
-pub fn install_interrupt_handler() {
-    // A second install (several kernels in one run) is refused by ctrlc; the first stays.
-    let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+/// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT for the rest of the process (see the
+/// module's documentation). Called once, first thing; a second call does nothing.
+pub fn install_signal_handlers() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let numbers: Vec<i32> = Signal::ALL.iter().map(|s| s.number()).collect();
+        // Without handlers (an unusual platform) signals keep their default action.
+        let Ok(mut signals) = signal_hook::iterator::Signals::new(numbers) else { return };
+        std::thread::spawn(move || {
+            for number in signals.forever() {
+                let first = RECEIVED.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst).is_ok();
+                if first && DEFERRED.load(Ordering::SeqCst) > 0 {
+                    // The main thread stops the child and records the ending.
+                    continue;
+                }
+                kill_running_group();
+                let code = Signal::from_number(RECEIVED.load(Ordering::SeqCst))
+                    .map_or(128 + number, |s| ExitCode::Interrupted(s).code());
+                std::process::exit(code);
+            }
+        });
+    });
+}
+
+/// While the returned value lives, the first signal is only recorded (see
+/// [`pending_signal`]) and the running child is stopped by [`run`]: for work that must
+/// record how it ended.
+pub fn defer_signals() -> SignalDeferral {
+    DEFERRED.fetch_add(1, Ordering::SeqCst);
+    SignalDeferral(())
+}
+
+/// See [`defer_signals`].
+#[must_use = "signals are deferred only while this lives"]
+pub struct SignalDeferral(());
+
+impl Drop for SignalDeferral {
+    fn drop(&mut self) {
+        DEFERRED.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The signal received so far, if any.
+pub fn pending_signal() -> Option<Signal> {
+    Signal::from_number(RECEIVED.load(Ordering::SeqCst))
+}
+
+/// `Err` with the exit code of the signal received, if one was: for the boundaries of a
+/// deferred run (between kernels, before an analysis).
+pub fn check_signal(during: &str) -> Result<(), Failure> {
+    match pending_signal() {
+        Some(s) => Err(interrupted(s, during)),
+        None => Ok(()),
+    }
+}
+
+/// The failure of a run stopped by `signal` while doing `during`.
+pub fn interrupted(signal: Signal, during: &str) -> Failure {
+    Failure::new(
+        ExitCode::Interrupted(signal),
+        format!("stopped by {signal} {during}; what was written stays"),
+    )
+}
+
+fn kill_running_group() {
+    let group = RUNNING_GROUP.load(Ordering::SeqCst);
+    #[cfg(unix)]
+    if group > 0 {
+        // SAFETY: killpg only sends signals. SIGTERM first for a group running as another
+        // user (sudo relays it; our SIGKILL cannot reach root's processes).
+        unsafe {
+            libc::killpg(group, libc::SIGTERM);
+            libc::killpg(group, libc::SIGKILL);
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = group;
 }
 
 /// How a child process ended.
 #[derive(Debug)]
 pub enum Ending {
-    /// It exited (or was killed by a signal it did not get from us).
+    /// It exited, or was killed by a signal it did not get from us.
     Exited(ExitStatus),
     /// It ran past its timeout and was stopped.
     TimedOut,
-    /// Ctrl-C: it was stopped.
-    Interrupted,
+    /// kprof received this signal: the child was stopped, or not started.
+    Interrupted(Signal),
     /// It could not be started (or waited for); the message says why.
     NotStarted(String),
 }
@@ -149,12 +243,52 @@ pub enum Ending {
 impl fmt::Display for Ending {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Ending::Exited(s) => write!(f, "{s}"),
+            Ending::Exited(s) => f.write_str(&describe_status(s)),
             Ending::TimedOut => f.write_str("stopped at its timeout"),
-            Ending::Interrupted => f.write_str("interrupted"),
+            Ending::Interrupted(signal) => write!(f, "stopped: kprof received {signal}"),
             Ending::NotStarted(msg) => f.write_str(msg),
         }
     }
+}
+
+/// `exit code 3`, or `killed by SIGKILL (signal 9)`.
+pub fn describe_status(status: &ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(n) = status.signal() {
+            return format!("killed by {}", signal_name(n));
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit code {code}"),
+        None => status.to_string(),
+    }
+}
+
+/// `SIGSEGV (signal 11)`; the number alone for signals without a common name.
+pub fn signal_name(number: i32) -> String {
+    #[cfg(unix)]
+    {
+        let names = [
+            (libc::SIGHUP, "SIGHUP"),
+            (libc::SIGINT, "SIGINT"),
+            (libc::SIGQUIT, "SIGQUIT"),
+            (libc::SIGILL, "SIGILL"),
+            (libc::SIGABRT, "SIGABRT"),
+            (libc::SIGBUS, "SIGBUS"),
+            (libc::SIGFPE, "SIGFPE"),
+            (libc::SIGKILL, "SIGKILL"),
+            (libc::SIGSEGV, "SIGSEGV"),
+            (libc::SIGPIPE, "SIGPIPE"),
+            (libc::SIGALRM, "SIGALRM"),
+            (libc::SIGTERM, "SIGTERM"),
+        ];
+        if let Some((_, name)) = names.iter().find(|(n, _)| *n == number) {
+            return format!("{name} (signal {number})");
+        }
+    }
+    format!("signal {number}")
 }
 
 /// What a finished child left: how it ended, its output and its wall time.
@@ -210,10 +344,22 @@ pub struct RunOptions<'a> {
 }
 
 /// Runs `cmd` to its end: in its own process group, stdin `/dev/null`, its output
-/// drained on threads; the whole group is killed on timeout or Ctrl-C. Under `-v` the
-/// shell shows the command and its wall time, under `-vv` its output too.
+/// drained on threads; the whole group is killed on timeout or a signal, and nothing is
+/// started once a signal was received. Under `-v` the shell shows the command and its
+/// wall time, under `-vv` its output too.
 pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finished {
     let started = Instant::now();
+    if let Some(signal) = pending_signal() {
+        let ending = Ending::Interrupted(signal);
+        shell.command_ran(&cmd.to_string(), Duration::ZERO, "not started: kprof is stopping");
+        return Finished {
+            ending,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            wall: Duration::ZERO,
+            start_error: None,
+        };
+    }
     let mut c = cmd.command();
     c.stdout(Stdio::piped()).stdin(Stdio::null());
     c.stderr(if opts.inherit_stderr { Stdio::inherit() } else { Stdio::piped() });
@@ -221,6 +367,25 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
     {
         use std::os::unix::process::CommandExt;
         c.process_group(0);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        let parent = std::process::id() as libc::pid_t;
+        // SAFETY: between fork and exec the closure calls only prctl and getppid, both
+        // async-signal-safe, and allocates nothing.
+        unsafe {
+            c.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // kprof died before the request took effect: do not start orphaned.
+                if libc::getppid() != parent {
+                    return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                Ok(())
+            });
+        }
     }
     let mut child = match c.spawn() {
         Ok(child) => child,
@@ -237,6 +402,7 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
             };
         }
     };
+    RUNNING_GROUP.store(child.id() as i32, Ordering::SeqCst);
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -285,13 +451,14 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
                 break Ending::NotStarted(format!("waiting for {}: {e}", cmd.get_program().to_string_lossy()))
             }
         }
-        let interrupted = INTERRUPTED.load(Ordering::SeqCst);
-        if interrupted || opts.timeout.is_some_and(|t| started.elapsed() >= t) {
+        let signal = pending_signal();
+        if signal.is_some() || opts.timeout.is_some_and(|t| started.elapsed() >= t) {
             kill_group(&mut child, opts.graceful);
-            break if interrupted { Ending::Interrupted } else { Ending::TimedOut };
+            break signal.map_or(Ending::TimedOut, Ending::Interrupted);
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    RUNNING_GROUP.store(0, Ordering::SeqCst);
     let stopped = !matches!(ending, Ending::Exited(_));
     if let Some(rx) = &line_rx {
         // The reader ends when the pipe closes; a stopped child's descendants may hold it.
@@ -360,10 +527,11 @@ pub fn shell_comment(text: &str) -> String {
         .collect()
 }
 
-/// The last `n` lines of `text`, for error messages about failed children.
+/// The last `n` lines of a child's output, for error messages and the manifest: control
+/// characters (terminal escape sequences, carriage returns) other than tab are removed.
 pub fn tail_lines(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
+    crate::shell::printable(&lines[lines.len().saturating_sub(n)..].join("\n"))
 }
 
 #[cfg(test)]

@@ -6,6 +6,11 @@
 //! messages for people, `-v` adds each child process run with its wall time, `-vv` also
 //! the child's output. Colour follows `--color`, then `CARGO_TERM_COLOR`, then whether
 //! stderr is a terminal (`NO_COLOR` turns automatic colour off).
+//!
+//! Messages for people never carry control characters from elsewhere (a child's escape
+//! sequences, a name from a CSV): only newline and tab survive ([`printable`]); and a word
+//! over [`LONGEST_WORD`] bytes (a 100 KB argument echoed back) is cut, saying how many
+//! bytes were left out.
 
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
@@ -68,6 +73,43 @@ const RESET: &str = "\x1b[0m";
 /// Characters of one line of a child's output shown under `-vv` (cargo's JSON is one
 /// line of hundreds of kilobytes).
 const LONGEST_CHILD_LINE: usize = 400;
+/// Bytes of one word (a run without whitespace) a message shows whole; the longest word
+/// kprof itself writes, a stage's `--metrics` list, is under 900.
+pub const LONGEST_WORD: usize = 1000;
+/// Bytes kept of a longer word.
+const CUT_WORD_TO: usize = 200;
+
+/// `text` without control characters other than newline and tab: what a terminal
+/// receives of text kprof did not write itself.
+pub fn printable(text: &str) -> String {
+    text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect()
+}
+
+/// `text` for a message: [`printable`], and every word over [`LONGEST_WORD`] bytes cut to
+/// its first 200 bytes and `... (N more bytes)`.
+pub fn for_people(text: &str) -> String {
+    let text = printable(text);
+    let mut out = String::with_capacity(text.len().min(64 * 1024));
+    let mut rest = text.as_str();
+    while !rest.is_empty() {
+        let space = rest.find(|c: char| !c.is_whitespace()).unwrap_or(rest.len());
+        out.push_str(&rest[..space]);
+        rest = &rest[space..];
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        let word = &rest[..end];
+        if word.len() > LONGEST_WORD {
+            let mut cut = CUT_WORD_TO;
+            while !word.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            out.push_str(&format!("{}... ({} more bytes)", &word[..cut], word.len() - cut));
+        } else {
+            out.push_str(word);
+        }
+        rest = &rest[end..];
+    }
+    out
+}
 
 impl Shell {
     /// A shell for the given options; `color` is already resolved (see [`ColorChoice::resolve`]).
@@ -116,14 +158,14 @@ impl Shell {
     /// A message for people on stderr, unless `-q`.
     pub fn status(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}", line.as_ref());
+            eprintln!("{}", for_people(line.as_ref()));
         }
     }
 
     /// `note: ...` on stderr, unless `-q`.
     pub fn note(&self, line: impl AsRef<str>) {
         if !self.quiet {
-            eprintln!("{}: {}", self.styled(CYAN_BOLD, "note"), line.as_ref());
+            eprintln!("{}: {}", self.styled(CYAN_BOLD, "note"), for_people(line.as_ref()));
         }
     }
 
@@ -137,15 +179,16 @@ impl Shell {
     /// `warning: ...` on stderr, also under `-q` (a warning that belongs to a result,
     /// such as a comparison made under different conditions).
     pub fn warn_always(&self, line: impl AsRef<str>) {
-        eprintln!("{}: {}", self.styled(YELLOW_BOLD, "warning"), line.as_ref());
+        eprintln!("{}: {}", self.styled(YELLOW_BOLD, "warning"), for_people(line.as_ref()));
     }
 
     /// `error: ...` on stderr, always; `help:` lines in the message get their colour.
     pub fn error(&self, message: impl AsRef<str>) {
+        let text = for_people(message.as_ref());
         let text = if self.color {
-            message.as_ref().replace("\n  help: ", &format!("\n  {}: ", self.styled(CYAN_BOLD, "help")))
+            text.replace("\n  help: ", &format!("\n  {}: ", self.styled(CYAN_BOLD, "help")))
         } else {
-            message.as_ref().to_string()
+            text
         };
         eprintln!("{}: {text}", self.styled(RED_BOLD, "error"));
     }
@@ -154,7 +197,7 @@ impl Shell {
     pub fn error_chain(&self, err: &anyhow::Error) {
         self.error(err.to_string());
         for cause in err.chain().skip(1) {
-            eprintln!("\nCaused by:\n    {}", cause.to_string().replace('\n', "\n    "));
+            eprintln!("\nCaused by:\n    {}", for_people(&cause.to_string()).replace('\n', "\n    "));
         }
     }
 
@@ -173,8 +216,9 @@ impl Shell {
     pub fn command_ran(&self, command: &str, wall: Duration, status: &str) {
         if self.verbose >= 1 && !self.quiet {
             eprintln!(
-                "{} {command} ({status}, {})",
+                "{} {} ({status}, {})",
                 self.styled(CYAN_BOLD, "ran"),
+                for_people(command),
                 crate::units::seconds(wall.as_secs_f64())
             );
         }
@@ -183,7 +227,7 @@ impl Shell {
     /// Under `-vv`: what a child process printed.
     pub fn child_output(&self, text: &str) {
         if self.verbose >= 2 && !self.quiet && !text.trim().is_empty() {
-            for line in text.lines() {
+            for line in printable(text).lines() {
                 match line.char_indices().nth(LONGEST_CHILD_LINE) {
                     Some((cut, _)) => eprintln!("  | {}... ({} more bytes)", &line[..cut], line.len() - cut),
                     None => eprintln!("  | {line}"),
@@ -204,5 +248,18 @@ mod tests {
         let coloured = Shell::new(MessageFormat::Human, false, 0, true);
         assert_eq!(coloured.styled(RED_BOLD, "error"), "\x1b[1;31merror\x1b[0m");
         assert_eq!(Shell::quiet().styled(RED_BOLD, "error"), "error");
+    }
+
+    #[test]
+    fn messages_lose_control_characters_and_giant_words() {
+        assert_eq!(printable("a\x1b[31mred\x1b]0;title\x07\r\n\tb\u{9b}c"), "a[31mred]0;title\n\tbc");
+        let big = "x".repeat(100_000);
+        let cut = for_people(&format!("no kernel `{big}` here"));
+        assert_eq!(cut, format!("no kernel `{}... (99802 more bytes) here", "x".repeat(199)));
+        let metrics = "m".repeat(LONGEST_WORD);
+        assert_eq!(for_people(&format!("  {metrics}\n")), format!("  {metrics}\n"));
+        // A cut never splits a character.
+        let wide = "é".repeat(1000);
+        assert!(for_people(&wide).starts_with(&"é".repeat(100)));
     }
 }

@@ -9,7 +9,7 @@ use crate::model::kinds::Privilege;
 use crate::process::{self, Ending, ProcessBuilder, RunOptions};
 use crate::profile::fs::write_atomic;
 use crate::profile::ProfileDir;
-use crate::shell::Shell;
+use crate::shell::{printable, Shell};
 
 /// The longest a version probe (`ncu --version`, `nvidia-smi`, `git`) may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -34,7 +34,9 @@ pub fn write_environment(
         match (&done.ending, &done.start_error) {
             (_, Some(e)) => format!("(not available: {e})"),
             (Ending::Exited(s), _) if s.success() => done.stdout_text().trim().to_string(),
-            (Ending::Exited(s), _) => format!("(exit {s}) {}", done.stderr_text().trim()),
+            (Ending::Exited(s), _) => {
+                format!("({}) {}", process::describe_status(s), printable(done.stderr_text().trim()))
+            }
             (other, _) => format!("({other})"),
         }
     };

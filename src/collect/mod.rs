@@ -6,8 +6,11 @@
 //! matches nothing, so every log is read for that, and for the counter-permission error,
 //! before the next stage starts. Under `--sudo` the output is also read for sudo's
 //! refusal (`sudo: a password is required`), which stops the run the same way, with
-//! exit code 7. The manifest is written whatever happens, so a failed or partial run
-//! still says what ran, why, and how it ended.
+//! exit code 7. ncu exiting 0 without a readable page (no file, an empty one, something
+//! else), or killed by a signal, stops it with exit code 13 and the file or signal named.
+//! The manifest is written whatever happens ([`collect`] writes the stages as they end,
+//! [`record_ending`] the exit code and message of every ending), so a failed, partial or
+//! interrupted run still says what ran, why, and how it ended.
 
 pub mod discover;
 pub mod environment;
@@ -20,11 +23,11 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 
 use crate::analyze::{rules::Rules, summary};
-use crate::error::{ExitCode, Failure};
+use crate::error::{exit_code_of, ExitCode, Failure, Signal};
 use crate::model::filter::KernelFilter;
 use crate::model::stage::{Stage, StageSelection};
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
-use crate::ncu::parse::{scan_log, RawPage};
+use crate::ncu::parse::{scan_log, RawPage, SourcePage};
 use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
 use crate::plan::{KernelPlan, StagePlan};
 use crate::process::{self, shell_comment, tail_lines, Ending, ProcessBuilder, RunOptions};
@@ -47,22 +50,29 @@ pub struct KernelRun<'a> {
     pub timeout: Option<Duration>,
 }
 
-/// Runs the stages of one kernel, reporting each step through `shell`.
+/// Runs the stages of one kernel, reporting each step through `shell`. The manifest is
+/// written when the stages end, however they end.
 pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunManifest> {
+    let mut manifest = RunManifest::new(&run.kernel.name, run.kernel.privilege);
+    let started = Instant::now();
+    let mut ncu_ms = 0u64;
+    let result = collect_stages(run, rules, shell, &mut manifest, &mut ncu_ms);
+    manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
+    manifest.write(run.dir)?;
+    result.map(|()| manifest)
+}
+
+fn collect_stages(
+    run: &KernelRun<'_>,
+    rules: &Rules,
+    shell: &Shell,
+    manifest: &mut RunManifest,
+    ncu_ms: &mut u64,
+) -> Result<()> {
     let KernelRun { dir, kernel, target, ncu, first, timeout } = *run;
     let say = |line: &str| shell.status(line);
     // The filter is the plan's, or the one discovery chooses.
     let mut filter: Option<KernelFilter> = kernel.filter.clone();
-    let started = Instant::now();
-    let mut manifest = RunManifest {
-        schema_version: 1,
-        kprof_version: env!("CARGO_PKG_VERSION").to_string(),
-        kernel: kernel.name.clone(),
-        privilege: kernel.privilege,
-        status: StageStatus::Ok,
-        stages: Vec::new(),
-        kprof_overhead_ms: 0,
-    };
     let auto = matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto));
     let mut queue: Vec<(StageCollection, ProcessBuilder, String)> = first
         .iter()
@@ -70,7 +80,6 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
             (c.clone(), p.clone(), if auto { "auto: always first".into() } else { "requested".into() })
         })
         .collect();
-    let mut ncu_ms = 0u64;
     let mut i = 0;
     while i < queue.len() {
         let (collection, cmd, why) = queue[i].clone();
@@ -94,20 +103,25 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
         };
         bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
         bar.enable_steady_tick(Duration::from_millis(120));
-        let (outcome, page) = run_stage(dir, &collection, &cmd, why, timeout, kernel.privilege, shell);
+        let ran = run_stage(dir, &collection, &cmd, why, timeout, kernel.privilege, shell);
         bar.finish_and_clear();
-        ncu_ms += outcome.wall_ms;
-        let status = outcome.status;
-        let log = outcome.log.clone();
-        manifest.stages.push(outcome);
+        *ncu_ms += ran.outcome.wall_ms;
+        let status = ran.outcome.status;
+        let log = ran.outcome.log.clone();
+        manifest.stages.push(ran.outcome);
         if status != StageStatus::Ok {
             manifest.status = status;
-            manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
-            manifest.write(dir)?;
             let everything = KernelFilter::regex(".*");
             let f = filter.as_ref().unwrap_or(&everything);
-            return Err(stage_failure(status, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
+            let end = StageEnd {
+                status,
+                signal: ran.signal,
+                problem: ran.problem,
+                stage: collection.name().to_string(),
+            };
+            return Err(stage_failure(&end, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
         }
+        let page = ran.page;
         let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
         // The source page has no pass column: say only that it finished.
         say(&match passes.first() {
@@ -154,9 +168,47 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
             queue.push((follow, cmd, format!("auto follow-up: {reason}")));
         }
     }
-    manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms);
-    manifest.write(dir)?;
-    Ok(manifest)
+    Ok(())
+}
+
+/// Records how the run of `kernel` ended in its `run_manifest.yaml`: the exit code, the
+/// message of a failure, and a status when the stages ended `ok` but the run did not
+/// (the timing run, the analysis, a signal between stages). A run that never reached
+/// the stages gets a manifest with none.
+pub fn record_ending(dir: &ProfileDir, kernel: &KernelPlan, end: Result<(), &anyhow::Error>) -> Result<()> {
+    let code = end.map_or_else(exit_code_of, |()| ExitCode::Success);
+    let mut manifest =
+        RunManifest::read(dir).unwrap_or_else(|_| RunManifest::new(&kernel.name, kernel.privilege));
+    if manifest.status == StageStatus::Ok {
+        manifest.status = StageStatus::of_exit(code);
+    }
+    manifest.exit_code = Some(code.code());
+    manifest.message = end.err().map(|e| {
+        let failure = e.chain().find_map(|c| c.downcast_ref::<Failure>());
+        failure.map_or_else(|| format!("{e:#}"), |f| f.message.clone())
+    });
+    manifest.write(dir)
+}
+
+/// Records that `kernel` was never run: an earlier kernel's run ended the whole run with
+/// `code`.
+pub fn record_not_run(dir: &ProfileDir, kernel: &KernelPlan, code: ExitCode) -> Result<()> {
+    let mut manifest = RunManifest::new(&kernel.name, kernel.privilege);
+    manifest.status = StageStatus::NotRun;
+    manifest.exit_code = Some(code.code());
+    manifest.message = Some(format!("not run: an earlier kernel's run ended the run ({})", code.name()));
+    manifest.write(dir)
+}
+
+/// What one stage left: its manifest entry, its parsed page and, when it failed, why.
+struct StageRan {
+    outcome: StageOutcome,
+    page: Result<RawPage, String>,
+    /// The signal kprof received, when that stopped the stage.
+    signal: Option<Signal>,
+    /// What went wrong in words, when the console alone does not say it (ncu killed by a
+    /// signal, a missing or unreadable page).
+    problem: Option<String>,
 }
 
 fn run_stage(
@@ -167,24 +219,23 @@ fn run_stage(
     timeout: Option<Duration>,
     privilege: Privilege,
     shell: &Shell,
-) -> (StageOutcome, Result<RawPage, String>) {
+) -> StageRan {
     let output_rel = crate::profile::dir::raw_page_rel(collection);
     let opts = RunOptions { timeout, graceful: privilege == Privilege::Sudo, ..Default::default() };
     let done = process::run(cmd, opts, shell);
     let wall_ms = done.wall.as_millis() as u64;
-    let (exit_code, ended) = match &done.ending {
-        Ending::Exited(status) => (status.code(), None),
-        Ending::TimedOut => (None, Some(StageStatus::Timeout)),
-        Ending::Interrupted => (None, Some(StageStatus::Interrupted)),
-        Ending::NotStarted(_) => (None, Some(StageStatus::TargetFailed)),
+    let (exit_code, ended, signal) = match &done.ending {
+        Ending::Exited(status) => (status.code(), None, None),
+        Ending::TimedOut => (None, Some(StageStatus::Timeout), None),
+        Ending::Interrupted(s) => (None, Some(StageStatus::Interrupted), Some(*s)),
+        Ending::NotStarted(_) => (None, Some(StageStatus::TargetFailed), None),
     };
     let console = match &done.ending {
         Ending::NotStarted(msg) => format!("{msg}\n{}", done.console()),
         _ => done.console(),
     };
-    let log_text =
-        std::fs::read(dir.path().join(&output_rel)).map(|b| String::from_utf8_lossy(&b).into_owned());
-    let log_text = log_text.unwrap_or_default();
+    let written = std::fs::read(dir.path().join(&output_rel));
+    let log_text = written.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
     let scan = scan_log(&format!("{log_text}\n{console}"));
     let parsed = RawPage::parse(&log_text, &output_rel).map_err(|e| e.to_string());
     let page = parsed.as_ref().ok();
@@ -195,14 +246,27 @@ fn run_stage(
         .unwrap_or_default();
     let launches = page.map(|p| p.launches().count()).unwrap_or(0);
     let sudo_refused = privilege == Privilege::Sudo && privilege::sudo_refusal(&console).is_some();
+    // ncu killed by a signal: not the program (whose crash ncu reports with an exit code).
+    let killed = match &done.ending {
+        Ending::Exited(status) if status.code().is_none() => Some(process::describe_status(status)),
+        _ => None,
+    };
+    let mut problem = None;
     let status = if let Some(ended) = ended {
         ended
     } else if scan.permission_denied || sudo_refused {
         StageStatus::Permission
+    } else if let Some(killed) = killed {
+        problem = Some(format!("ncu was {killed} during stage {}", collection.name()));
+        StageStatus::NcuFailed
     } else if scan.no_kernels_profiled {
         StageStatus::NoMatch
-    } else if exit_code != Some(0) {
+    } else if let Some(code) = exit_code.filter(|c| *c != 0) {
+        problem = Some(format!("ncu exit code {code}"));
         StageStatus::TargetFailed
+    } else if let Some(unreadable) = unreadable_page(collection, &output_rel, &written, &parsed) {
+        problem = Some(format!("ncu exited 0 but {unreadable}"));
+        StageStatus::NcuFailed
     } else {
         StageStatus::Ok
     };
@@ -226,12 +290,36 @@ fn run_stage(
         output: output_rel,
         log,
     };
-    (outcome, parsed)
+    StageRan { outcome, page: parsed, signal, problem }
+}
+
+/// Why the page a stage wrote cannot be read, naming the file; `None` when it can.
+fn unreadable_page(
+    collection: &StageCollection,
+    output_rel: &str,
+    written: &std::io::Result<Vec<u8>>,
+    parsed: &Result<RawPage, String>,
+) -> Option<String> {
+    let bytes = match written {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(format!("wrote no {output_rel}")),
+        Err(e) => return Some(format!("{output_rel} cannot be read: {e}")),
+        Ok(b) => b,
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Some(format!("{output_rel} is empty"));
+    }
+    let error = if *collection == StageCollection::Named(Stage::Source) {
+        SourcePage::parse(&String::from_utf8_lossy(bytes), output_rel).err().map(|e| e.to_string())
+    } else {
+        parsed.as_ref().err().cloned()
+    };
+    error.map(|e| format!("{output_rel} is not the page it asked for: {e}"))
 }
 
 /// The follow-up stage and why, from the rules over basic's metrics (its parsed page).
 fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
-    let page = page.map_err(|e| Failure::new(ExitCode::Failure, e))?;
+    // A stage ends `ok` only with a readable page (see `unreadable_page`).
+    let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
     let re = regex::Regex::new(&filter.pattern).ok();
     let summary = summary::summarize([&page], re.as_ref());
     let Some(k) = summary.kernels.first() else {
@@ -267,14 +355,28 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
     Ok((stage, reason))
 }
 
-fn stage_failure(
+/// How a stage that did not end `ok` ended.
+struct StageEnd {
     status: StageStatus,
+    signal: Option<Signal>,
+    problem: Option<String>,
+    stage: String,
+}
+
+fn stage_failure(
+    end: &StageEnd,
     kernel: &KernelPlan,
     filter: &KernelFilter,
     log: &str,
     cmd: &ProcessBuilder,
 ) -> Failure {
-    match status {
+    // What ncu and the program printed last, or that they printed nothing.
+    let printed = if log.trim().is_empty() {
+        "ncu and the program printed nothing".to_string()
+    } else {
+        format!("what ncu and the program printed last:\n{log}")
+    };
+    match end.status {
         StageStatus::NoMatch => {
             let mut seen: Vec<&str> = log.lines().take_while(|l| !l.trim().is_empty()).collect();
             seen.retain(|l| !l.starts_with("=="));
@@ -306,10 +408,23 @@ fn stage_failure(
                 .help("raise --timeout, or profile fewer launches (--launch-count)")
         }
         StageStatus::Interrupted => {
-            Failure::new(ExitCode::Interrupted, "interrupted; the stages that finished stay on disk")
+            let signal = end.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
+            process::interrupted(signal, &format!("during stage {}", end.stage))
         }
-        _ => Failure::new(ExitCode::TargetFailed, format!("the profiled program failed under ncu:\n{log}"))
-            .help(format!("the command was: {cmd}")),
+        StageStatus::NcuFailed => Failure::new(
+            ExitCode::NcuFailed,
+            format!("{}; {printed}", end.problem.as_deref().unwrap_or("ncu failed")),
+        )
+        .help(format!("the command was: {cmd}"))
+        .help("run it by hand to see what ncu says; `cargo kprof doctor` checks the setup"),
+        _ => Failure::new(
+            ExitCode::TargetFailed,
+            match &end.problem {
+                Some(p) => format!("the profiled program failed under ncu ({p}); {printed}"),
+                None => format!("the profiled program failed under ncu; {printed}"),
+            },
+        )
+        .help(format!("the command was: {cmd}")),
     }
 }
 

@@ -49,6 +49,8 @@ pub struct PreparedKernel<'a> {
     /// The stages known before any metric (basic, or the requested list), with their
     /// ncu commands as written to `commands.sh`.
     pub stage_commands: Vec<(StageCollection, ProcessBuilder)>,
+    /// `commands.sh` as written: the build and the stages, each under its comment.
+    pub script: String,
 }
 
 /// Creates the kernel's profile directory and writes `profile-target.yaml` and
@@ -95,7 +97,7 @@ pub fn prepare_kernel<'a>(
     spec.write_to(&dir.target_spec_path())?;
     let script = commands_script(plan, kernel, &stage_commands);
     write_new(&dir.commands_script_path(), &script)?;
-    Ok(PreparedKernel { kernel, dir, target, stage_commands })
+    Ok(PreparedKernel { kernel, dir, target, stage_commands, script })
 }
 
 /// `profile-target.yaml` for a resolved kernel: the spec document's schema, filled in.

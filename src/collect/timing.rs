@@ -78,7 +78,7 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
 
 /// Runs the timing; on success the harness has written `result`. It runs like an ncu
 /// stage (through [`process::run`]): in its own process group, stopped as a whole by
-/// `--timeout` or Ctrl-C.
+/// `--timeout` or a signal.
 pub fn run_timing(
     target: &TargetCommand,
     result: &Path,
@@ -88,6 +88,7 @@ pub fn run_timing(
     let cmd = timing_command(target, result);
     let done = process::run(&cmd, RunOptions { timeout, ..Default::default() }, shell);
     let (ending, console) = (&done.ending, done.console());
+    let no_result = format!(" and wrote no {}", result.display());
     let failed = |code: ExitCode, what: String| -> anyhow::Error {
         Failure::new(code, what).help(format!("the command was: {}", cmd.command_line())).into()
     };
@@ -96,14 +97,18 @@ pub fn run_timing(
             ExitCode::Timeout,
             format!("the timing run of {} ran past --timeout and was stopped", target.program.display()),
         )),
-        Ending::Interrupted => Err(failed(ExitCode::Interrupted, "interrupted during the timing run".into())),
+        Ending::Interrupted(signal) => Err(process::interrupted(*signal, "during the timing run").into()),
         Ending::NotStarted(msg) => Err(failed(ExitCode::TargetFailed, msg.clone())),
         Ending::Exited(s) if !s.success() || !result.is_file() => Err(failed(
             ExitCode::TargetFailed,
             format!(
-                "the timing run failed ({s}){}:\n{}",
-                if result.is_file() { "" } else { " and wrote no result" },
-                tail_lines(&console, 20)
+                "the timing run failed ({}){}; {}",
+                process::describe_status(s),
+                if result.is_file() { "" } else { &no_result },
+                match tail_lines(&console, 20) {
+                    t if t.trim().is_empty() => "it printed nothing".to_string(),
+                    t => format!("what it printed last:\n{t}"),
+                }
             ),
         )),
         Ending::Exited(_) => Ok(done.wall),
@@ -203,7 +208,7 @@ mod tests {
         };
         let err = run_timing(&target, &tmp.path().join("t.json"), None, &Shell::quiet()).unwrap_err();
         let text = format!("{err:#}");
-        assert!(text.contains("boom") && text.contains("exit status: 3"), "{text}");
+        assert!(text.contains("boom") && text.contains("exit code 3"), "{text}");
         assert_eq!(crate::error::exit_code_of(&err), ExitCode::TargetFailed);
     }
 }

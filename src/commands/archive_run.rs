@@ -19,6 +19,11 @@ use crate::shell::Shell;
 pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     let (metadata, config) = load_workspace(a.profile.packages.manifest_path.as_deref(), shell)?;
     let plan = plan::resolve(&a.profile.request()?, &metadata, &config, build::cargo_binary())?;
+    for note in &plan.notes {
+        shell.note(note);
+    }
+    // A signal stops the build and is answered when it returns, before anything is packed.
+    let _deferral = crate::process::defer_signals();
     let built = match &plan.build {
         Some(req) => {
             shell.status(format!("Building with line info: {}", req.command()));
@@ -26,8 +31,13 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
         }
         None => None,
     };
+    crate::process::check_signal("after the build")?;
     archive::write(&plan, built.as_ref(), &a.output)?;
-    shell.out(format!("Archive: {}", a.output.display()));
+    if shell.is_json() {
+        shell.json(&serde_json::json!({ "reason": "archive-written", "archive": a.output }));
+    } else {
+        shell.out(format!("Archive: {}", a.output.display()));
+    }
     Ok(ExitCode::Success)
 }
 

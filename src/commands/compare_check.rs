@@ -89,6 +89,9 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
             (plan::resolve(&c.profile.request()?, &metadata, &config, build::cargo_binary())?, None)
         }
     };
+    for note in &plan.notes {
+        shell.note(note);
+    }
     if c.timing_only {
         if let Some(k) = plan.kernels.iter().find(|k| k.runtime != Runtime::Harness) {
             return Err(Failure::new(

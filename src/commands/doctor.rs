@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use serde_json::json;
 
 use crate::build;
 use crate::config;
@@ -69,26 +70,49 @@ pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shel
             fix: None,
         });
     }
-    for c in &checks {
-        match &c.result {
-            Ok(detail) => shell.out(format!("ok    {}: {detail}", c.what)),
-            Err(problem) => {
-                shell.out(format!("FAIL  {}: {problem}", c.what));
-                if let Some(fix) = &c.fix {
-                    shell.out(format!("      fix: {fix}"));
+    let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
+    let guide = failed.iter().any(|c| c.what.is_sudo_setup());
+    if shell.is_json() {
+        for c in &checks {
+            let (ok, detail) = match &c.result {
+                Ok(d) => (true, d),
+                Err(p) => (false, p),
+            };
+            shell.json(&json!({
+                "reason": "doctor-check",
+                "check": c.what.to_string(),
+                "ok": ok,
+                "detail": detail,
+                "fix": if ok { None } else { c.fix.as_deref() },
+            }));
+        }
+        shell.json(&json!({
+            "reason": "doctor-finished",
+            "ready": failed.is_empty(),
+            "sudo": sudo,
+            "guide": guide.then_some(privilege::SUDO_GUIDE),
+        }));
+    } else {
+        for c in &checks {
+            match &c.result {
+                Ok(detail) => shell.out(format!("ok    {}: {detail}", c.what)),
+                Err(problem) => {
+                    shell.out(format!("FAIL  {}: {problem}", c.what));
+                    if let Some(fix) = &c.fix {
+                        shell.out(format!("      fix: {fix}"));
+                    }
                 }
             }
         }
-    }
-    let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
-    if failed.iter().any(|c| c.what.is_sudo_setup()) {
-        shell.out(format!("\n{}", privilege::SUDO_GUIDE));
+        if guide {
+            shell.out(format!("\n{}", privilege::SUDO_GUIDE));
+        }
+        if failed.is_empty() {
+            shell.out(format!("profiling can work here{}", if sudo { " (through sudo -n)" } else { "" }));
+        }
     }
     Ok(match failed.first() {
-        None => {
-            shell.out(format!("profiling can work here{}", if sudo { " (through sudo -n)" } else { "" }));
-            ExitCode::Success
-        }
+        None => ExitCode::Success,
         Some(c) if c.what == CheckId::CounterPermission || c.what.is_sudo_setup() => ExitCode::Permission,
         Some(_) => ExitCode::MissingTool,
     })

@@ -33,13 +33,23 @@ pub fn main() -> std::process::ExitCode {
             return if e.use_stderr() { ExitCode::Usage.into() } else { ExitCode::Success.into() };
         }
     };
+    crate::process::install_signal_handlers();
     let shell = args.output().map(|o| o.shell()).unwrap_or_else(|| cli::OutputArgs::default().shell());
-    match run(args, &shell) {
-        Ok(code) => code.into(),
+    let code = match run(args, &shell) {
+        Ok(code) => code,
         Err(err) => {
             shell.error_chain(&err);
-            exit_code_of(&err).into()
+            exit_code_of(&err)
         }
+    };
+    // A signal received while the run was deferring it ends the process with its code,
+    // whatever the run made of the stopped child.
+    match crate::process::pending_signal() {
+        Some(signal) if code != ExitCode::Interrupted(signal) => {
+            shell.error(format!("stopped by {signal}"));
+            ExitCode::Interrupted(signal).into()
+        }
+        _ => code.into(),
     }
 }
 
@@ -59,8 +69,30 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
     }
 }
 
-/// Prints one line per kernel verdict, then the report's path.
+/// Prints one line per kernel verdict, then the report's path; with JSON messages, one
+/// `analysed` object with the same.
 fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell) {
+    if shell.is_json() {
+        let kernels: Vec<_> = decision
+            .kernels
+            .iter()
+            .map(|v| {
+                serde_json::json!({
+                    "kernel": v.kernel,
+                    "classification": v.classification.name(),
+                    "confidence": v.confidence.name(),
+                    "rule": v.rule,
+                })
+            })
+            .collect();
+        shell.json(&serde_json::json!({
+            "reason": "analysed",
+            "profile_dir": dir.path(),
+            "report": dir.final_report_path(),
+            "kernels": kernels,
+        }));
+        return;
+    }
     for v in &decision.kernels {
         shell.out(format!(
             "{}: {} ({} confidence{})",

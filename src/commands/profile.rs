@@ -2,7 +2,7 @@
 //! driver that `run --archive` and `check` share: preflight, build, prepare each
 //! kernel's directory, collect, analyse, report, index.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use serde_json::json;
@@ -57,6 +57,9 @@ pub(crate) fn execute_profiles<'a>(
     extras: Extras,
     shell: &Shell,
 ) -> Result<Vec<(&'a KernelPlan, ProfileDir)>> {
+    // Signals stop the running child and are answered here, between steps, so that every
+    // profile directory records how its run ended.
+    let _deferral = process::defer_signals();
     let ncu_path_file = dir::ensure_ncu_path(&plan.profile_root)?;
     let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
     let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
@@ -106,31 +109,25 @@ pub(crate) fn execute_profiles<'a>(
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = Rules::builtin();
-    process::install_interrupt_handler();
-    for p in &prepared {
-        let ncu_path = ncu_for(p.kernel);
-        if extras.timing || extras.timing_only {
-            timing::time_kernel(p, plan.timeout, extras.timing_only, shell)?;
+    for (n, p) in prepared.iter().enumerate() {
+        let ended = run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, shell);
+        // Recording the ending must not hide how the run ended.
+        let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
+        if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
+            match &ended {
+                Ok(()) => return Err(e),
+                Err(_) => unrecorded(e),
+            }
         }
-        if extras.timing_only {
-            continue;
+        if let Err(err) = ended {
+            let code = crate::error::exit_code_of(&err);
+            for later in &prepared[n + 1..] {
+                if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
+                    unrecorded(e);
+                }
+            }
+            return Err(err);
         }
-        environment::write_environment(&p.dir, &ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
-        let run = KernelRun {
-            dir: &p.dir,
-            kernel: p.kernel,
-            target: &p.target,
-            ncu: &ncu_path,
-            first: &p.stage_commands,
-            timeout: plan.timeout,
-        };
-        collect::collect(&run, &rules, shell)?;
-        let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
-        let analysis = report::refresh(&p.dir, &opts)?;
-        for w in &analysis.warnings {
-            shell.warn(w);
-        }
-        print_verdicts(&p.dir, &analysis.decision, shell);
     }
     // The index lists the profiles under the project's profiles root, and lives only
     // there: never beside an explicit --output-dir, where a file of that name is the user's.
@@ -148,6 +145,42 @@ pub(crate) fn execute_profiles<'a>(
         }
     }
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// One kernel's run: timing, the environment record, the stages, the analysis.
+fn run_kernel(
+    plan: &Plan,
+    p: &PreparedKernel<'_>,
+    ncu_path: &Path,
+    rules: &Rules,
+    extras: Extras,
+    shell: &Shell,
+) -> Result<()> {
+    process::check_signal("before the run")?;
+    if extras.timing || extras.timing_only {
+        timing::time_kernel(p, plan.timeout, extras.timing_only, shell)?;
+    }
+    if extras.timing_only {
+        return Ok(());
+    }
+    environment::write_environment(&p.dir, ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
+    let run = KernelRun {
+        dir: &p.dir,
+        kernel: p.kernel,
+        target: &p.target,
+        ncu: ncu_path,
+        first: &p.stage_commands,
+        timeout: plan.timeout,
+    };
+    collect::collect(&run, rules, shell)?;
+    process::check_signal("after the stages, before the analysis")?;
+    let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
+    let analysis = report::refresh(&p.dir, &opts)?;
+    for w in &analysis.warnings {
+        shell.warn(w);
+    }
+    print_verdicts(&p.dir, &analysis.decision, shell);
+    Ok(())
 }
 
 /// Shows each prepared profile: its directory and the ncu commands known so far (for a
@@ -168,11 +201,16 @@ fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) 
                     "stages": stages,
                 "follow_up": matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)),
             }));
+        } else if plan.dry_run {
+            // The dry run's result is its commands: `commands.sh` as written, each command
+            // under its `# Stage N` comment, so that stdout alone is the replayable script.
+            shell.status(format!("Profile directory: {}", p.dir.path().display()));
+            shell.out(p.script.trim_end());
         } else {
+            // Progress of a real run: each label on the line of its command.
             shell.status(format!("Profile directory: {}", p.dir.path().display()));
             for (c, cmd) in &p.stage_commands {
-                shell.status(format!("ncu command ({}):", c.name()));
-                shell.out(cmd.to_string());
+                shell.status(format!("ncu command ({}): {cmd}", c.name()));
             }
             if matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
                 shell.status("then one follow-up stage chosen from basic's metrics");

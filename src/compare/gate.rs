@@ -53,7 +53,8 @@ pub struct GateOptions {
     pub baseline: BaselineSpec,
     /// Noise band, percent.
     pub tolerance_pct: f64,
-    /// Compare even when GPU, ncu version or clock control differ (with a warning).
+    /// Compare even when the kernel or its arguments, the GPU, the ncu version or the
+    /// clock control differ (with a warning).
     pub force: bool,
     /// Also draw `comparison/comparison.png`.
     pub visual: bool,
@@ -151,14 +152,18 @@ pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateRes
     let current_dir = current.dir.as_path();
     let profile_root = current_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
     let base = load_baseline(&opts.baseline, current, &profile_root)?;
-    let mismatches = compare::condition_mismatches(&base, current);
+    let different = compare::identity_mismatch(&base, current);
+    let mismatches: Vec<String> =
+        different.iter().cloned().chain(compare::condition_mismatches(&base, current)).collect();
     if !mismatches.is_empty() && !opts.force {
+        let why = if different.is_some() {
+            "they are not the same kernel with the same arguments"
+        } else {
+            "the numbers were taken differently"
+        };
         let mut f = Failure::new(
             ExitCode::Config,
-            format!(
-                "refusing to compare {} with {}: the numbers were taken differently",
-                current.label, base.label
-            ),
+            format!("refusing to compare {} with {}: {why}", current.label, base.label),
         );
         for m in &mismatches {
             f = f.help(m.clone());

@@ -220,15 +220,23 @@ pub fn condition_mismatches(base: &Snapshot, cur: &Snapshot) -> Vec<String> {
     out
 }
 
+/// When `base` and `cur` are not the same kernel with the same case and arguments: how
+/// they differ. Comparing them is refused unless forced, as for [`condition_mismatches`].
+pub fn identity_mismatch(base: &Snapshot, cur: &Snapshot) -> Option<String> {
+    (base.identity != cur.identity).then(|| {
+        format!(
+            "different kernels or arguments: `{}` (baseline) vs `{}` (current)",
+            describe(&base.identity),
+            describe(&cur.identity)
+        )
+    })
+}
+
 /// Compares `cur` against `base`. Pure.
 pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Comparison {
     let mut warnings = condition_mismatches(base, cur);
-    if base.identity != cur.identity {
-        warnings.push(format!(
-            "different kernels or arguments: `{}` (baseline) vs `{}` (current); compared as asked",
-            describe(&base.identity),
-            describe(&cur.identity)
-        ));
+    if let Some(different) = identity_mismatch(base, cur) {
+        warnings.push(format!("{different}; compared as asked"));
     }
     let metrics: Vec<MetricDelta> = COMPARED
         .iter()

@@ -19,7 +19,7 @@
 //! launch-count = 1                # integer >= 1: launches to profile
 //! stages = "auto"                 # "auto" | "all" | ["basic", "memory", ...] | "basic,memory"
 //! env = { NO_GRAPH = "1" }        # environment for the target; values are strings
-//! tolerance-pct = 2.0             # number >= 0: noise band for comparisons
+//! tolerance-pct = 2.0             # finite number >= 0: noise band for comparisons
 //! clock-control = "none"          # "none" | "base": ncu --clock-control
 //! privilege = "none"              # "none" | "sudo": run ncu as `sudo -n <profile/ncu_path>`
 //!
@@ -729,7 +729,10 @@ mod tests {
         let msg = error_of(json!({ "launch-skip": 1.5 }));
         assert!(msg.contains("found the number 1.5"), "{msg}");
         let msg = error_of(json!({ "tolerance-pct": -2.0 }));
-        assert!(msg.contains("must be a number >= 0"), "{msg}");
+        assert!(msg.contains("must be a finite number >= 0, found -2"), "{msg}");
+        // `tolerance-pct = nan` (or inf) reaches us as null through cargo metadata.
+        let msg = error_of(json!({ "tolerance-pct": null }));
+        assert!(msg.contains("found a number that is not finite (`nan` or `inf`)"), "{msg}");
         let msg = error_of(json!({ "clock-control": "max" }));
         assert!(msg.contains("expected \"none\" or \"base\", found \"max\""), "{msg}");
         let msg = error_of(json!({ "env": { "NO_GRAPH": 1 } }));

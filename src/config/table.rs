@@ -244,9 +244,9 @@ impl<'a> Table<'a> {
         match value.as_f64() {
             Some(pct) if pct.is_finite() && pct >= 0.0 => Ok(Some(pct)),
             Some(pct) => Err(self
-                .error("tolerance-pct", format_args!("must be a number >= 0, found {pct}"))
+                .error("tolerance-pct", format_args!("must be a finite number >= 0, found {pct}"))
                 .help(format!("for example: `{EXAMPLE}`"))),
-            None => Err(self.type_error("tolerance-pct", "a number >= 0", value, EXAMPLE)),
+            None => Err(self.type_error("tolerance-pct", "a finite number >= 0", value, EXAMPLE)),
         }
     }
 
@@ -520,7 +520,8 @@ fn check_target_exists(
 /// A short description of a JSON value's type for messages: `the string "ten"`.
 fn describe(value: &Value) -> String {
     match value {
-        Value::Null => "nothing".to_string(),
+        // TOML has no null: `cargo metadata` writes a float that is not finite as null.
+        Value::Null => "a number that is not finite (`nan` or `inf`)".to_string(),
         Value::Bool(b) => format!("the boolean {b}"),
         Value::Number(n) if n.is_f64() => format!("the number {n}"),
         Value::Number(n) => format!("the integer {n}"),

@@ -170,7 +170,7 @@ pub fn sudo_version(sudo: &Path, ncu: &Path, timeout: Duration, shell: &Shell) -
     let status = match &done.ending {
         Ending::Exited(status) => *status,
         Ending::TimedOut => return Err(format!("`{shown}` did not finish within {timeout:?}")),
-        Ending::Interrupted => return Err(format!("`{shown}` was interrupted")),
+        Ending::Interrupted(signal) => return Err(format!("`{shown}` was stopped: kprof received {signal}")),
         Ending::NotStarted(_) => {
             return Err(format!(
                 "could not start {}: {}",

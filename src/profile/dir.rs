@@ -195,7 +195,7 @@ impl ProfileDir {
             }
         }
         Err(Failure::new(
-            ExitCode::Failure,
+            ExitCode::Filesystem,
             format!(
                 "cannot create a profile directory for `{id}` in {}: \
                  `{id}` through `{id}_{MAX_COLLISION_SUFFIX}` all exist",
@@ -497,7 +497,7 @@ pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
 
 pub(super) fn refuse(dir: &Path, why: &str) -> Failure {
     Failure::new(
-        ExitCode::Config,
+        ExitCode::Filesystem,
         format!("output directory {} {why}; profiles are never written over existing files", dir.display()),
     )
     .help(
@@ -515,7 +515,7 @@ pub(super) fn create_dir_all(dir: &Path) -> Result<(), Failure> {
 }
 
 pub(super) fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
-    Failure::new(ExitCode::Failure, format!("{what} {}: {err}", path.display()))
+    Failure::new(ExitCode::Filesystem, format!("{what} {}: {err}", path.display()))
 }
 
 #[cfg(test)]

@@ -51,10 +51,10 @@ impl ImportRecord {
 }
 
 /// Reads an input named on the command line (an export, `--rules`, `--template`) as text;
-/// one that cannot be read is refused with exit 3, naming it.
+/// one that cannot be read is refused with exit 12, naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Failure::new(ExitCode::Config, format!("could not read {}: {e}", path.display()))
+        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
             .help("check the path: it must name a readable file")
     })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -63,7 +63,7 @@ pub(crate) fn read(path: &Path) -> Result<String> {
 /// Opens an export named on the command line for streaming, refused like [`read`].
 fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
     let file = std::fs::File::open(path).map_err(|e| {
-        Failure::new(ExitCode::Config, format!("could not read {}: {e}", path.display()))
+        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
             .help("check the path: it must name a readable file")
     })?;
     Ok(std::io::BufReader::new(file))

@@ -107,7 +107,7 @@ pub fn create_staging_beside(final_dir: &Path, purpose: &str) -> Result<PathBuf,
             Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
         }
     }
-    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
+    Err(Failure::new(ExitCode::Filesystem, format!("cannot create a staging folder in {}", parent.display())))
 }
 
 /// Renames the folder `staging` (built by [`create_staging_beside`]) to `final_dir`, which
@@ -140,7 +140,7 @@ pub fn create_baseline_staging(profiles_root: &Path, name: &str, kernel: &str) -
             Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
         }
     }
-    Err(Failure::new(ExitCode::Failure, format!("cannot create a staging folder in {}", parent.display())))
+    Err(Failure::new(ExitCode::Filesystem, format!("cannot create a staging folder in {}", parent.display())))
 }
 
 #[cfg(test)]
@@ -157,7 +157,7 @@ mod tests {
         assert!(!tmp.path().join("new").exists());
         assert!(check_output_dir(&used, true).is_ok(), "several profiles go into an existing folder");
         let err = check_output_dir(&used, false).unwrap_err();
-        assert_eq!(err.code, ExitCode::Config);
+        assert_eq!(err.code, ExitCode::Filesystem);
         assert!(err.message.contains("is not empty"), "{err}");
         let file = used.join("notes.txt");
         assert!(check_output_dir(&file, true).unwrap_err().message.contains("is not a directory"));

@@ -1,13 +1,16 @@
 //! `run_manifest.yaml`: what ran, why, and how each stage ended.
 //!
-//! Written whatever happens (a failed or interrupted run says so), read back by compare
-//! and by the tests that replay recorded runs.
+//! Written whatever happens: every ending of a run (done, failed, timed out, stopped by a
+//! signal, or never started because an earlier kernel's run ended the whole run) leaves
+//! one with its status, the exit code and the message. Read back by compare and by the
+//! tests that replay recorded runs. A dry run runs nothing and writes none.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::dir::ProfileDir;
 use super::fs::write_atomic;
+use crate::error::ExitCode;
 use crate::model::kinds::Privilege;
 
 /// How a stage (and so a run) ended.
@@ -24,8 +27,15 @@ pub enum StageStatus {
     TargetFailed,
     /// It ran past `--timeout` and was stopped.
     Timeout,
-    /// Ctrl-C stopped it.
+    /// A signal (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT) stopped it.
     Interrupted,
+    /// ncu itself failed: killed by a signal, or it exited 0 without a readable page.
+    NcuFailed,
+    /// Something else ended the run (the analysis, a file that could not be written);
+    /// the manifest's message says what.
+    Failed,
+    /// It never started: an earlier kernel's run ended the whole run.
+    NotRun,
 }
 
 impl StageStatus {
@@ -38,6 +48,23 @@ impl StageStatus {
             StageStatus::TargetFailed => "target-failed",
             StageStatus::Timeout => "timeout",
             StageStatus::Interrupted => "interrupted",
+            StageStatus::NcuFailed => "ncu-failed",
+            StageStatus::Failed => "failed",
+            StageStatus::NotRun => "not-run",
+        }
+    }
+
+    /// The status of a run that ended with `code`.
+    pub fn of_exit(code: ExitCode) -> StageStatus {
+        match code {
+            ExitCode::Success => StageStatus::Ok,
+            ExitCode::NoKernelMatched => StageStatus::NoMatch,
+            ExitCode::Permission => StageStatus::Permission,
+            ExitCode::TargetFailed => StageStatus::TargetFailed,
+            ExitCode::Timeout => StageStatus::Timeout,
+            ExitCode::Interrupted(_) => StageStatus::Interrupted,
+            ExitCode::NcuFailed => StageStatus::NcuFailed,
+            _ => StageStatus::Failed,
         }
     }
 }
@@ -88,6 +115,13 @@ pub struct RunManifest {
     pub privilege: Privilege,
     /// `ok`, or the status of the stage that stopped the run.
     pub status: StageStatus,
+    /// The exit code this kernel's run ended with (see the README's table); absent only in
+    /// manifests written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Why the run ended, when it did not end `ok`: the signal, the missing file, ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// The stages, in order.
     pub stages: Vec<StageOutcome>,
     /// Wall time of kprof's own work between ncu runs (run total minus ncu), milliseconds.
@@ -95,6 +129,21 @@ pub struct RunManifest {
 }
 
 impl RunManifest {
+    /// A manifest of a run of `kernel` that has run no stage yet.
+    pub fn new(kernel: &str, privilege: Privilege) -> RunManifest {
+        RunManifest {
+            schema_version: 1,
+            kprof_version: env!("CARGO_PKG_VERSION").to_string(),
+            kernel: kernel.to_string(),
+            privilege,
+            status: StageStatus::Ok,
+            exit_code: None,
+            message: None,
+            stages: Vec::new(),
+            kprof_overhead_ms: 0,
+        }
+    }
+
     /// Writes `run_manifest.yaml` into `dir`, atomically.
     pub fn write(&self, dir: &ProfileDir) -> Result<()> {
         let text = serde_yaml::to_string(self).context("could not serialise run_manifest.yaml")?;

@@ -415,7 +415,7 @@ impl TargetSpec {
     /// Reads and validates the file at `path`; errors name the path.
     pub fn read_from(path: &Path) -> Result<Self, Failure> {
         let text = std::fs::read_to_string(path).map_err(|err| {
-            Failure::new(ExitCode::Failure, format!("cannot read {}: {err}", path.display()))
+            Failure::new(ExitCode::Filesystem, format!("cannot read {}: {err}", path.display()))
         })?;
         Self::parse(&text, &path.display().to_string())
     }
@@ -423,8 +423,9 @@ impl TargetSpec {
     /// Writes the YAML to `path`.
     pub fn write_to(&self, path: &Path) -> Result<(), Failure> {
         let text = self.to_yaml_string()?;
-        std::fs::write(path, text)
-            .map_err(|err| Failure::new(ExitCode::Failure, format!("cannot write {}: {err}", path.display())))
+        std::fs::write(path, text).map_err(|err| {
+            Failure::new(ExitCode::Filesystem, format!("cannot write {}: {err}", path.display()))
+        })
     }
 
     /// The checks the types cannot express.

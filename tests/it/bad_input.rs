@@ -216,25 +216,25 @@ fn command_lines() {
         (
             "output dir not empty",
             vec!["--kernel", "copy", "--output-dir", "busy", "--dry-run"],
-            3,
+            12,
             vec!["busy", "is not empty"],
         ),
         (
             "output dir a file",
             vec!["--kernel", "copy", "--output-dir", "a-file", "--dry-run"],
-            3,
+            12,
             vec!["a-file", "not a directory"],
         ),
         (
             "output dir under a file",
             vec!["--kernel", "copy", "--output-dir", "a-file/p", "--dry-run"],
-            3,
+            12,
             vec!["a-file"],
         ),
         (
             "several kernels into a file",
             vec!["--workspace", "--output-dir", "a-file", "--dry-run"],
-            3,
+            12,
             vec!["a-file", "not a directory"],
         ),
         (
@@ -329,7 +329,7 @@ fn imports() {
     let no_match = recordings().join("misc/no_match.log").display().to_string();
 
     let cases: Vec<(&str, Vec<&str>, i32, Vec<&str>)> = vec![
-        ("raw missing", vec!["--raw", "inputs/missing.csv"], 3, vec!["inputs/missing.csv"]),
+        ("raw missing", vec!["--raw", "inputs/missing.csv"], 12, vec!["inputs/missing.csv"]),
         ("raw a directory", vec!["--raw", &dir_input], 3, vec![&dir_input]),
         ("raw empty", vec!["--raw", &empty], 3, vec![&empty]),
         ("raw binary", vec!["--raw", &binary], 3, vec![&binary]),
@@ -348,7 +348,7 @@ fn imports() {
         (
             "source missing",
             vec!["--raw", &raw, "--source", "inputs/missing.csv"],
-            3,
+            12,
             vec!["inputs/missing.csv"],
         ),
         ("source a raw page", vec!["--raw", &raw, "--source", &raw], 3, vec![&raw, "source"]),
@@ -357,7 +357,7 @@ fn imports() {
         (
             "details missing",
             vec!["--raw", &raw, "--details", "inputs/missing.csv"],
-            3,
+            12,
             vec!["inputs/missing.csv"],
         ),
         ("details a raw page", vec!["--raw", &raw, "--details", &raw], 3, vec![&raw, "details"]),
@@ -365,14 +365,14 @@ fn imports() {
         (
             "rules missing",
             vec!["--raw", &raw, "--rules", "inputs/missing.yaml"],
-            3,
+            12,
             vec!["inputs/missing.yaml"],
         ),
         ("rules not YAML", vec!["--raw", &raw, "--rules", &rules], 3, vec![&rules]),
         (
             "template missing",
             vec!["--raw", &raw, "--template", "inputs/missing.md"],
-            3,
+            12,
             vec!["inputs/missing.md"],
         ),
         ("hint that matches no kernel", vec!["--raw", &raw, "--kernel", "gemm"], 6, vec!["copy_kernel"]),
@@ -393,7 +393,8 @@ fn imports() {
         failures.extend(verify(case, root, expect, || kprof_in(root, &all)));
     }
     for (case, out, names) in outputs {
-        let expect = Expect { code: 3, names: &names, allowed: &[] };
+        // An output path that is taken is a file-system refusal (12), not a bad input (3).
+        let expect = Expect { code: 12, names: &names, allowed: &[] };
         failures.extend(verify(case, root, expect, || {
             kprof_in(root, &["import", "--raw", &raw, "--output-dir", out])
         }));
@@ -548,18 +549,20 @@ fn archives() {
     std::fs::create_dir_all(root.join("full")).unwrap();
     std::fs::write(root.join("full/x"), "x").unwrap();
     std::fs::write(root.join("a-file"), "x").unwrap();
-    let files: Vec<(&str, &str, &str, Vec<&str>)> = vec![
-        ("not a tar file", &garbage, "r1", vec![&garbage]),
-        ("an empty file", &empty, "r2", vec![&empty, "kprof-archive.json"]),
-        ("a tar cut in half", &cut, "r3", vec![&cut]),
-        ("a missing archive", "missing.tar", "r4", vec!["missing.tar"]),
-        ("an archive that is a folder", "outside", "r5", vec!["outside"]),
-        ("a remap folder not empty", &real_s, "full", vec!["full", "not empty"]),
-        ("a remap that is a file", &real_s, "a-file", vec!["a-file", "not a directory"]),
+    // (case, archive, remap, named, exit): what the archive holds is refused with 3; a
+    // file that is missing, or a remap path that is taken, with 12.
+    let files: Vec<(&str, &str, &str, Vec<&str>, i32)> = vec![
+        ("not a tar file", &garbage, "r1", vec![&garbage], 3),
+        ("an empty file", &empty, "r2", vec![&empty, "kprof-archive.json"], 3),
+        ("a tar cut in half", &cut, "r3", vec![&cut], 3),
+        ("a missing archive", "missing.tar", "r4", vec!["missing.tar"], 12),
+        ("an archive that is a folder", "outside", "r5", vec!["outside"], 3),
+        ("a remap folder not empty", &real_s, "full", vec!["full", "not empty"], 12),
+        ("a remap that is a file", &real_s, "a-file", vec!["a-file", "not a directory"], 12),
     ];
-    for (case, archive, remap, names) in files {
+    for (case, archive, remap, names, code) in files {
         n += 1;
-        let expect = Expect { code: 3, names: &names, allowed: &[] };
+        let expect = Expect { code, names: &names, allowed: &[] };
         failures.extend(verify(case, root, expect, || {
             kprof_in(root, &["run", "--archive", archive, "--workspace-remap", remap])
         }));

@@ -254,7 +254,7 @@ fn archive_then_run_profiles_without_cargo() {
     let size = std::fs::metadata(&archive).unwrap().len();
     // An existing archive is never overwritten.
     let again = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
-    assert_eq!(again.status.code(), Some(1));
+    assert_eq!(again.status.code(), Some(12));
     assert!(text(&again.stderr).contains("never overwritten"), "{}", text(&again.stderr));
     assert_eq!(std::fs::metadata(&archive).unwrap().len(), size);
 

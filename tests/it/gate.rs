@@ -54,6 +54,8 @@ fn naive_to_tiled_is_an_improvement_explained_by_the_hot_line_and_throughputs() 
             naive.to_str().unwrap(),
             "--fail-on-regression",
             "--visual",
+            // Two kernels: compared only when asked to.
+            "--force",
         ],
         &[],
     );

@@ -254,6 +254,7 @@ fn compare_naive_to_tiled_with_the_picture_and_a_saved_baseline() {
         "--visual",
         "--save-baseline",
         "main",
+        "--force",
     ]);
     r.files("profile", &[]);
     r.check("compare_pair");

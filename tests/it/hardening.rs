@@ -285,7 +285,7 @@ fn an_unusable_output_dir_is_refused_before_building() {
         let before = crate::support::snapshot::take(ws.root());
         let out = profile_copy(&ws, &["--kernel", "copy", "--output-dir", dir.to_str().unwrap()]);
         let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{}: {stderr}", dir.display());
+        assert_eq!(out.status.code(), Some(12), "{}: {stderr}", dir.display());
         assert!(stderr.contains(why) && stderr.contains(&dir.display().to_string()), "{stderr}");
         assert!(stderr.contains("help:"), "{stderr}");
         assert!(!stderr.contains("Building"), "refused only after building: {stderr}");

@@ -2,7 +2,8 @@
 //!
 //! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
 //! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file, and prints
-//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output.
+//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
+//! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,9 @@ pub fn write(dir: &Path) -> PathBuf {
         &dir.join("ncu"),
         r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
 printf -- '---\n' >> "$FAKE_NCU_ARGV"
+if [ "$1" = --version ] && [ -n "${FAKE_NCU_VERSION_EXIT:-}" ]; then
+  echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"
+fi
 log=""; prev=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
@@ -34,4 +38,47 @@ pub fn calls(argv_file: &Path) -> Vec<Vec<String>> {
         .filter(|s| !s.is_empty())
         .map(|s| s.lines().map(String::from).collect())
         .collect()
+}
+
+/// Writes a fake `ncu` that misbehaves as `$FAKE_NCU_MODE` says, and returns its path.
+/// `--version` always answers. Each process it is made of appends its pid to
+/// `$FAKE_NCU_PIDS`, so a test can check that none survives.
+///
+/// - `block`: like ncu running a program: the ncu process starts a child (the "program")
+///   in its process group; the child touches `$FAKE_NCU_STARTED` and blocks opening the
+///   fifo `$FAKE_NCU_FIFO` until someone opens it for writing or kills it.
+/// - `block-alone`: the ncu process itself touches the file and blocks, with no child.
+/// - `no-file`, `empty-file`, `garbage`: exit 0 having written no `--log-file`, an empty
+///   one, or one that is not a CSV page (with terminal escape sequences in it).
+/// - `killed`: kills itself with SIGKILL, as the OOM killer would.
+/// - `escapes`: prints terminal escape sequences and a 100 KB word, then exits 1, as a
+///   program that fails under ncu.
+pub fn write_misbehaving(dir: &Path) -> PathBuf {
+    write_script(
+        &dir.join("ncu"),
+        r#"if [ "$1" = --version ]; then echo "Version 2025.3.1.0 (fake)"; exit 0; fi
+echo $$ >> "$FAKE_NCU_PIDS"
+log=""; prev=""
+for a in "$@"; do
+  if [ "$prev" = "--log-file" ]; then log="$a"; fi
+  prev="$a"
+done
+case "$FAKE_NCU_MODE" in
+  block)
+    sh -c 'echo $$ >> "$FAKE_NCU_PIDS"; touch "$FAKE_NCU_STARTED"; read x < "$FAKE_NCU_FIFO"' &
+    wait ;;
+  block-alone)
+    touch "$FAKE_NCU_STARTED"; read x < "$FAKE_NCU_FIFO" ;;
+  no-file) ;;
+  empty-file) : > "$log" ;;
+  garbage) printf 'not a page \033[31mred\033[0m\n\033]0;title\007\n' > "$log" ;;
+  killed) kill -9 $$ ;;
+  escapes)
+    printf 'program says \033[2J\033]0;pwned\007 boom\r\n' >&2
+    head -c 100000 /dev/zero | tr '\0' 'w' >&2
+    exit 1 ;;
+esac
+exit 0
+"#,
+    )
 }

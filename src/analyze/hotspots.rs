@@ -46,6 +46,9 @@ pub struct Hotspot {
     pub top_stalls: String,
     /// Warp-level instructions executed.
     pub instructions_executed: Option<f64>,
+    /// The largest stall reasons as numbers (source-page names, `long_sb`), largest first.
+    #[serde(skip)]
+    pub stalls: Vec<(String, f64)>,
 }
 
 fn number(block: &SourceBlock, values: &[String], names: &[&str]) -> Option<f64> {
@@ -56,7 +59,7 @@ fn number(block: &SourceBlock, values: &[String], names: &[&str]) -> Option<f64>
         .and_then(|v| crate::ncu::parse::parse_number(v))
 }
 
-fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> String {
+fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> Vec<(String, f64)> {
     let mut stalls: Vec<(String, f64)> = block
         .columns
         .iter()
@@ -69,6 +72,10 @@ fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> String {
         .collect();
     stalls.sort_by(|a, b| b.1.total_cmp(&a.1));
     stalls.truncate(n);
+    stalls
+}
+
+fn stalls_text(stalls: &[(String, f64)]) -> String {
     stalls.iter().map(|(r, v)| format!("{r}={}", crate::units::value(*v))).collect::<Vec<_>>().join("; ")
 }
 
@@ -108,15 +115,18 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
                 source: text.trim().to_string(),
                 samples,
                 pct_of_kernel: pct(samples),
-                top_stalls: top_stalls(b, &l.values, 3),
+                top_stalls: String::new(),
                 instructions_executed: number(b, &l.values, INSTRUCTIONS),
+                stalls: top_stalls(b, &l.values, 3),
             }];
+            rows[0].top_stalls = stalls_text(&rows[0].stalls);
             let mut sass: Vec<Hotspot> = l
                 .sass
                 .iter()
                 .filter(|s| s.address != "...")
                 .map(|s| {
                     let n = number(b, &s.values, SAMPLES).unwrap_or(0.0);
+                    let stalls = top_stalls(b, &s.values, 3);
                     Hotspot {
                         kind: SourceKind::Sass,
                         function: b.function_name.clone(),
@@ -126,8 +136,9 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
                         source: s.instruction.trim().to_string(),
                         samples: n,
                         pct_of_kernel: pct(n),
-                        top_stalls: top_stalls(b, &s.values, 3),
+                        top_stalls: stalls_text(&stalls),
                         instructions_executed: number(b, &s.values, INSTRUCTIONS),
+                        stalls,
                     }
                 })
                 .collect();

@@ -42,6 +42,8 @@ pub struct Provenance {
     pub stages_collected: Vec<String>,
     /// ncu's own rule findings from a details page, largest estimated speedup first.
     pub ncu_rules: Vec<String>,
+    /// Every rule result of a details page, for checking a limiter against ncu's rules.
+    pub ncu_findings: Vec<super::crosscheck::NcuFinding>,
 }
 
 /// One raw page and where it came from.
@@ -122,6 +124,7 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
                     page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
                 rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
                 prov.ncu_rules.extend(rules.iter().take(5).map(|r| ncu_rule_line(r)));
+                prov.ncu_findings.extend(page.rules().map(super::crosscheck::NcuFinding::from_row));
                 prov.collected
                     .push(format!("`{origin}`: details page ({} rule findings)", page.rules().count()));
             }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+pub mod crosscheck;
 pub mod device;
 pub mod exports;
 pub mod hotspots;
@@ -102,7 +103,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         )),
         None => limitations.push("The device is not named in the inputs: no device limits are used.".into()),
     }
-    let decision = rules::decide_all(&rules, &summary);
+    let mut decision = rules::decide_all(&rules, &summary);
     let root = opts.source_root.clone();
     let resolve = move |file: &str, line: u32| -> Option<String> {
         source_candidates(file, root.as_deref()).iter().find_map(|p| {
@@ -118,6 +119,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
             .collect(),
         None => Vec::new(),
     };
+    crosscheck::cross_check(&mut decision, &inputs.provenance.ncu_findings, &hotspots);
     let metrics_extracted_jsonl = exports::extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref());
     Ok(Analysis {
         summary,

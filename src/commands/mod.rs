@@ -82,6 +82,8 @@ fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell
                     "classification": v.classification.name(),
                     "confidence": v.confidence.name(),
                     "rule": v.rule,
+                    "limiter": v.limiter.as_ref().map(|l| l.id.as_str()),
+                    "advice": v.limiter.as_ref().map(|l| l.advice_id.as_str()),
                 })
             })
             .collect();
@@ -94,13 +96,24 @@ fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell
         return;
     }
     for v in &decision.kernels {
-        shell.out(format!(
-            "{}: {} ({} confidence{})",
-            v.kernel,
-            v.classification.name(),
-            v.confidence.name(),
-            v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
-        ));
+        match &v.limiter {
+            // The cause and what to do first: the advice's first sentence carries the numbers.
+            Some(l) => shell.out(format!(
+                "{}: {}, {} ({} confidence): {}",
+                v.kernel,
+                v.classification.name(),
+                l.id,
+                v.confidence.name(),
+                l.advice.split(": ").next().unwrap_or(&l.advice)
+            )),
+            None => shell.out(format!(
+                "{}: {} ({} confidence{})",
+                v.kernel,
+                v.classification.name(),
+                v.confidence.name(),
+                v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
+            )),
+        }
     }
     shell.out(format!("Report: {}", dir.final_report_path().display()));
 }

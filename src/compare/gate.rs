@@ -198,6 +198,7 @@ fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
                     pct_of_kernel: h.pct,
                     top_stalls: String::new(),
                     instructions_executed: None,
+                    stalls: Vec::new(),
                 }
             })
             .collect()

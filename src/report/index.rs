@@ -30,6 +30,9 @@ pub struct IndexRow {
     pub classification: Classification,
     /// Its confidence.
     pub confidence: Confidence,
+    /// The cause a limiter named, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limiter: Option<String>,
     /// Median duration, ns.
     pub duration_ns: Option<f64>,
     /// The follow-up stage.
@@ -62,6 +65,7 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
                 kernel: v.kernel,
                 classification: v.classification,
                 confidence: v.confidence,
+                limiter: v.limiter.map(|l| l.id),
                 duration_ns,
                 follow_up_stage: v.follow_up_stage,
             });
@@ -76,13 +80,14 @@ pub fn write(root: &Path) -> Result<()> {
     let json = serde_json::json!({ "schema_version": 1, "profiles": rows });
     crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(&json)? + "\n"))?;
     let mut md = String::from(
-        "# Kernel profiles\n\n| profile | kernel | verdict | confidence | duration | next stage |\n|---|---|---|---|---|---|\n",
+        "# Kernel profiles\n\n| profile | kernel | verdict | cause | confidence | duration | next stage |\n|---|---|---|---|---|---|---|\n",
     );
     for r in &rows {
         md.push_str(&format!(
-            "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} |\n",
+            "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} | {} |\n",
             r.kernel,
             r.classification.name(),
+            r.limiter.as_deref().map(|l| format!("`{l}`")).unwrap_or_else(|| "-".into()),
             r.confidence.name(),
             r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
             r.follow_up_stage,

@@ -6,7 +6,7 @@
 //! be re-rendered from a profile directory at any time.
 
 use crate::analyze::hotspots::SourceKind;
-use crate::analyze::rules::Classification;
+use crate::analyze::rules::{Classification, KernelVerdict, LimiterFinding};
 use crate::analyze::Analysis;
 use crate::units::{duration, value as format_value};
 
@@ -17,40 +17,54 @@ pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/final_report.md
 pub fn render(template: &str, analysis: &Analysis) -> String {
     let (ctx, summary, decision, hotspots) =
         (&analysis.provenance, &analysis.summary, &analysis.decision, analysis.hotspots.as_slice());
-    let verdict_line = decision
-        .kernels
-        .iter()
-        .map(|v| {
-            format!("**{}**: {} (confidence {}).", v.kernel, v.classification.name(), v.confidence.name())
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let verdict_line = decision.kernels.iter().map(verdict_line).collect::<Vec<_>>().join("\n");
     let mut verdicts = String::new();
     for v in &decision.kernels {
         let s = summary.kernels.iter().find(|k| k.kernel == v.kernel);
         verdicts.push_str(&format!("### `{}`\n\n", v.kernel));
         if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
             verdicts.push_str(&format!(
-                "Duration {} over {} launch(es) (median). ",
+                "Duration {} over {} launch(es) (median).\n\n",
                 duration(d),
                 s.map(|s| s.launches).unwrap_or(0)
             ));
         }
-        verdicts.push_str(&format!(
-            "Classification: **{}**, confidence {}{}.\n\n",
-            v.classification.name(),
-            v.confidence.name(),
-            v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
-        ));
+        match &v.limiter {
+            Some(l) => verdicts.push_str(&cause(v, l)),
+            None => {
+                verdicts.push_str(&format!(
+                    "Classification: **{}**, confidence {}{}. No limiter of the rules names a cause.\n\n",
+                    v.classification.name(),
+                    v.confidence.name(),
+                    v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
+                ));
+                if !v.hypotheses.is_empty() {
+                    verdicts.push_str("Optimisation hypotheses:\n\n");
+                    for h in &v.hypotheses {
+                        verdicts.push_str(&format!("- {} (evidence: {})\n", h.text, h.evidence.join(", ")));
+                    }
+                    verdicts.push('\n');
+                }
+            }
+        }
         if v.classification == Classification::Unknown {
             verdicts.push_str(&format!(
                 "No rule could decide: these metrics were not collected: {}.\n\n",
                 if v.missing.is_empty() { "none".to_string() } else { v.missing.join(", ") }
             ));
         }
+        if !v.unchecked.is_empty() {
+            verdicts.push_str(&unchecked(v));
+        }
         if !v.evidence.is_empty() {
+            verdicts.push_str("Evidence (the deciding conditions, then supporting metrics):\n\n");
             verdicts.push_str("| metric | value | unit | threshold | rule |\n|---|---|---|---|---|\n");
-            for e in &v.evidence {
+            // The cause's own rows first.
+            let by_limiter =
+                |e: &&crate::analyze::rules::Evidence| v.limiter.as_ref().is_some_and(|l| e.rule == l.id);
+            let rows =
+                v.evidence.iter().filter(by_limiter).chain(v.evidence.iter().filter(|e| !by_limiter(e)));
+            for e in rows {
                 verdicts.push_str(&format!(
                     "| `{}` | {} | {} | `{}` | {} |\n",
                     if e.metric.starts_with("derived") { e.field.clone() } else { e.metric.clone() },
@@ -72,13 +86,6 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
                     .collect();
                 verdicts.push_str(&format!("Top stall reasons: {}.\n\n", top.join(", ")));
             }
-        }
-        if !v.hypotheses.is_empty() {
-            verdicts.push_str("Optimisation hypotheses:\n\n");
-            for h in &v.hypotheses {
-                verdicts.push_str(&format!("- {} (evidence: {})\n", h.text, h.evidence.join(", ")));
-            }
-            verdicts.push('\n');
         }
     }
     let hot = if hotspots.is_empty() {
@@ -135,8 +142,10 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         let hint = v.kernel.split('(').next().unwrap_or(&v.kernel);
         if ctx.stages_collected.iter().any(|s| s == v.follow_up_stage.name()) {
             next.push(format!(
-                "`{}`: the `{}` stage is already here; act on the hypotheses, then profile again and compare.",
-                v.kernel, v.follow_up_stage
+                "`{}`: the `{}` stage is already here; act on the {}, then profile again and compare.",
+                v.kernel,
+                v.follow_up_stage,
+                if v.limiter.is_some() { "advice" } else { "hypotheses" }
             ));
         } else {
             next.push(format!(
@@ -195,4 +204,97 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         out = out.replace(&format!("{{{{{k}}}}}"), &v);
     }
     out
+}
+
+/// The one-line verdict at the top of the report.
+fn verdict_line(v: &KernelVerdict) -> String {
+    match &v.limiter {
+        Some(l) => format!(
+            "**{}**: {}, cause `{}` (confidence {}); advice `{}`.",
+            v.kernel,
+            v.classification.name(),
+            l.id,
+            v.confidence.name(),
+            l.advice_id
+        ),
+        None => {
+            format!("**{}**: {} (confidence {}).", v.kernel, v.classification.name(), v.confidence.name())
+        }
+    }
+}
+
+/// The cause, its advice, where it shows in the source and what ncu's rules say.
+fn cause(v: &KernelVerdict, l: &LimiterFinding) -> String {
+    let mut out = format!(
+        "**Cause: `{}`**. Classification **{}**, confidence {}.",
+        l.id,
+        v.classification.name(),
+        v.confidence.name()
+    );
+    if let (Some(g), Some(field)) = (l.gain_pct, &l.gain_field) {
+        let what = crate::analyze::summary::source_of(field);
+        let what = what.strip_prefix("derived: ").unwrap_or(&what);
+        let what = what.strip_suffix(", percent").unwrap_or(what);
+        out.push_str(&format!(" What it wastes: {} % ({what}).", format_value(g)));
+    }
+    if l.at_roof {
+        out.push_str(
+            " The unit is at its roof: nothing in the kernel is wrong; the advice is the lever left.",
+        );
+    }
+    out.push_str(&format!("\n\n**Advice** (`{}`): {}\n\n", l.advice_id, l.advice));
+    if !l.lines.is_empty() {
+        out.push_str(&format!("Where its stall reasons ({}) weigh most:\n\n", l.source_stalls.join(", ")));
+        out.push_str("| % samples | file:line | source | stalls |\n|---|---|---|---|\n");
+        for line in &l.lines {
+            let file = line.file.rsplit('/').next().unwrap_or(&line.file);
+            out.push_str(&format!(
+                "| {} | {}:{} | `{}` | {} |\n",
+                format_value(line.pct_of_kernel),
+                file,
+                line.line,
+                line.source.replace('|', "\\|").replace('`', "'"),
+                line.stalls
+            ));
+        }
+        out.push('\n');
+    }
+    if let Some(ncu) = &l.ncu {
+        let named = l.ncu_rules.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ");
+        let top = match (&ncu.top_rule, ncu.top_speedup_pct) {
+            (Some(r), Some(p)) => {
+                format!("; ncu's largest estimated speedup is `{r}` ({} %)", format_value(p))
+            }
+            _ => String::new(),
+        };
+        if ncu.agreeing.is_empty() {
+            out.push_str(&format!(
+                "ncu's rules: none of those that name this cause ({named}) fired{top}.\n\n"
+            ));
+        } else {
+            let agreeing = ncu.agreeing.iter().map(|r| format!("`{r}`")).collect::<Vec<_>>().join(", ");
+            out.push_str(&format!("ncu's rules agree: {agreeing} fired{top}.\n\n"));
+        }
+    }
+    out
+}
+
+/// The causes ranked above the verdict's that the collected metrics could not decide.
+fn unchecked(v: &KernelVerdict) -> String {
+    let mut stages: Vec<String> = Vec::new();
+    for u in &v.unchecked {
+        if let Some(s) = u.stage {
+            if !stages.contains(&s.name().to_string()) {
+                stages.push(s.name().to_string());
+            }
+        }
+    }
+    let ids = v.unchecked.iter().map(|u| format!("`{}`", u.id)).collect::<Vec<_>>().join(", ");
+    let what = if v.limiter.is_some() { "Ranked above this cause and not checked" } else { "Not checked" };
+    let stages = if stages.is_empty() {
+        String::new()
+    } else {
+        format!(" (the `{}` stage collects what they need)", stages.join("`, `"))
+    };
+    format!("{what}, because their metrics were not collected: {ids}{stages}.\n\n")
 }

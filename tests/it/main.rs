@@ -21,6 +21,7 @@ mod golden;
 mod hardening;
 mod json_output;
 mod layout;
+mod limiters;
 mod messages;
 mod parse_fixtures;
 mod privilege;

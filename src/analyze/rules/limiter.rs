@@ -105,6 +105,9 @@ pub struct LimiterFinding {
     /// The estimated share of time or traffic the cause costs, percent, when computable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gain_pct: Option<f64>,
+    /// The summary field `gain_pct` is read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gain_field: Option<String>,
     /// The unit is at its roof: nothing in the kernel is wrong; the advice is the lever left.
     #[serde(default)]
     pub at_roof: bool,
@@ -119,6 +122,13 @@ pub struct LimiterFinding {
     /// ncu rule names that name the same cause.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ncu_rules: Vec<String>,
+    /// What ncu's own rules said, when a details page was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ncu: Option<crate::analyze::crosscheck::NcuCheck>,
+    /// The source lines where the limiter's stall reasons weigh most, when a source page
+    /// was read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<crate::analyze::crosscheck::LimiterLine>,
 }
 
 impl Limiter {
@@ -228,11 +238,80 @@ impl Limiter {
             advice_id: advice.id.clone(),
             advice: text,
             gain_pct: spec.gain.as_deref().and_then(|g| s.get(g)),
+            gain_field: spec.gain.clone(),
             at_roof: !self.at_roof_when.is_empty() && all_hold(&self.at_roof_when, s) == Some(true),
             requires: self.requires.iter().map(|c| c.text.clone()).collect(),
             refuted_by: self.refuted_by.iter().map(|c| c.text.clone()).collect(),
             source_stalls: spec.source_stalls.clone(),
             ncu_rules: spec.ncu_rules.clone(),
+            ncu: None,
+            lines: Vec::new(),
         });
     }
+}
+
+impl Limiter {
+    /// What `cargo kprof explain ID` prints: the limiter as the rules file defines it.
+    pub(super) fn describe(&self, source: &str) -> String {
+        let spec = &self.spec;
+        let class = match spec.class {
+            LimiterClass::Fixed(c) => c.name().to_string(),
+            LimiterClass::Other(_) => "the class the throughputs give".to_string(),
+        };
+        let list = |l: &[String]| if l.is_empty() { "none".to_string() } else { l.join(", ") };
+        let mut fields: Vec<(String, String)> = vec![
+            ("Class".into(), class),
+            ("Named when all hold".into(), list(&spec.requires)),
+            ("Ruled out when any holds".into(), list(&spec.refuted_by)),
+            ("High confidence when".into(), list(&spec.high_when)),
+        ];
+        if !spec.at_roof_when.is_empty() {
+            fields.push(("At the unit's roof when".into(), list(&spec.at_roof_when)));
+        }
+        if let Some(stage) = spec.follow_up_stage {
+            fields.push(("Checked by the stage".into(), stage.name().to_string()));
+        }
+        if let Some(g) = &spec.gain {
+            fields.push(("What it wastes".into(), g.clone()));
+        }
+        for a in &spec.advice {
+            let when =
+                if a.when.is_empty() { String::new() } else { format!(" (when {})", a.when.join(", ")) };
+            fields.push((format!("Advice `{}`{when}", a.id), a.text.clone()));
+        }
+        if !spec.source_stalls.is_empty() {
+            fields.push(("Stall reasons that mark its lines".into(), spec.source_stalls.join(", ")));
+        }
+        if !spec.ncu_rules.is_empty() {
+            fields.push(("ncu rules that name the same cause".into(), spec.ncu_rules.join(", ")));
+        }
+        let mut out = format!("{} (limiter)\n", spec.id);
+        for (k, v) in fields {
+            out.push_str(&wrap(&format!("{k}: {v}"), 100));
+        }
+        out.push_str(&format!("Source: {source}; `{{field}}` is the field's value in a report.\n"));
+        out
+    }
+}
+
+/// `text` broken at spaces into lines of at most `width` characters, continuation lines
+/// indented by two spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = format!("  {word}");
+        } else {
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }

@@ -192,6 +192,11 @@ impl Rules {
         self.limiters.iter().map(|l| l.spec.id.as_str()).collect()
     }
 
+    /// The explanation of one limiter (`cargo kprof explain ID`), if `id` names one.
+    pub fn describe_limiter(&self, id: &str) -> Option<String> {
+        self.limiters.iter().find(|l| l.spec.id == id).map(|l| l.describe(&self.source))
+    }
+
     /// Where these rules came from.
     pub fn source(&self) -> &str {
         &self.source

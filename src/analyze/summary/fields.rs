@@ -251,6 +251,26 @@ pub const STALL_REASONS: &[&str] = &[
     "misc",
 ];
 
+/// Stall reasons whose source-page column (`stall_<name>`) is spelled differently from the
+/// metric (`smsp__average_warps_issue_stalled_<reason>_...`), as ncu 2025.3 prints them.
+const STALL_SOURCE_NAMES: &[(&str, &str)] = &[
+    ("long_scoreboard", "long_sb"),
+    ("short_scoreboard", "short_sb"),
+    ("math_pipe_throttle", "math"),
+    ("mio_throttle", "mio"),
+    ("lg_throttle", "lg"),
+    ("no_instruction", "no_inst"),
+    ("dispatch_stall", "dispatch"),
+    ("imc_miss", "imc"),
+    ("tex_throttle", "tex"),
+    ("sleeping", "sleep"),
+];
+
+/// The source page's name for a stall reason (`long_scoreboard` -> `long_sb`).
+pub fn stall_source_name(reason: &str) -> &str {
+    STALL_SOURCE_NAMES.iter().find(|(r, _)| *r == reason).map(|(_, s)| *s).unwrap_or(reason)
+}
+
 /// The ncu metric of a stall reason.
 pub fn stall_metric(reason: &str) -> String {
     format!("smsp__average_warps_issue_stalled_{reason}_per_issue_active.ratio")

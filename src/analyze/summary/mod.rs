@@ -13,7 +13,9 @@ use crate::ncu::parse::RawPage;
 mod derive;
 mod fields;
 
-pub use fields::{field_names, source_of, stall_metric, unit_of, Field, DERIVED, FIELDS, STALL_REASONS};
+pub use fields::{
+    field_names, source_of, stall_metric, stall_source_name, unit_of, Field, DERIVED, FIELDS, STALL_REASONS,
+};
 
 /// One kernel's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

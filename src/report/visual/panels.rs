@@ -36,7 +36,11 @@ fn header(area: &Area, input: &VisualInput, label: Option<&str>) -> Result<()> {
             fill(area, (x, 48), (x + chip_w, 76), class_color(v.classification))?;
             text(area, name, (x + 10, 62), 18, WHITE, HPos::Left)?;
             x += chip_w + 12;
-            let rule = v.rule.as_ref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+            let rule = match (&v.limiter, &v.rule) {
+                (Some(l), _) => format!(" (cause {}, advice {})", l.id, l.advice_id),
+                (None, Some(r)) => format!(" (rule {r})"),
+                (None, None) => String::new(),
+            };
             let s = format!("{} confidence{rule}", confidence(v.confidence));
             text(area, &s, (x, 62), 18, TEXT, HPos::Left)?;
             x += text_width(area, &s, 18)? as i32;
@@ -56,7 +60,11 @@ fn header(area: &Area, input: &VisualInput, label: Option<&str>) -> Result<()> {
     if let Some(v) = input.verdict {
         let mut seen: Vec<&str> = Vec::new();
         let mut parts = Vec::new();
-        for e in v.evidence.iter().filter(|e| e.threshold != "-") {
+        // The cause's conditions when a limiter named one, else the class rule's.
+        let deciding = |e: &&crate::analyze::rules::Evidence| {
+            e.threshold != "-" && v.limiter.as_ref().is_none_or(|l| e.rule == l.id)
+        };
+        for e in v.evidence.iter().filter(deciding) {
             if seen.contains(&e.field.as_str()) {
                 continue;
             }

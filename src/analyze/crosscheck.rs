@@ -1,0 +1,129 @@
+//! A limiter held against the other witnesses in the profile: ncu's own rules (a details
+//! page) and the source lines whose stalls are the limiter's (a source page). Neither
+//! changes the verdict; both are recorded beside it, so a report can say where ncu agrees,
+//! where its largest finding names something else, and which lines to look at first.
+
+use serde::{Deserialize, Serialize};
+
+use super::hotspots::{Hotspot, SourceKind};
+use super::rules::BottleneckDecision;
+use super::summary::stall_source_name;
+use crate::ncu::parse::DetailsRow;
+
+/// One rule result of ncu's details page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NcuFinding {
+    /// The kernel, as the details page names it.
+    pub kernel: String,
+    /// The rule (`UncoalescedGlobalAccess`).
+    pub rule: String,
+    /// `OPT` (an optimisation opportunity), `WRN`, `INF`...
+    pub kind: String,
+    /// ncu's estimated speedup, percent.
+    pub speedup: Option<f64>,
+}
+
+impl NcuFinding {
+    /// The finding of one details row.
+    pub fn from_row(r: &DetailsRow) -> NcuFinding {
+        NcuFinding {
+            kernel: r.kernel.clone(),
+            rule: r.rule_name.clone(),
+            kind: r.rule_type.clone(),
+            speedup: r.speedup,
+        }
+    }
+
+    /// Whether ncu reports something to act on (not only information).
+    fn fired(&self) -> bool {
+        matches!(self.kind.as_str(), "OPT" | "WRN")
+    }
+}
+
+/// What ncu's rules said about a kernel with a limiter.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NcuCheck {
+    /// The limiter's ncu rules that fired (OPT or WRN) for this kernel.
+    pub agreeing: Vec<String>,
+    /// ncu's finding with the largest estimated speedup, and that speedup (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_rule: Option<String>,
+    /// Its estimated speedup, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_speedup_pct: Option<f64>,
+}
+
+/// A source line whose stalls are the limiter's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimiterLine {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The source text.
+    pub source: String,
+    /// The line's share of the kernel's warp samples, percent.
+    pub pct_of_kernel: f64,
+    /// The limiter's stall reasons among the line's largest, `reason=samples`.
+    pub stalls: String,
+}
+
+/// The name before the argument list: details and source pages may spell the arguments
+/// differently from the raw page.
+fn base(name: &str) -> &str {
+    name.split('(').next().unwrap_or(name).trim()
+}
+
+/// Fills each limiter's `ncu` and `lines` from the findings and hotspots there are.
+pub fn cross_check(decision: &mut BottleneckDecision, findings: &[NcuFinding], hotspots: &[Hotspot]) {
+    for v in &mut decision.kernels {
+        let kernel = base(&v.kernel).to_string();
+        let Some(limiter) = v.limiter.as_mut() else { continue };
+        let mine: Vec<&NcuFinding> = findings.iter().filter(|f| base(&f.kernel) == kernel).collect();
+        if !mine.is_empty() {
+            let mut agreeing: Vec<String> = Vec::new();
+            for f in mine.iter().filter(|f| f.fired() && limiter.ncu_rules.contains(&f.rule)) {
+                if !agreeing.contains(&f.rule) {
+                    agreeing.push(f.rule.clone());
+                }
+            }
+            let top = mine
+                .iter()
+                .filter(|f| f.fired() && f.speedup.is_some_and(|s| s > 0.0))
+                .max_by(|a, b| a.speedup.unwrap_or(0.0).total_cmp(&b.speedup.unwrap_or(0.0)));
+            limiter.ncu = Some(NcuCheck {
+                agreeing,
+                top_rule: top.map(|f| f.rule.clone()),
+                top_speedup_pct: top.and_then(|f| f.speedup),
+            });
+        }
+        let wanted: Vec<&str> = limiter.source_stalls.iter().map(|r| stall_source_name(r)).collect();
+        let mut lines: Vec<(f64, LimiterLine)> = hotspots
+            .iter()
+            // A line with under 1 % of the kernel's samples is not where the time goes.
+            .filter(|h| h.kind == SourceKind::Cuda && base(&h.function) == kernel && h.pct_of_kernel >= 1.0)
+            .filter_map(|h| {
+                let hits: Vec<&(String, f64)> =
+                    h.stalls.iter().filter(|(r, _)| wanted.contains(&r.as_str())).collect();
+                let weight: f64 = hits.iter().map(|(_, n)| n).sum();
+                (weight > 0.0).then(|| {
+                    let stalls = hits
+                        .iter()
+                        .map(|(r, n)| format!("{r}={}", crate::units::value(*n)))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    let line = LimiterLine {
+                        file: h.file.clone(),
+                        line: h.line,
+                        source: h.source.clone(),
+                        pct_of_kernel: h.pct_of_kernel,
+                        stalls,
+                    };
+                    (weight, line)
+                })
+            })
+            .collect();
+        lines.sort_by(|a, b| b.0.total_cmp(&a.0));
+        limiter.lines = lines.into_iter().take(3).map(|(_, l)| l).collect();
+    }
+}

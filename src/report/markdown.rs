@@ -234,7 +234,7 @@ fn cause(v: &KernelVerdict, l: &LimiterFinding) -> String {
     if let (Some(g), Some(field)) = (l.gain_pct, &l.gain_field) {
         let what = crate::analyze::summary::source_of(field);
         let what = what.strip_prefix("derived: ").unwrap_or(&what);
-        let what = what.strip_suffix(", percent").unwrap_or(what);
+        let what = what.split(", percent").next().unwrap_or(what);
         out.push_str(&format!(" What it wastes: {} % ({what}).", format_value(g)));
     }
     if l.at_roof {

@@ -150,3 +150,33 @@ fn every_stall_reason_has_its_column_on_the_source_page() {
         assert!(header.contains(&column), "{reason}: no {column} column");
     }
 }
+
+#[test]
+fn kprofs_own_source_stage_leads_to_the_line_that_causes_the_limiter() {
+    // Recorded on the H200 by `cargo kprof` with --stages basic,memory,source.
+    let cases = [
+        ("aos_field_gather_", "uncoalesced-global", 20, "out[i] = p[i].x * scale;"),
+        ("smem_column_read_", "shared-bank-conflicts", 24, "acc += tile[lane][(c0 + c) & (TILE - 1)];"),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (prefix, id, line, source) in cases {
+        let recorded = std::fs::read_dir(recordings().join("zoo-source"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .unwrap();
+        let dir = tmp.path().join(prefix);
+        copy_dir(&recorded, &dir);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .args(["kprof", "report"])
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let l = limiter(&dir);
+        assert_eq!(l["id"], id);
+        assert_eq!(l["lines"][0]["line"], line, "{l}");
+        assert_eq!(l["lines"][0]["source"], source, "{l}");
+        assert!(l["lines"][0]["pct_of_kernel"].as_f64().unwrap() > 99.0, "{l}");
+    }
+}

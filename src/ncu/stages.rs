@@ -8,6 +8,14 @@
 //! `--query-metrics` output and recorded runs in `fixtures/h200/`), explained in
 //! `references/nvidia/ncu-metric-map.md`; tests hold both to it.
 //!
+//! `auto` collects no details page (ncu's rule findings). The sections behind a follow-up's
+//! rules cost, for one launch on the H200: memory 32 passes (MemoryWorkloadAnalysis and
+//! its tables), compute 19 (ComputeWorkloadAnalysis, InstructionStats, WarpStateStats),
+//! occupancy 9 (Occupancy, LaunchStats, WarpStateStats, SchedulerStats). Added to basic and
+//! the follow-up they make 26 to 49 passes, over the 0.6 x 38 = 22.8 that `auto` may cost;
+//! the limiters decide from the stage's own metrics, and ncu's rules are read, and compared
+//! with the verdict, whenever a details page is there (`--set full`, `--sections`, imports).
+//!
 //! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of each
 //! demo and zoo kernel on the H200 (`fixtures/h200/zoo-auto/`, `archive-runs/cost/`);
 //! `None` where not measured yet. `auto` (basic and one follow-up) costs 17 to 21 of the

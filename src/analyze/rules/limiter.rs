@@ -172,6 +172,17 @@ impl Limiter {
         all_hold(&self.requires, s)
     }
 
+    /// The conditions of a named limiter that the summary contradicts.
+    pub(super) fn contradictions(&self, s: &KernelSummary) -> Vec<String> {
+        let id = &self.spec.id;
+        let failed = self.requires.iter().filter(|c| c.eval(s) != Some(true));
+        let refuting = self.refuted_by.iter().filter(|c| c.eval(s) == Some(true));
+        failed
+            .map(|c| format!("limiter `{id}`: `{}` does not hold", c.text))
+            .chain(refuting.map(|c| format!("limiter `{id}`: refuted by `{}`", c.text)))
+            .collect()
+    }
+
     /// What an undecided limiter lacks, for the verdict to say what was not checked.
     pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
         let mut missing: Vec<String> = Vec::new();

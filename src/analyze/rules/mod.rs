@@ -197,6 +197,47 @@ impl Rules {
         self.limiters.iter().find(|l| l.spec.id == id).map(|l| l.describe(&self.source))
     }
 
+    /// What in a printed verdict its own conditions contradict, as sentences; empty when
+    /// nothing. The limiter's `requires` must all hold and none of its `refuted_by`; every
+    /// hypothesis printed (its text, filled in) must come from a hypothesis of the verdict's
+    /// rule whose `when` holds and whose `refuted_by` does not. The engine only prints what
+    /// passes; this re-checks a verdict as written (CI runs it on every recording).
+    pub fn contradictions(&self, s: &KernelSummary, v: &KernelVerdict) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(f) = &v.limiter {
+            match self.limiters.iter().find(|l| l.spec.id == f.id) {
+                None => out.push(format!("limiter `{}` is not in {}", f.id, self.source)),
+                Some(l) => out.extend(l.contradictions(s)),
+            }
+            if v.hypotheses.len() != 1 || v.hypotheses[0].text != f.advice {
+                out.push(format!("limiter `{}`: the printed advice is not the limiter's", f.id));
+            }
+            return out;
+        }
+        let Some(rule) = v.rule.as_ref().and_then(|id| self.rules.iter().find(|r| &r.spec.id == id)) else {
+            return out;
+        };
+        for h in &v.hypotheses {
+            let source =
+                rule.hypotheses.iter().find(|r| fill(&r.text, s).as_deref() == Some(h.text.as_str()));
+            match source {
+                None => {
+                    out.push(format!("rule `{}`: hypothesis not from the rule: {}", rule.spec.id, h.text))
+                }
+                Some(r) if all_hold(&r.when, s) != Some(true) => out.push(format!(
+                    "rule `{}`: hypothesis printed although its `when` fails: {}",
+                    rule.spec.id, h.text
+                )),
+                Some(r) if any_holds(&r.refuted_by, s) => out.push(format!(
+                    "rule `{}`: hypothesis refuted by its own metrics: {}",
+                    rule.spec.id, h.text
+                )),
+                Some(_) => {}
+            }
+        }
+        out
+    }
+
     /// Where these rules came from.
     pub fn source(&self) -> &str {
         &self.source
@@ -477,6 +518,32 @@ mod tests {
         let e = v.evidence.iter().find(|e| e.field == "memory_max_pct").unwrap();
         assert_eq!(e.threshold, "memory_max_pct >= 60");
         assert!(v.hypotheses.iter().any(|h| h.text.contains("DRAM runs at 83 %")), "{:?}", v.hypotheses);
+    }
+
+    #[test]
+    fn a_verdict_its_metrics_contradict_is_caught() {
+        let s = kernel(&[
+            ("sm_throughput_pct", 6.8),
+            ("memory_max_pct", 88.0),
+            ("dram_throughput_pct", 83.0),
+            ("l2_throughput_pct", 85.0),
+            ("unit_max_pct", 88.0),
+            ("theoretical_occupancy_pct", 100.0),
+            ("achieved_occupancy_pct", 98.7),
+            ("waves_per_sm", 1.0),
+            ("duration_ns", 500_000.0),
+        ]);
+        let rules = Rules::builtin();
+        let v = rules.decide(&s);
+        assert_eq!(v.limiter.as_ref().map(|l| l.id.as_str()), Some("dram-bandwidth"));
+        assert!(rules.contradictions(&s, &v).is_empty(), "{:?}", rules.contradictions(&s, &v));
+        let mut wrong = v.clone();
+        wrong.limiter.as_mut().unwrap().id = "pipe-fma".into();
+        let found = rules.contradictions(&s, &wrong);
+        assert!(found.iter().any(|c| c.contains("`sm_throughput_pct >= 60` does not hold")), "{found:?}");
+        let mut refuted = rules.decide_class(&s);
+        refuted.hypotheses = vec![Hypothesis { text: "made up".into(), evidence: Vec::new() }];
+        assert!(rules.contradictions(&s, &refuted)[0].contains("hypothesis not from the rule"));
     }
 
     #[test]

@@ -88,7 +88,10 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     if summary.kernels.is_empty() {
         return Err(Failure::new(
             ExitCode::NoKernelMatched,
-            "no kernel in the inputs matches the kernel filter",
+            format!(
+                "no kernel in the inputs matches the kernel filter `{}`",
+                inputs.kernel_filter.as_ref().map(|re| re.as_str()).unwrap_or("")
+            ),
         )
         .help(format!("kernels in the files: {}", kernel_names(&pages).join(", ")))
         .into());

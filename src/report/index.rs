@@ -43,7 +43,14 @@ pub struct IndexRow {
 /// timestamp, so the name order is the time order within a kernel).
 pub fn rows(root: &Path) -> Vec<IndexRow> {
     let mut dirs: Vec<_> = std::fs::read_dir(root)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                // A hidden folder is an import being built (or left by a crash), not a profile.
+                .filter(|p| {
+                    p.is_dir() && !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     dirs.sort_by_key(|d| std::cmp::Reverse(d.metadata().and_then(|m| m.modified()).ok()));
     let mut out = Vec::new();
@@ -95,4 +102,24 @@ pub fn write(root: &Path) -> Result<()> {
         ));
     }
     crate::profile::fs::write_atomic(&index_md_path(root), &md)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hidden_folders_are_not_profiles() {
+        // An import is built in a hidden folder beside its output directory; a crash can
+        // leave one, analysed, behind. It is not listed.
+        let tmp = tempfile::tempdir().unwrap();
+        let decision = r#"{"schema_version":1,"rules":"r","kernels":[{"kernel":"k","classification":"memory-bound","confidence":"high","rule":null,"evidence":[],"follow_up_stage":"memory","hypotheses":[]}]}"#;
+        for name in ["k_20261130_000000", ".k.staging-1"] {
+            let dir = ProfileDir::at(&tmp.path().join(name));
+            std::fs::create_dir_all(dir.details_dir()).unwrap();
+            std::fs::write(dir.bottleneck_decision_path(), decision).unwrap();
+        }
+        let listed: Vec<String> = rows(tmp.path()).into_iter().map(|r| r.profile).collect();
+        assert_eq!(listed, ["k_20261130_000000"]);
+    }
 }

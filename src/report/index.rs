@@ -115,7 +115,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let decision = r#"{"schema_version":1,"rules":"r","kernels":[{"kernel":"k","classification":"memory-bound","confidence":"high","rule":null,"evidence":[],"follow_up_stage":"memory","hypotheses":[]}]}"#;
         for name in ["k_20261130_000000", ".k.staging-1"] {
-            let dir = ProfileDir::at(&tmp.path().join(name));
+            let dir = ProfileDir::at(tmp.path().join(name));
             std::fs::create_dir_all(dir.details_dir()).unwrap();
             std::fs::write(dir.bottleneck_decision_path(), decision).unwrap();
         }

@@ -103,15 +103,11 @@ pub fn cross_check(decision: &mut BottleneckDecision, findings: &[NcuFinding], h
             // A line with under 1 % of the kernel's samples is not where the time goes.
             .filter(|h| h.kind == SourceKind::Cuda && base(&h.function) == kernel && h.pct_of_kernel >= 1.0)
             .filter_map(|h| {
-                let hits: Vec<&(String, f64)> =
-                    h.stalls.iter().filter(|(r, _)| wanted.contains(&r.as_str())).collect();
+                let hits: Vec<(String, f64)> =
+                    h.stalls.iter().filter(|(r, _)| wanted.contains(&r.as_str())).cloned().collect();
                 let weight: f64 = hits.iter().map(|(_, n)| n).sum();
                 (weight > 0.0).then(|| {
-                    let stalls = hits
-                        .iter()
-                        .map(|(r, n)| format!("{r}={}", crate::units::value(*n)))
-                        .collect::<Vec<_>>()
-                        .join("; ");
+                    let stalls = super::hotspots::stalls_text(&hits);
                     let line = LimiterLine {
                         file: h.file.clone(),
                         line: h.line,

@@ -75,7 +75,8 @@ fn top_stalls(block: &SourceBlock, values: &[String], n: usize) -> Vec<(String, 
     stalls
 }
 
-fn stalls_text(stalls: &[(String, f64)]) -> String {
+/// `reason=samples` joined by `; `, as the hotspot table writes stalls.
+pub(crate) fn stalls_text(stalls: &[(String, f64)]) -> String {
     stalls.iter().map(|(r, v)| format!("{r}={}", crate::units::value(*v))).collect::<Vec<_>>().join("; ")
 }
 

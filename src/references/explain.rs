@@ -367,7 +367,9 @@ fn collected_by(topic: &Topic) -> Vec<Stage> {
 }
 
 /// Appends `Key: text` wrapped at [`WIDTH`] columns, continuation lines indented by two.
-fn wrap_field(out: &mut String, key: &str, text: &str) {
+/// Appends `key: text` broken at spaces into lines of at most [`WIDTH`] characters,
+/// continuation lines indented by two spaces (`explain`'s layout, limiters included).
+pub(crate) fn wrap_field(out: &mut String, key: &str, text: &str) {
     let mut line = format!("{key}:");
     for word in text.split_whitespace() {
         if line.len() + 1 + word.len() > WIDTH && line.trim_start().contains(' ') {

@@ -6,7 +6,10 @@ use serde::{Deserialize, Serialize};
 use super::condition::{check_field, Condition};
 use super::summary::KernelSummary;
 use super::KernelVerdict;
-use super::{all_hold, any_holds, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis};
+use super::{
+    add_missing, all_hold, any_holds, fill, placeholders, push_evidence, Classification, Confidence,
+    Hypothesis,
+};
 use crate::model::stage::Stage;
 
 /// A limiter's class: a fixed one, or the class the throughputs give (`from-throughput`),
@@ -186,13 +189,7 @@ impl Limiter {
     /// What an undecided limiter lacks, for the verdict to say what was not checked.
     pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
         let mut missing: Vec<String> = Vec::new();
-        for c in self.requires.iter().chain(&self.refuted_by) {
-            for f in c.fields() {
-                if s.get(f).is_none() && !missing.iter().any(|m| m == f) {
-                    missing.push(f.to_string());
-                }
-            }
-        }
+        add_missing(self.requires.iter().chain(&self.refuted_by), s, &mut missing);
         UncheckedLimiter { id: self.spec.id.clone(), missing, stage: self.spec.follow_up_stage }
     }
 
@@ -298,31 +295,9 @@ impl Limiter {
         }
         let mut out = format!("{} (limiter)\n", spec.id);
         for (k, v) in fields {
-            out.push_str(&wrap(&format!("{k}: {v}"), 100));
+            crate::references::explain::wrap_field(&mut out, &k, &v);
         }
         out.push_str(&format!("Source: {source}; `{{field}}` is the field's value in a report.\n"));
         out
     }
-}
-
-/// `text` broken at spaces into lines of at most `width` characters, continuation lines
-/// indented by two spaces.
-fn wrap(text: &str, width: usize) -> String {
-    let mut out = String::new();
-    let mut line = String::new();
-    for word in text.split(' ') {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            out.push_str(&line);
-            out.push('\n');
-            line = format!("  {word}");
-        } else {
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
 }

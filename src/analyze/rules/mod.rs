@@ -123,6 +123,21 @@ fn all_hold(conds: &[Condition], s: &KernelSummary) -> Option<bool> {
     }
 }
 
+/// Adds to `missing`, once each, the fields `conds` read that were not collected.
+fn add_missing<'c>(
+    conds: impl IntoIterator<Item = &'c Condition>,
+    s: &KernelSummary,
+    missing: &mut Vec<String>,
+) {
+    for c in conds {
+        for f in c.fields() {
+            if s.get(f).is_none() && !missing.iter().any(|m| m == f) {
+                missing.push(f.to_string());
+            }
+        }
+    }
+}
+
 /// Whether any condition holds (an undecided one does not).
 fn any_holds(conds: &[Condition], s: &KernelSummary) -> bool {
     conds.iter().any(|c| c.eval(s) == Some(true))
@@ -275,15 +290,11 @@ impl Rules {
         let mut missing: Vec<String> = Vec::new();
         for rule in &self.rules {
             let results: Vec<Option<bool>> = rule.when.iter().map(|c| c.eval(s)).collect();
-            for (c, r) in rule.when.iter().zip(&results) {
-                if r.is_none() {
-                    for f in c.fields() {
-                        if s.get(f).is_none() && !missing.iter().any(|m| m == f) {
-                            missing.push(f.to_string());
-                        }
-                    }
-                }
-            }
+            add_missing(
+                rule.when.iter().zip(&results).filter(|(_, r)| r.is_none()).map(|(c, _)| c),
+                s,
+                &mut missing,
+            );
             if !results.iter().all(|r| *r == Some(true)) {
                 continue;
             }

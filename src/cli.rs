@@ -399,7 +399,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
     pub target_dir: Option<PathBuf>,
 
-    /// Kernel name hint; becomes the ncu filter regex `.*NAME.*` (repeat to profile several)
+    /// Kernel name hint; becomes the ncu filter regex `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
     #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
     pub kernels: Vec<String>,
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)

@@ -16,6 +16,7 @@ use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
+use crate::model::kinds::WindowOrigin;
 use crate::model::stage::StageSelection;
 use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
 
@@ -127,6 +128,10 @@ pub struct KernelPlan {
     pub case: Option<String>,
     /// Which launches are profiled.
     pub window: LaunchWindow,
+    /// Whether the window is kprof's default (fitted to the program when it would skip
+    /// every launch) or was set.
+    #[serde(default)]
+    pub window_origin: WindowOrigin,
     /// Which stages.
     pub stages: StagePlan,
     /// ncu clock control.
@@ -367,7 +372,7 @@ fn from_entry(
     program_args.extend(args.bench_args.iter().cloned());
     let filter = match (&args.kernel_regex, hint) {
         (Some(re), _) => KernelFilter::regex(re.clone()),
-        (None, Some(h)) if h != entry.name => KernelFilter::from_hint(h),
+        (None, Some(h)) if crate::model::filter::parse_hint(h).0 != entry.name => KernelFilter::from_hint(h),
         _ => KernelFilter::regex(entry.kernel_regex.clone()),
     };
     let s = &entry.settings;
@@ -388,6 +393,10 @@ fn from_entry(
             args.launch_count.or(s.launch_count),
             &entry.name,
             notes,
+        ),
+        window_origin: window_origin(
+            args.launch_skip.or(s.launch_skip),
+            args.launch_count.or(s.launch_count),
         ),
         stages: stage_plan(args, s.stages.clone()),
         clock_control: clock(args.clock_control, s.clock_control),
@@ -431,7 +440,9 @@ fn ad_hoc(
         (None, Some(h)) => Some(KernelFilter::from_hint(h)),
         (None, None) => None,
     };
-    let name = hint.map(String::from).unwrap_or_else(|| target_name.to_string());
+    let name = hint
+        .map(|h| crate::model::filter::parse_hint(h).0.to_string())
+        .unwrap_or_else(|| target_name.to_string());
     Ok(KernelPlan {
         configured_at: None,
         package: Some(package.to_string()),
@@ -455,6 +466,10 @@ fn ad_hoc(
             args.launch_count.or(s.launch_count),
             &name,
             notes,
+        ),
+        window_origin: window_origin(
+            args.launch_skip.or(s.launch_skip),
+            args.launch_count.or(s.launch_count),
         ),
         stages: stage_plan(args, s.stages.clone()),
         clock_control: clock(args.clock_control, s.clock_control),
@@ -523,6 +538,15 @@ fn clock(cli: Option<ClockControl>, configured: Option<config::ClockControl>) ->
     match (cli, configured) {
         (Some(ClockControl::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
         _ => ClockControl::None,
+    }
+}
+
+/// A window with neither skip nor count set anywhere is kprof's default, and may be fitted.
+fn window_origin(skip: Option<u32>, count: Option<u32>) -> WindowOrigin {
+    if skip.is_none() && count.is_none() {
+        WindowOrigin::Default
+    } else {
+        WindowOrigin::Set
     }
 }
 

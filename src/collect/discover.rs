@@ -1,12 +1,15 @@
-//! Discovery: with no kernel hint, one durations-only pass ranks every kernel the program
-//! launched, and the costliest is profiled (`details/kernel_candidates.json` keeps the
-//! ranking).
+//! Discovery and the launch census: one durations-only pass over every launch (from the
+//! first, up to a cap) counts each kernel's launches and their total duration. With no
+//! kernel hint the costliest kernel is profiled; after a filter matched nothing, or a
+//! hint matched several kernels, the same census fits the window or picks the kernel
+//! (`details/kernel_candidates.json` keeps the ranking).
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::analyze::summary;
 use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelFilter;
 use crate::ncu::parse::RawPage;
 use crate::profile::fs::write_atomic;
 use crate::profile::ProfileDir;
@@ -45,52 +48,124 @@ pub fn function_name(kernel: &str) -> String {
     last.rsplit("::").next().unwrap_or(last).to_string()
 }
 
-/// Ranks the kernels of a discovery pass (its parsed page) (total duration, then launches) and writes
-/// `kernel_candidates.json`; returns the costliest kernel's function name and why.
-pub(crate) fn discover(dir: &ProfileDir, page: Result<RawPage, String>) -> Result<(String, String)> {
-    let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
-    let mut candidates: Vec<Candidate> = Vec::new();
-    for l in page.launches() {
-        let d = l.number("gpu__time_duration.sum").unwrap_or(0.0)
-            * summary::unit_scale(l.unit("gpu__time_duration.sum").unwrap_or(""));
-        match candidates.iter_mut().find(|c| c.kernel == l.kernel_name()) {
-            Some(c) => {
-                c.launches += 1;
-                c.total_duration_ns += d;
+/// Every kernel a durations-only pass saw: its launches and their total duration,
+/// costliest first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Census {
+    /// The kernels, costliest first (total duration, then launch count).
+    pub kernels: Vec<Candidate>,
+    /// Launches the pass profiled in all.
+    pub launches: usize,
+    /// Whether the pass stopped at its launch cap, so later launches are not counted.
+    pub capped: bool,
+}
+
+impl Census {
+    /// The census of a durations-only page whose window profiled at most `cap` launches.
+    pub fn from_page(page: &RawPage, cap: Option<u32>) -> Census {
+        let mut kernels: Vec<Candidate> = Vec::new();
+        let mut launches = 0;
+        for l in page.launches() {
+            launches += 1;
+            let d = l.number("gpu__time_duration.sum").unwrap_or(0.0)
+                * summary::unit_scale(l.unit("gpu__time_duration.sum").unwrap_or(""));
+            match kernels.iter_mut().find(|c| c.kernel == l.kernel_name()) {
+                Some(c) => {
+                    c.launches += 1;
+                    c.total_duration_ns += d;
+                }
+                None => kernels.push(Candidate {
+                    kernel: l.kernel_name().to_string(),
+                    function: function_name(l.kernel_name()),
+                    launches: 1,
+                    total_duration_ns: d,
+                }),
             }
-            None => candidates.push(Candidate {
-                kernel: l.kernel_name().to_string(),
-                function: function_name(l.kernel_name()),
-                launches: 1,
-                total_duration_ns: d,
-            }),
         }
+        kernels.sort_by(|a, b| {
+            b.total_duration_ns.total_cmp(&a.total_duration_ns).then(b.launches.cmp(&a.launches))
+        });
+        Census { kernels, launches, capped: cap.is_some_and(|c| launches as u64 >= u64::from(c)) }
     }
-    candidates.sort_by(|a, b| {
-        b.total_duration_ns.total_cmp(&a.total_duration_ns).then(b.launches.cmp(&a.launches))
-    });
-    let Some(top) = candidates.first().cloned() else {
-        return Err(Failure::new(ExitCode::NoKernelMatched, "discovery saw no kernel launch").into());
+
+    /// The kernels `filter` matches, costliest first. ncu matches the filter against the
+    /// function name (its default `--kernel-name-base function`), and so does this.
+    pub fn matching(&self, filter: &KernelFilter) -> Vec<&Candidate> {
+        self.kernels.iter().filter(|c| filter.matches(&c.function)).collect()
+    }
+
+    /// Launches of the kernels `filter` matches (what ncu's `--launch-skip` counts).
+    pub fn launches_matching(&self, filter: &KernelFilter) -> usize {
+        self.matching(filter).iter().map(|c| c.launches).sum()
+    }
+
+    /// `copy_kernel (3 launches, 1.2 ms), fill (1 launch, 4 us)`, for messages; the
+    /// functions closest to `hint` first when one is given.
+    pub fn listing(&self, hint: Option<&str>) -> String {
+        let mut kernels: Vec<&Candidate> = self.kernels.iter().collect();
+        if let Some(h) = hint {
+            let h = h.to_lowercase();
+            kernels.sort_by_key(|c| super::failure::closeness(&h, &c.function.to_lowercase()));
+        }
+        let mut out: Vec<String> = kernels
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} ({} launch{}, {})",
+                    c.function,
+                    c.launches,
+                    if c.launches == 1 { "" } else { "es" },
+                    crate::units::duration(c.total_duration_ns)
+                )
+            })
+            .collect();
+        if self.capped {
+            out.push(format!("counted over the first {} launches only", self.launches));
+        }
+        out.join(", ")
+    }
+
+    /// Writes `details/kernel_candidates.json`: `chosen` among these kernels, and how.
+    pub fn write_candidates(&self, dir: &ProfileDir, chosen: &str, ranking: &str) -> Result<()> {
+        let record = Candidates {
+            schema_version: 1,
+            ranking: ranking.to_string(),
+            chosen: chosen.to_string(),
+            candidates: self.kernels.clone(),
+        };
+        write_atomic(
+            &dir.kernel_candidates_path(),
+            &(serde_json::to_string_pretty(&record).context("could not serialise the kernel candidates")?
+                + "\n"),
+        )
+    }
+}
+
+/// Ranks the kernels of a discovery pass (its parsed page, from a window that profiled at
+/// most `cap` launches), writes `kernel_candidates.json`, and returns the census, the
+/// costliest kernel's function name and why it was chosen.
+pub(crate) fn discover(
+    dir: &ProfileDir,
+    page: Result<RawPage, String>,
+    cap: Option<u32>,
+) -> Result<(Census, String, String)> {
+    let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
+    let census = Census::from_page(&page, cap);
+    let Some(top) = census.kernels.first().cloned() else {
+        return Err(Failure::new(ExitCode::NoKernelMatched, "discovery saw no kernel launch")
+            .help("the program launched no kernel under ncu: check that it runs on the GPU with these arguments")
+            .into());
     };
-    let record = Candidates {
-        schema_version: 1,
-        ranking: "total duration, then launch count (no hint was given)".into(),
-        chosen: top.function.clone(),
-        candidates: candidates.clone(),
-    };
-    write_atomic(
-        &dir.kernel_candidates_path(),
-        &(serde_json::to_string_pretty(&record).context("could not serialise the kernel candidates")? + "\n"),
-    )?;
-    let others: Vec<String> = candidates.iter().skip(1).map(|c| c.function.clone()).collect();
+    census.write_candidates(dir, &top.function, "total duration, then launch count (no hint was given)")?;
+    let others: Vec<String> = census.kernels.iter().skip(1).map(|c| c.function.clone()).collect();
     let why = format!(
         "costliest of {}: {} launch(es), {} in all{}",
-        candidates.len(),
+        census.kernels.len(),
         top.launches,
         crate::units::duration(top.total_duration_ns),
         if others.is_empty() { String::new() } else { format!("; also seen: {}", others.join(", ")) }
     );
-    Ok((top.function, why))
+    Ok((census, top.function, why))
 }
 
 #[cfg(test)]

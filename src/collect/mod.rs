@@ -14,9 +14,12 @@
 
 pub mod discover;
 pub mod environment;
+mod failure;
 pub mod prepare;
 pub mod timing;
+pub mod window;
 
+use std::collections::VecDeque;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -25,14 +28,18 @@ use anyhow::Result;
 use crate::analyze::{rules::Rules, summary};
 use crate::error::{exit_code_of, ExitCode, Failure, Signal};
 use crate::model::filter::KernelFilter;
+use crate::model::kinds::LaunchWindow;
 use crate::model::stage::{Stage, StageSelection};
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::ncu::parse::{scan_log, RawPage, SourcePage};
-use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
+use crate::ncu::privilege::{self, Privilege};
 use crate::plan::{KernelPlan, StagePlan};
 use crate::process::{self, shell_comment, tail_lines, Ending, ProcessBuilder, RunOptions};
+use crate::profile::run_manifest::WindowRecord;
 use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
 use crate::shell::Shell;
+use discover::Census;
+use failure::{no_match, stage_failure, StageEnd};
 
 /// One kernel's collection: where it goes and what it runs.
 pub struct KernelRun<'a> {
@@ -62,6 +69,45 @@ pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunM
     result.map(|()| manifest)
 }
 
+/// A stage waiting to run: its command is built when it runs, from the filter and window
+/// of that moment, unless it was written to `commands.sh` before the run.
+struct Pending {
+    collection: StageCollection,
+    cmd: Option<ProcessBuilder>,
+    why: String,
+}
+
+/// What the run has learnt so far: the filter and window the next stages use, the census
+/// of launches, and which one-time corrections were made.
+struct State {
+    filter: Option<KernelFilter>,
+    window: LaunchWindow,
+    census: Option<Census>,
+    /// The window was fitted (at most once).
+    fitted: bool,
+    /// A hint that matched several kernels was narrowed to one (at most once).
+    narrowed: bool,
+}
+
+impl State {
+    fn command(&self, run: &KernelRun<'_>, collection: &StageCollection) -> ProcessBuilder {
+        let log = run.dir.stage_raw_path(collection);
+        let discovery = *collection == StageCollection::Discovery;
+        stage_command(
+            run.ncu,
+            &StageRun {
+                collection,
+                filter: if discovery { None } else { self.filter.as_ref() },
+                window: if discovery { window::census_window(self.window) } else { self.window },
+                clock_control: run.kernel.clock_control,
+                log_file: &log,
+                target: run.target,
+                privilege: run.kernel.privilege,
+            },
+        )
+    }
+}
+
 fn collect_stages(
     run: &KernelRun<'_>,
     rules: &Rules,
@@ -69,50 +115,82 @@ fn collect_stages(
     manifest: &mut RunManifest,
     ncu_ms: &mut u64,
 ) -> Result<()> {
-    let KernelRun { dir, kernel, target, ncu, first, timeout } = *run;
+    let KernelRun { dir, kernel, first, .. } = *run;
     let say = |line: &str| shell.status(line);
     // The filter is the plan's, or the one discovery chooses.
-    let mut filter: Option<KernelFilter> = kernel.filter.clone();
+    let mut st = State {
+        filter: kernel.filter.clone(),
+        window: kernel.window,
+        census: None,
+        fitted: false,
+        narrowed: false,
+    };
+    manifest.window = Some(WindowRecord::planned(kernel.window, kernel.window_origin));
     let auto = matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto));
-    let mut queue: Vec<(StageCollection, ProcessBuilder, String)> = first
+    let mut queue: VecDeque<Pending> = first
         .iter()
-        .map(|(c, p)| {
-            (c.clone(), p.clone(), if auto { "auto: always first".into() } else { "requested".into() })
+        .map(|(c, p)| Pending {
+            collection: c.clone(),
+            cmd: Some(p.clone()),
+            why: if auto { "auto: always first".into() } else { "requested".into() },
         })
         .collect();
-    let mut i = 0;
-    while i < queue.len() {
-        let (collection, cmd, why) = queue[i].clone();
-        i += 1;
-        say(&format!("Profiling `{}`: stage {} ({})", kernel.name, collection.name(), why));
-        let bar = if shell.progress() {
-            indicatif::ProgressBar::new_spinner()
-        } else {
-            indicatif::ProgressBar::hidden()
+    let mut written = first.len();
+    let mut first_page_checked = false;
+    while let Some(next) = queue.pop_front() {
+        let collection = next.collection;
+        let cmd = match next.cmd {
+            Some(cmd) => cmd,
+            None => {
+                let cmd = st.command(run, &collection);
+                written += 1;
+                append_command(
+                    dir,
+                    &format!(
+                        "# Stage {written}: {} ({})\n{cmd}\n",
+                        collection.name(),
+                        shell_comment(&next.why)
+                    ),
+                )?;
+                cmd
+            }
         };
-        bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        let passes_hint = match &collection {
-            StageCollection::Named(s) => crate::ncu::stages::definition(*s)
-                .passes_h200
-                .map(|p| format!(", about {p} passes per launch"))
-                .unwrap_or_default(),
-            _ => String::new(),
-        };
-        bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), kernel.name));
-        bar.enable_steady_tick(Duration::from_millis(120));
-        let ran = run_stage(dir, &collection, &cmd, why, timeout, kernel.privilege, shell);
-        bar.finish_and_clear();
+        let ran = run_announced(run, &collection, &cmd, next.why, shell);
         *ncu_ms += ran.outcome.wall_ms;
         let status = ran.outcome.status;
         let log = ran.outcome.log.clone();
         manifest.stages.push(ran.outcome);
+        if status == StageStatus::NoMatch && collection != StageCollection::Discovery {
+            if let Some(filter) = st.filter.clone() {
+                let census = census(run, &mut st, manifest, ncu_ms, shell)?;
+                let matched = census.map(|c| c.launches_matching(&filter));
+                let fitted = matched
+                    .filter(|_| !st.fitted)
+                    .and_then(|n| window::fit(st.window, kernel.window_origin, n));
+                if let Some((w, why)) = fitted {
+                    say(&format!("Window: {why} ({})", w.describe()));
+                    st.fitted = true;
+                    st.window = w;
+                    manifest.window = Some(WindowRecord::fitted(w, why.clone()));
+                    set_aside(dir, &collection, manifest)?;
+                    requeue(&mut queue, collection, &format!("again, window fitted: {why}"));
+                    continue;
+                }
+                manifest.status = status;
+                return Err(no_match(
+                    kernel,
+                    &filter,
+                    st.window,
+                    st.census.as_ref(),
+                    log.as_deref().unwrap_or(""),
+                )
+                .into());
+            }
+        }
         if status != StageStatus::Ok {
             manifest.status = status;
             let everything = KernelFilter::regex(".*");
-            let f = filter.as_ref().unwrap_or(&everything);
+            let f = st.filter.as_ref().unwrap_or(&everything);
             let end = StageEnd {
                 status,
                 signal: ran.signal,
@@ -128,47 +206,207 @@ fn collect_stages(
             Some(p) => format!("  done: {p} pass(es) per launch"),
             None => "  done".to_string(),
         });
-        let stage_cmd = |collection: &StageCollection, filter: &KernelFilter| {
-            let log = dir.stage_raw_path(collection);
-            stage_command(
-                ncu,
-                &StageRun {
-                    collection,
-                    filter: Some(filter),
-                    window: kernel.window,
-                    clock_control: kernel.clock_control,
-                    log_file: &log,
-                    target,
-                    privilege: kernel.privilege,
-                },
-            )
-        };
         if collection == StageCollection::Discovery {
-            let chosen = discover::discover(dir, page)?;
-            say(&format!("Discovery: profiling `{}` ({})", chosen.0, chosen.1));
-            let f = KernelFilter::from_hint(&chosen.0);
-            for (n, c) in kernel.stage_collections().into_iter().enumerate() {
-                let cmd = stage_cmd(&c, &f);
-                append_command(
-                    dir,
-                    &format!("# Stage {}: {} (kernel chosen by discovery)\n{cmd}\n", n + 1, c.name()),
-                )?;
-                queue.push((c, cmd, format!("for `{}`, chosen by discovery", chosen.0)));
+            let (counted, chosen, why) = discover::discover(dir, page, window::census_cap(st.window))?;
+            say(&format!("Discovery: profiling `{chosen}` ({why})"));
+            let f = KernelFilter::function(&chosen);
+            let launches = counted.launches_matching(&f);
+            st.census = Some(counted);
+            if let Some((w, why)) = window::fit(st.window, kernel.window_origin, launches) {
+                say(&format!("Window: {why} ({})", w.describe()));
+                st.fitted = true;
+                st.window = w;
+                manifest.window = Some(WindowRecord::fitted(w, why));
             }
-            filter = Some(f);
+            st.filter = Some(f);
+            for c in kernel.stage_collections() {
+                queue.push_back(Pending {
+                    collection: c,
+                    cmd: None,
+                    why: format!("for `{chosen}`, chosen by discovery"),
+                });
+            }
             continue;
         }
-        let Some(filter) = filter.as_ref() else { continue };
+        let Some(filter) = st.filter.clone() else { continue };
+        if !first_page_checked {
+            first_page_checked = true;
+            if let Ok(p) = &page {
+                let seen = functions_matching(p, &filter);
+                if seen.len() > 1 && !st.narrowed {
+                    if let Some(chosen) = narrow(run, &mut st, manifest, ncu_ms, shell, &seen)? {
+                        set_aside(dir, &collection, manifest)?;
+                        requeue(&mut queue, collection, &format!("again, for `{chosen}` only"));
+                        first_page_checked = false;
+                        continue;
+                    }
+                }
+            }
+        }
         if auto && collection == StageCollection::Named(Stage::Basic) {
-            let (stage, reason) = follow_up(page, rules, filter)?;
+            let (stage, reason) = follow_up(page, rules, &filter)?;
             say(&format!("Follow-up: {stage} ({reason})"));
-            let follow = StageCollection::Named(stage);
-            let cmd = stage_cmd(&follow, filter);
-            append_command(dir, &format!("# Stage 2: {stage}, chosen: {}\n{cmd}\n", shell_comment(&reason)))?;
-            queue.push((follow, cmd, format!("auto follow-up: {reason}")));
+            queue.push_back(Pending {
+                collection: StageCollection::Named(stage),
+                cmd: None,
+                why: format!("auto follow-up: {reason}"),
+            });
         }
     }
     Ok(())
+}
+
+/// Runs one stage under a spinner that names it.
+fn run_announced(
+    run: &KernelRun<'_>,
+    collection: &StageCollection,
+    cmd: &ProcessBuilder,
+    why: String,
+    shell: &Shell,
+) -> StageRan {
+    shell.status(format!("Profiling `{}`: stage {} ({})", run.kernel.name, collection.name(), why));
+    let bar = if shell.progress() {
+        indicatif::ProgressBar::new_spinner()
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} [{elapsed}]")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    let passes_hint = match collection {
+        StageCollection::Named(s) => crate::ncu::stages::definition(*s)
+            .passes_h200
+            .map(|p| format!(", about {p} passes per launch"))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    bar.set_message(format!("ncu: stage {} of `{}`{passes_hint}", collection.name(), run.kernel.name));
+    bar.enable_steady_tick(Duration::from_millis(120));
+    let ran = run_stage(run.dir, collection, cmd, why, run.timeout, run.kernel.privilege, shell);
+    bar.finish_and_clear();
+    ran
+}
+
+/// The census of launches: the one discovery took, or a new durations-only pass over
+/// every launch. `None` when that pass failed (the caller then explains without it); a
+/// signal during it ends the run.
+fn census<'s>(
+    run: &KernelRun<'_>,
+    st: &'s mut State,
+    manifest: &mut RunManifest,
+    ncu_ms: &mut u64,
+    shell: &Shell,
+) -> Result<Option<&'s Census>> {
+    if st.census.is_none() {
+        let c = StageCollection::Discovery;
+        let cmd = st.command(run, &c);
+        let why = "census: count every kernel's launches (durations only)".to_string();
+        append_command(run.dir, &format!("# Census: {why}\n{cmd}\n"))?;
+        let ran = run_announced(run, &c, &cmd, why, shell);
+        *ncu_ms += ran.outcome.wall_ms;
+        let status = ran.outcome.status;
+        manifest.stages.push(ran.outcome);
+        if status == StageStatus::Interrupted {
+            let signal = ran.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
+            manifest.status = status;
+            return Err(process::interrupted(signal, "during the census").into());
+        }
+        if let (StageStatus::Ok, Ok(page)) = (status, &ran.page) {
+            st.census = Some(Census::from_page(page, window::census_cap(st.window)));
+        }
+    }
+    Ok(st.census.as_ref())
+}
+
+/// The distinct functions of a page's launches that `filter` matches, in page order.
+fn functions_matching(page: &RawPage, filter: &KernelFilter) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in page.launches() {
+        let f = discover::function_name(l.kernel_name());
+        if filter.matches(&f) && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// A filter that matched several kernels (`seen` in the first page): the census ranks
+/// them, the costliest is chosen, the filter narrowed to exactly it and the window fitted
+/// to its launches. Returns the chosen function, or `None` when there is no census.
+fn narrow(
+    run: &KernelRun<'_>,
+    st: &mut State,
+    manifest: &mut RunManifest,
+    ncu_ms: &mut u64,
+    shell: &Shell,
+    seen: &[String],
+) -> Result<Option<String>> {
+    let Some(filter) = st.filter.clone() else { return Ok(None) };
+    let window = st.window;
+    let Some(counted) = census(run, st, manifest, ncu_ms, shell)?.cloned() else { return Ok(None) };
+    let ranked = counted.matching(&filter);
+    let Some(top) = ranked.first() else { return Ok(None) };
+    let names: Vec<String> = ranked
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({} launch(es), {})",
+                c.function,
+                c.launches,
+                crate::units::duration(c.total_duration_ns)
+            )
+        })
+        .collect();
+    let hint = &run.kernel.name;
+    counted.write_candidates(
+        run.dir,
+        &top.function,
+        &format!(
+            "`{hint}` matched {} kernels ({}); the costliest by total duration was chosen",
+            ranked.len().max(seen.len()),
+            filter.to_ncu_arg()
+        ),
+    )?;
+    shell.warn(format!(
+        "`{hint}` matches {} kernels: {}; profiling `{}`, the costliest (pass --kernel ={} or another exact name to choose)",
+        names.len(),
+        names.join(", "),
+        top.function,
+        top.function
+    ));
+    let chosen = KernelFilter::function(&top.function);
+    let launches = counted.launches_matching(&chosen);
+    st.narrowed = true;
+    st.filter = Some(chosen);
+    if !st.fitted {
+        if let Some((w, why)) = window::fit(window, run.kernel.window_origin, launches) {
+            shell.status(format!("Window: {why} ({})", w.describe()));
+            st.fitted = true;
+            st.window = w;
+            manifest.window = Some(WindowRecord::fitted(w, why));
+        }
+    }
+    Ok(Some(top.function.clone()))
+}
+
+/// Moves the page of a stage that runs again aside, and points its manifest entry at it.
+fn set_aside(dir: &ProfileDir, collection: &StageCollection, manifest: &mut RunManifest) -> Result<()> {
+    if let Some(rel) = dir.supersede_page(collection)? {
+        if let Some(last) = manifest.stages.iter_mut().rev().find(|s| s.stage == collection.name()) {
+            last.output = rel;
+        }
+    }
+    Ok(())
+}
+
+/// Puts `collection` back at the front of the queue, and rebuilds the commands of the
+/// stages after it (they run with the new filter or window too).
+fn requeue(queue: &mut VecDeque<Pending>, collection: StageCollection, why: &str) {
+    for p in queue.iter_mut() {
+        p.cmd = None;
+    }
+    queue.push_front(Pending { collection, cmd: None, why: why.to_string() });
 }
 
 /// Records how the run of `kernel` ended in its `run_manifest.yaml`: the exit code, the
@@ -355,100 +593,6 @@ fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter
     Ok((stage, reason))
 }
 
-/// How a stage that did not end `ok` ended.
-struct StageEnd {
-    status: StageStatus,
-    signal: Option<Signal>,
-    problem: Option<String>,
-    stage: String,
-}
-
-fn stage_failure(
-    end: &StageEnd,
-    kernel: &KernelPlan,
-    filter: &KernelFilter,
-    log: &str,
-    cmd: &ProcessBuilder,
-) -> Failure {
-    // What ncu and the program printed last, or that they printed nothing.
-    let printed = if log.trim().is_empty() {
-        "ncu and the program printed nothing".to_string()
-    } else {
-        format!("what ncu and the program printed last:\n{log}")
-    };
-    match end.status {
-        StageStatus::NoMatch => {
-            let mut seen: Vec<&str> = log.lines().take_while(|l| !l.trim().is_empty()).collect();
-            seen.retain(|l| !l.starts_with("=="));
-            let hint = kernel.name.to_lowercase();
-            seen.sort_by_key(|k| closeness(&hint, &k.to_lowercase()));
-            let mut f = Failure::new(
-                ExitCode::NoKernelMatched,
-                format!(
-                    "the kernel filter `{}` matched no kernel launched by `{}`",
-                    filter.to_ncu_arg(),
-                    kernel.name
-                ),
-            );
-            f = if seen.is_empty() {
-                f.help("ncu listed no kernels: the program launched none inside the profiling window")
-            } else {
-                f.help(format!("kernels ncu saw, closest first: {}", seen.join(", ")))
-            };
-            f.help("pass --kernel with part of one of those names, or --kernel-regex")
-        }
-        StageStatus::Permission => {
-            match privilege::sudo_refusal(log).filter(|_| kernel.privilege == Privilege::Sudo) {
-                Some(line) => privilege::sudo_refused(line),
-                None => Failure::new(ExitCode::Permission, PERMISSION_GUIDE),
-            }
-        }
-        StageStatus::Timeout => {
-            Failure::new(ExitCode::Timeout, format!("ncu ran past --timeout and was stopped:\n{log}"))
-                .help("raise --timeout, or profile fewer launches (--launch-count)")
-        }
-        StageStatus::Interrupted => {
-            let signal = end.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
-            process::interrupted(signal, &format!("during stage {}", end.stage))
-        }
-        StageStatus::NcuFailed => Failure::new(
-            ExitCode::NcuFailed,
-            format!("{}; {printed}", end.problem.as_deref().unwrap_or("ncu failed")),
-        )
-        .help(format!("the command was: {cmd}"))
-        .help("run it by hand to see what ncu says; `cargo kprof doctor` checks the setup"),
-        _ => Failure::new(
-            ExitCode::TargetFailed,
-            match &end.problem {
-                Some(p) => format!("the profiled program failed under ncu ({p}); {printed}"),
-                None => format!("the profiled program failed under ncu; {printed}"),
-            },
-        )
-        .help(format!("the command was: {cmd}")),
-    }
-}
-
-/// Smaller is closer: 0 for a substring match, else one more than the edit distance.
-fn closeness(hint: &str, name: &str) -> usize {
-    if name.contains(hint) {
-        0
-    } else {
-        1 + crate::suggest::edit_distance(hint, name)
-    }
-}
-
 fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
     crate::profile::fs::append(&dir.commands_script_path(), text)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn closest_kernels_first() {
-        let mut names = ["transpose_kernel", "hgemm_tiled", "copy_kernel"];
-        names.sort_by_key(|n| closeness("hgemm", n));
-        assert_eq!(names[0], "hgemm_tiled");
-    }
 }

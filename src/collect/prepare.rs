@@ -82,7 +82,12 @@ pub fn prepare_kernel<'a>(
                 &StageRun {
                     collection: &c,
                     filter,
-                    window: kernel.window,
+                    // Discovery counts every launch from the first; the stages use the window.
+                    window: if c == StageCollection::Discovery {
+                        super::window::census_window(kernel.window)
+                    } else {
+                        kernel.window
+                    },
                     clock_control: kernel.clock_control,
                     log_file: &log,
                     target: &target,
@@ -124,13 +129,7 @@ fn target_spec_for(
         PlannedTarget::Cargo(t) => Some(CargoTarget { kind: t.kind, name: t.name.clone() }),
         PlannedTarget::Command(_) => None,
     };
-    let mut notes = NotesSection::default();
-    notes.unsupported_or_deferred_requirements.extend(
-        [
-            "discovery after a hint that matches nothing: not implemented (the kernels ncu saw are reported instead)",
-        ]
-        .map(String::from),
-    );
+    let notes = NotesSection::default();
     TargetSpec {
         schema_version: SchemaVersion::CURRENT,
         kprof_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -186,13 +185,26 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
              # program's variables are passed after ncu's options, by /usr/bin/env.\n\n",
         );
     }
+    if let crate::model::kinds::LaunchWindow::SkipCount { .. } = kernel.window {
+        let origin = match kernel.window_origin {
+            crate::model::kinds::WindowOrigin::Default => format!(
+                "kprof's default for runtime `{}`; if it skips every launch of the kernel, kprof\n\
+                 # fits it to the last launches and records the stage again below",
+                kernel.runtime
+            ),
+            crate::model::kinds::WindowOrigin::Set => {
+                "set in the manifests or on the command line".to_string()
+            }
+        };
+        s.push_str(&format!("# Launch window: {} ({origin}).\n\n", kernel.window.describe()));
+    }
     for (i, (c, cmd)) in stages.iter().enumerate() {
         s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(c.name()), cmd));
     }
     if kernel.filter.is_none() {
         s.push_str(
-            "# No kernel hint: discovery profiles every kernel once (durations only); the stages\n\
-             # for the costliest kernel follow, recorded here once chosen.\n",
+            "# No kernel hint: discovery profiles every launch from the first (durations only, up\n\
+             # to 1000 launches); the stages for the costliest kernel follow, recorded here once chosen.\n",
         );
     } else if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
         s.push_str(

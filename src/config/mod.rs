@@ -307,8 +307,18 @@ impl Config {
         if candidates.is_empty() {
             return Err(self.nothing_configured(packages));
         }
+        let (hint, exact_only) = crate::model::filter::parse_hint(hint);
         if let Some(exact) = candidates.iter().find(|c| c.kernel.name == hint) {
             return Ok(exact.kernel);
+        }
+        if exact_only {
+            let names: Vec<String> = candidates.iter().map(|c| format!("`{}`", c.kernel.name)).collect();
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("no configured kernel is named exactly `{hint}`{}", scope(packages)),
+            )
+            .help(format!("configured kernels: {}", names.join(", ")))
+            .help(format!("drop the `=` to match `{hint}` as part of a name")));
         }
         let needle = hint.to_lowercase();
         let matching: Vec<&ListedKernel<'_>> =

@@ -1,9 +1,12 @@
 //! Kernel filters: which kernel launches a profile looks at.
 //!
 //! A user's hint (`--kernel hgemm`) becomes the regex `.*hgemm.*` right away, as the
-//! workflow prescribes: no discovery pass first. The regex is written for ncu, whose
-//! `regex:` filter uses ECMAScript syntax, so escaping covers exactly that syntax's
-//! metacharacters.
+//! workflow prescribes: no discovery pass first. A hint written `=hgemm` names the
+//! function exactly: it matches `hgemm` and `void ns::hgemm<128>(...)`, not
+//! `hgemm_tiled`. The regex is written for ncu, whose `regex:` filter uses ECMAScript
+//! syntax, so escaping covers exactly that syntax's metacharacters. ncu matches it against
+//! the function name (`--kernel-name-base function`); the analysis matches the same
+//! regex against the demangled name in the CSV, so both forms are written to work on both.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -49,10 +52,36 @@ pub struct KernelFilter {
     pub pattern: String,
 }
 
+/// A `--kernel` hint split into the name and whether it is exact (`=name`).
+pub fn parse_hint(hint: &str) -> (&str, bool) {
+    match hint.strip_prefix('=') {
+        Some(name) => (name, true),
+        None => (hint, false),
+    }
+}
+
 impl KernelFilter {
-    /// The filter for a name hint: `.*<escaped hint>.*`.
+    /// The filter for a name hint: `.*<escaped hint>.*`, or for `=name` the exact
+    /// function (see [`KernelFilter::function`]).
     pub fn from_hint(hint: &str) -> Self {
-        KernelFilter { mode: FilterMode::Regex, pattern: format!(".*{}.*", escape_regex(hint)) }
+        match parse_hint(hint) {
+            (name, true) => KernelFilter::function(name),
+            (name, false) => {
+                KernelFilter { mode: FilterMode::Regex, pattern: format!(".*{}.*", escape_regex(name)) }
+            }
+        }
+    }
+
+    /// Exactly the function `name`: as ncu's function base (`name`) and inside a demangled
+    /// name (`name(`, `ns::name<`, `void name(`), never as part of a longer name.
+    pub fn function(name: &str) -> Self {
+        KernelFilter { mode: FilterMode::Regex, pattern: format!("(^|[ :]){}($|[<(])", escape_regex(name)) }
+    }
+
+    /// Whether the analysis' reading of this filter matches `kernel` (a name as the CSV
+    /// prints it); an invalid pattern matches nothing.
+    pub fn matches(&self, kernel: &str) -> bool {
+        regex::Regex::new(&self.pattern).is_ok_and(|re| re.is_match(kernel))
     }
 
     /// A filter from a user-written regex, used as given.
@@ -119,5 +148,21 @@ mod tests {
         }
         let re = regex::Regex::new(&format!("^{}$", KernelFilter::from_hint("a.b").pattern)).unwrap();
         assert!(!re.is_match("axb"));
+    }
+
+    #[test]
+    fn exact_hint_matches_the_function_only() {
+        let f = KernelFilter::from_hint("=matmul");
+        assert_eq!(f, KernelFilter::function("matmul"));
+        // ncu's function base, and the demangled names the CSV prints.
+        for yes in ["matmul", "matmul(float *, int)", "void matmul<128>(float *)", "void ns::matmul(int)"] {
+            assert!(f.matches(yes), "{yes}");
+        }
+        for no in ["matmul_tiled", "matmul_tiled(float *)", "batched_matmul(float *)", "mul"] {
+            assert!(!f.matches(no), "{no}");
+        }
+        assert!(KernelFilter::from_hint("mul").matches("matmul_tiled(float *)"));
+        assert_eq!(parse_hint("=x"), ("x", true));
+        assert_eq!(parse_hint("x"), ("x", false));
     }
 }

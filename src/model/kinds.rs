@@ -171,7 +171,33 @@ pub enum LaunchWindow {
     },
 }
 
+/// Where a plain program's launch window came from, which decides whether kprof may fit
+/// it to what the program launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowOrigin {
+    /// kprof's default for the runtime: when it would skip every launch of the kernel,
+    /// kprof profiles the kernel's last launches instead, and says so.
+    #[default]
+    Default,
+    /// Set in the manifests or on the command line: kept as given.
+    Set,
+}
+
 impl LaunchWindow {
+    /// The window in ncu's words, for messages: `--launch-skip 5 --launch-count 3`, or the
+    /// harness range.
+    pub fn describe(self) -> String {
+        match self {
+            LaunchWindow::HarnessRange { launch_count } => {
+                format!("the harness profiling range ({launch_count} launch(es) of each case)")
+            }
+            LaunchWindow::SkipCount { launch_skip, launch_count } => {
+                format!("--launch-skip {launch_skip} --launch-count {launch_count}")
+            }
+        }
+    }
+
     /// Launches profiled.
     pub fn launch_count(self) -> u32 {
         match self {

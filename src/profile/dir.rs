@@ -310,6 +310,34 @@ impl ProfileDir {
         self.details_dir().join("kernel_candidates.json")
     }
 
+    /// `details/<NN>_<stage>_raw.superseded-<n>.log`: where a stage's page is kept when the
+    /// stage runs again (with a fitted window or a narrower filter). Not a `.csv`, so the
+    /// analysis never reads it as a page of the profile.
+    pub fn superseded_page_rel(collection: &StageCollection, n: usize) -> String {
+        let name = raw_page_name(collection);
+        format!("details/{}.superseded-{n}.log", name.trim_end_matches(".csv"))
+    }
+
+    /// Moves a stage's page aside before the stage runs again (see
+    /// [`ProfileDir::superseded_page_rel`]), never over an existing file; returns the new
+    /// path relative to the profile directory, or `None` when the stage wrote no page.
+    pub fn supersede_page(&self, collection: &StageCollection) -> Result<Option<String>, Failure> {
+        let from = self.stage_raw_path(collection);
+        if !from.exists() {
+            return Ok(None);
+        }
+        for n in 1..=MAX_COLLISION_SUFFIX as usize {
+            let rel = Self::superseded_page_rel(collection, n);
+            let to = self.path().join(&rel);
+            if to.exists() {
+                continue;
+            }
+            fs::rename(&from, &to).map_err(|e| io_failure("cannot move aside", &from, &e))?;
+            return Ok(Some(rel));
+        }
+        Err(Failure::new(ExitCode::Filesystem, format!("{} was superseded too often", from.display())))
+    }
+
     /// `details/<NN>_<stage>_raw.csv`: where a stage's ncu writes its page.
     pub fn stage_raw_path(&self, collection: &StageCollection) -> PathBuf {
         self.details_dir().join(raw_page_name(collection))

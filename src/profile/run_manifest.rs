@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::dir::ProfileDir;
 use super::fs::write_atomic;
 use crate::error::ExitCode;
-use crate::model::kinds::Privilege;
+use crate::model::kinds::{LaunchWindow, Privilege, WindowOrigin};
 
 /// How a stage (and so a run) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -101,6 +101,36 @@ pub struct StageOutcome {
     pub log: Option<String>,
 }
 
+/// The launch window of a run: as planned, or as kprof fitted it to the program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowRecord {
+    /// The window the last stages ran with.
+    pub window: LaunchWindow,
+    /// `default` (kprof's default for the runtime), `set` (manifests or command line), or
+    /// `fitted` (the default skipped every launch; see `why`).
+    pub origin: String,
+    /// Why the window was fitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+impl WindowRecord {
+    /// The window as planned.
+    pub fn planned(window: LaunchWindow, origin: WindowOrigin) -> WindowRecord {
+        let origin = match (window, origin) {
+            (LaunchWindow::HarnessRange { .. }, _) => "harness",
+            (_, WindowOrigin::Default) => "default",
+            (_, WindowOrigin::Set) => "set",
+        };
+        WindowRecord { window, origin: origin.into(), why: None }
+    }
+
+    /// A window kprof fitted, and why.
+    pub fn fitted(window: LaunchWindow, why: String) -> WindowRecord {
+        WindowRecord { window, origin: "fitted".into(), why: Some(why) }
+    }
+}
+
 /// `run_manifest.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunManifest {
@@ -122,6 +152,9 @@ pub struct RunManifest {
     /// Why the run ended, when it did not end `ok`: the signal, the missing file, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The launch window the stages ran with, and where it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<WindowRecord>,
     /// The stages, in order.
     pub stages: Vec<StageOutcome>,
     /// Wall time of kprof's own work between ncu runs (run total minus ncu), milliseconds.
@@ -139,6 +172,7 @@ impl RunManifest {
             status: StageStatus::Ok,
             exit_code: None,
             message: None,
+            window: None,
             stages: Vec::new(),
             kprof_overhead_ms: 0,
         }

@@ -1,7 +1,8 @@
 //! A stand-in for ncu that only replays recordings and records how it was called.
 //!
 //! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
-//! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file, and prints
+//! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file (or, for the N-th call
+//! when a run writes the same file twice, `$FAKE_NCU_REPLAY/call-N/<file name>`), and prints
 //! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
 //! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
@@ -23,7 +24,14 @@ for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
   prev="$a"
 done
-if [ -n "$log" ]; then cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"; fi
+n=$(grep -c -- '^---$' "$FAKE_NCU_ARGV")
+if [ -n "$log" ]; then
+  if [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
+    cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
+  else
+    cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
+  fi
+fi
 if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
 exit 0
 "#,

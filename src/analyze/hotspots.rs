@@ -4,11 +4,21 @@
 //! the sum over every file block of its function, inlined headers included, so the
 //! percentages add up to the kernel. When ncu could not open a source file (NVRTC
 //! programs, profiles taken on another machine), the caller's resolver reads the line
-//! from the workspace instead.
+//! from the workspace instead. A kernel built without line info has a SASS-only page
+//! (`--print-source sass`): its instructions are ranked on their own, with line 0.
 
 use serde::Serialize;
 
 use crate::ncu::parse::{SourceBlock, SourcePage};
+
+/// How to get line info, for a kernel whose source page had none: the usual ways Rust
+/// projects compile CUDA, each with its switch.
+pub const LINE_INFO_ADVICE: &str = "build the kernel with line info: \
+    NVRTC in the program (cudarc's `compile_ptx`): `compile_ptx_with_opts(src, CompileOptions { options: vec![\"--generate-line-info\".into()], ..Default::default() })`, \
+    or compile through `kprof-harness`, which always does; \
+    nvcc from build.rs: `-lineinfo` (kprof sets `NVCC_APPEND_FLAGS=-lineinfo` for its builds, which reaches every nvcc a build script runs; \
+    a build script that skips nvcc when its outputs exist needs `cargo clean -p CRATE --target-dir target/kprof` once); \
+    cc-rs (`.cuda(true)`): `.flag(\"-lineinfo\")`, or the same `NVCC_APPEND_FLAGS`";
 
 /// The text ncu prints when it could not read the source file.
 pub const UNABLE_TO_OPEN: &str = "<Unable to open source file>";
@@ -89,7 +99,8 @@ const INSTRUCTIONS: &[&str] = &["Instructions Executed"];
 pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<Hotspot> {
     let mut totals: Vec<(String, f64)> = Vec::new();
     for b in &page.blocks {
-        let sum: f64 = b.lines.iter().filter_map(|l| number(b, &l.values, SAMPLES)).sum();
+        let sum: f64 = b.lines.iter().filter_map(|l| number(b, &l.values, SAMPLES)).sum::<f64>()
+            + b.sass.iter().filter_map(|r| number(b, &r.values, SAMPLES)).sum::<f64>();
         match totals.iter_mut().find(|(f, _)| *f == b.function_name) {
             Some((_, t)) => *t += sum,
             None => totals.push((b.function_name.clone(), sum)),
@@ -100,6 +111,25 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
     for b in &page.blocks {
         let total = total_of(&b.function_name);
         let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
+        // No line info: each instruction is ranked on its own.
+        for r in &b.sass {
+            let n = number(b, &r.values, SAMPLES).unwrap_or(0.0);
+            let stalls = top_stalls(b, &r.values, 3);
+            let row = Hotspot {
+                kind: SourceKind::Sass,
+                function: b.function_name.clone(),
+                file: String::new(),
+                line: 0,
+                address: r.address.clone(),
+                source: r.instruction.trim().to_string(),
+                samples: n,
+                pct_of_kernel: pct(n),
+                top_stalls: stalls_text(&stalls),
+                instructions_executed: number(b, &r.values, INSTRUCTIONS),
+                stalls,
+            };
+            lines.push((n, vec![row]));
+        }
         for l in &b.lines {
             let samples = number(b, &l.values, SAMPLES).unwrap_or(0.0);
             let text = if l.source.trim().is_empty() || l.source.contains(UNABLE_TO_OPEN) {

@@ -137,6 +137,7 @@ fn collect_stages(
         .collect();
     let mut written = first.len();
     let mut first_page_checked = false;
+    let mut sass_only = false;
     while let Some(next) = queue.pop_front() {
         let collection = next.collection;
         let cmd = match next.cmd {
@@ -198,6 +199,29 @@ fn collect_stages(
                 stage: collection.name().to_string(),
             };
             return Err(stage_failure(&end, kernel, f, log.as_deref().unwrap_or(""), &cmd).into());
+        }
+        if collection == StageCollection::Named(Stage::Source) && !ran.no_line_info.is_empty() && !sass_only {
+            // ncu prints no page at all for `cuda,sass` without line info; `sass` it prints.
+            shell.warn(&format!(
+                "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
+                 instructions; to see lines, {}",
+                ran.no_line_info.join("`, `"),
+                crate::analyze::hotspots::LINE_INFO_ADVICE
+            ));
+            sass_only = true;
+            set_aside(dir, &collection, manifest)?;
+            let cmd = crate::ncu::command::sass_only(&st.command(run, &collection));
+            written += 1;
+            append_command(
+                dir,
+                &format!("# Stage {written}: source again, SASS only (no line info)\n{cmd}\n"),
+            )?;
+            queue.push_front(Pending {
+                collection,
+                cmd: Some(cmd),
+                why: "again, SASS only: no line info".into(),
+            });
+            continue;
         }
         let page = ran.page;
         let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
@@ -447,6 +471,8 @@ struct StageRan {
     /// What went wrong in words, when the console alone does not say it (ncu killed by a
     /// signal, a missing or unreadable page).
     problem: Option<String>,
+    /// Kernels ncu said it had no line info for (source stage).
+    no_line_info: Vec<String>,
 }
 
 fn run_stage(
@@ -528,7 +554,7 @@ fn run_stage(
         output: output_rel,
         log,
     };
-    StageRan { outcome, page: parsed, signal, problem }
+    StageRan { outcome, page: parsed, signal, problem, no_line_info: scan.no_line_info }
 }
 
 /// Why the page a stage wrote cannot be read, naming the file; `None` when it can.

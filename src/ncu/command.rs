@@ -138,6 +138,20 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
     p
 }
 
+/// The same stage command printing the source page as SASS only (`--print-source sass`):
+/// for a kernel without line info, whose `cuda,sass` page ncu leaves empty.
+pub fn sass_only(cmd: &ProcessBuilder) -> ProcessBuilder {
+    let mut p = ProcessBuilder::new(cmd.get_program().clone());
+    p.args(cmd.get_args().iter().map(|a| if a == "cuda,sass" { "sass".into() } else { a.clone() }));
+    for (k, v) in cmd.get_envs() {
+        p.env(k.clone(), v.clone());
+    }
+    if let Some(dir) = cmd.get_cwd() {
+        p.cwd(dir);
+    }
+    p
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

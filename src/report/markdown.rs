@@ -88,8 +88,24 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
             }
         }
     }
+    let sass_only =
+        !hotspots.is_empty() && hotspots.iter().all(|h| h.kind == SourceKind::Sass && h.line == 0);
     let hot = if hotspots.is_empty() {
         "No source page was collected (run the `source` stage to map samples to lines).".to_string()
+    } else if sass_only {
+        let mut t = String::from(
+            "No line info: the hottest SASS instructions instead.\n\n| % samples | address | instruction | top stalls |\n|---|---|---|---|\n",
+        );
+        for h in hotspots.iter().take(8) {
+            t.push_str(&format!(
+                "| {} | {} | `{}` | {} |\n",
+                format_value(h.pct_of_kernel),
+                h.address,
+                h.source.replace('|', "\\|").replace('`', "'"),
+                h.top_stalls
+            ));
+        }
+        t
     } else {
         let mut t = String::from("| % samples | file:line | source | top stalls |\n|---|---|---|---|\n");
         for h in hotspots.iter().filter(|h| h.kind == SourceKind::Cuda).take(8) {
@@ -108,6 +124,11 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
     let mut limitations: Vec<String> = analysis.limitations.clone();
     if !ctx.source_collected {
         limitations.push("No source page: hotspots are not available.".into());
+    } else if sass_only {
+        limitations.push(format!(
+            "The kernel has no line info, so hotspots are SASS instructions, not source lines; to see lines, {}.",
+            crate::analyze::hotspots::LINE_INFO_ADVICE
+        ));
     } else if hotspots
         .iter()
         .filter(|h| h.kind == SourceKind::Cuda)

@@ -26,6 +26,17 @@ pub struct SourceBlock {
     pub columns: Vec<String>,
     /// The CUDA source lines, in the order ncu printed them.
     pub lines: Vec<SourceLine>,
+    /// The instructions of a page printed with `--print-source sass` (a kernel without
+    /// line info): the header is then `Address`, `Source`, metrics, `file_path` is empty
+    /// and `lines` is empty.
+    pub sass: Vec<SassRow>,
+}
+
+impl SourceBlock {
+    /// Whether this block is SASS only: its kernel had no line info.
+    pub fn is_sass_only(&self) -> bool {
+        self.columns.first().is_some_and(|c| c == "Address")
+    }
 }
 
 impl SourceBlock {
@@ -107,6 +118,26 @@ impl SourcePage {
                 in_block = false;
                 continue;
             }
+            if let Some(name) = key_value(line.trim_end_matches(','), "Kernel Name") {
+                // `--print-source sass`: a kernel name row, then an `Address` header.
+                function_name = Some(name);
+                file_path = None;
+                in_block = false;
+                continue;
+            }
+            if line.starts_with("\"Address\",\"Source\"") {
+                let columns = split_cells(line);
+                let function_name = function_name.take().unwrap_or_default();
+                blocks.push(SourceBlock {
+                    file_path: String::new(),
+                    function_name,
+                    columns,
+                    ..Default::default()
+                });
+                header_line = no;
+                in_block = true;
+                continue;
+            }
             if line.starts_with("\"Line No\"") {
                 let columns = split_cells(line);
                 if columns.len() < 4 || columns[2] != "Address" {
@@ -125,7 +156,7 @@ impl SourcePage {
                     ));
                 };
                 let function_name = function_name.take().unwrap_or_default();
-                blocks.push(SourceBlock { file_path, function_name, columns, lines: Vec::new() });
+                blocks.push(SourceBlock { file_path, function_name, columns, ..Default::default() });
                 header_line = no;
                 in_block = true;
                 continue;
@@ -133,6 +164,16 @@ impl SourcePage {
             let Some(block) = blocks.last_mut().filter(|_| in_block) else {
                 continue; // not part of a block: program output in a stdout capture
             };
+            if block.is_sass_only() {
+                let fit = Fit { width: block.columns.len(), free_text: Some(1), allow_short: false };
+                let cells =
+                    split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
+                if cells[0] != "..." {
+                    let (address, instruction) = (cells[0].clone(), cells[1].trim().to_string());
+                    block.sass.push(SassRow { address, instruction, values: cells });
+                }
+                continue;
+            }
             // CUDA rows carry free text in the first "Source" column, SASS rows in the second.
             let free_text = if line.starts_with("\"\",") { 3 } else { 1 };
             let fit = Fit { width: block.columns.len(), free_text: Some(free_text), allow_short: false };

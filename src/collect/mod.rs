@@ -202,7 +202,7 @@ fn collect_stages(
         }
         if collection == StageCollection::Named(Stage::Source) && !ran.no_line_info.is_empty() && !sass_only {
             // ncu prints no page at all for `cuda,sass` without line info; `sass` it prints.
-            shell.warn(&format!(
+            shell.warn(format!(
                 "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
                  instructions; to see lines, {}",
                 ran.no_line_info.join("`, `"),

@@ -98,7 +98,7 @@ def main():
         return 0
     x64 = x.double()
     mean = x64.mean(dim=1, keepdim=True)
-    var = x64.var(dim=1, unbiased=False, keepdim=True)
+    var = x64.var(dim=1, correction=0, keepdim=True)
     ref = (x64 - mean) / torch.sqrt(var + eps) * weight.double() + bias.double()
     err = (y.double() - ref).abs().max().item()
     if err > TOLERANCE[dtype]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the archives for trying cargo kprof on third-party code in one GPU session:
+# Builds the archives for trying cargo kprof on third-party code in one sitting on a GPU machine:
 # cudarc's own examples (examples/third-party/cudarc) and the Python targets
 # (examples/python). Runs on the build machine (no GPU, no CUDA needed); run.sh beside this
 # script then profiles them on a GPU machine without cargo.

@@ -248,3 +248,62 @@ pub fn add_build_outputs(contents: &mut Contents, plan: &Plan, built: Option<&Bu
     }
     contents.build_outputs = found.into_iter().collect();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn glob(pattern: &str, root: &Path, package: Option<&str>) -> IncludeGlob {
+        IncludeGlob {
+            pattern: pattern.into(),
+            root: root.to_path_buf(),
+            source: format!("[table] of {}", root.join("Cargo.toml").display()),
+            package: package.map(String::from),
+        }
+    }
+
+    fn files(root: &Path, names: &[&str]) {
+        for n in names {
+            std::fs::create_dir_all(root.join(n).parent().unwrap()).unwrap();
+            std::fs::write(root.join(n), n).unwrap();
+        }
+    }
+
+    #[test]
+    fn package_globs_are_relative_to_the_package_and_packed_relative_to_the_workspace() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path();
+        files(
+            ws,
+            &["a.cu", "gemm/data/x.bin", "gemm/data/y.bin", "gemm/target/z.bin", ".git/k.cu", "data/w.bin"],
+        );
+        // A link to a folder is not entered, even when it stays inside.
+        std::os::unix::fs::symlink(ws.join("gemm"), ws.join("loop")).unwrap();
+        std::os::unix::fs::symlink(ws.join("gemm/data/x.bin"), ws.join("gemm/data/link.bin")).unwrap();
+        let (a, b) = (glob("data/*.bin", &ws.join("gemm"), Some("gemm")), glob("gemm/data/x.bin", ws, None));
+        let c = from_workspace(ws, &[&a, &b]).unwrap();
+        assert_eq!(c.sources, [PathBuf::from("a.cu")]);
+        let included: Vec<&str> = c.included.iter().map(|p| p.to_str().unwrap()).collect();
+        assert_eq!(included, ["gemm/data/link.bin", "gemm/data/x.bin", "gemm/data/y.bin"], "once each");
+        assert_eq!(c.files().len(), 4);
+    }
+
+    #[test]
+    fn what_cannot_be_packed_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = tmp.path().join("ws");
+        files(&ws, &["data/x.bin"]);
+        files(tmp.path(), &["secret.txt"]);
+        std::os::unix::fs::symlink(tmp.path().join("secret.txt"), ws.join("data/out.bin")).unwrap();
+        let err = from_workspace(&ws, &[&glob("data/*.bin", &ws, None)]).unwrap_err().to_string();
+        assert!(
+            err.contains("matches data/out.bin: a symbolic link to") && err.contains("outside the workspace"),
+            "{err}"
+        );
+        let err = from_workspace(&ws, &[&glob("data/*.txt", &ws, None)]).unwrap_err();
+        assert_eq!(err.code, ExitCode::Config);
+        assert!(err.to_string().contains("`include` glob \"data/*.txt\" in [table] of"), "{err}");
+        let err = from_workspace(&ws, &[&glob("*.txt", tmp.path(), Some("p"))]).unwrap_err().to_string();
+        assert!(err.contains("lies outside the workspace"), "{err}");
+    }
+}

@@ -430,3 +430,33 @@ fn out_dirs_outside_the_workspace_are_listed_as_not_packed() {
         "{stdout}"
     );
 }
+
+/// Where ncu is missing, `run --archive` stops with exit 5 and the help its message always
+/// gave, `--dry-run`, which now exists there: it writes the commands without ncu.
+#[test]
+fn without_ncu_the_suggested_dry_run_works() {
+    let ws = Workspace::new(&copy_entry(""));
+    let path = archived(&ws, &["--kernel", "copy"]);
+    let there = tempfile::tempdir().unwrap();
+    let run = |remap: &str, extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .args(["kprof", "run", "--archive"])
+            .arg(&path)
+            .args(["--workspace-remap", remap])
+            .args(extra)
+            .current_dir(there.path())
+            .env("NCU", "/nonexistent/ncu")
+            .env("PATH", "/nonexistent")
+            .env("CARGO", "/nonexistent/cargo")
+            .env_remove("KPROF_SKIP_GPU_CHECK")
+            .output()
+            .unwrap()
+    };
+    let out = run("a", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("`--dry-run`"), "{stderr}");
+    let out = run("b", &["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("# Stage 1: basic"), "{}", text(&out.stdout));
+}

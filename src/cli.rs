@@ -260,6 +260,9 @@ pub struct RunArgs {
     /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
     #[arg(long)]
     pub sudo: bool,
+    /// Which archived kernels, and what to change in their plans, as for `cargo kprof`.
+    #[command(flatten)]
+    pub kernel: KernelOptions,
     /// Output and verbosity.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -399,46 +402,31 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
     pub target_dir: Option<PathBuf>,
 
-    /// Kernel name hint; becomes the ncu filter regex `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
-    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
-    pub kernels: Vec<String>,
-    /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
-    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
-    pub kernel_regex: Option<String>,
+    /// Which kernels, their launch window, stages, environment and profile directory.
+    #[command(flatten)]
+    pub kernel: KernelOptions,
     /// Profile the configured kernel with this index (see `cargo kprof list`)
     #[arg(long, value_name = "N", help_heading = "Profiling Options", conflicts_with_all = ["kernels", "workspace"])]
     pub index: Option<usize>,
-    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
-    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options", conflicts_with_all = ["set", "sections"])]
-    pub stages: Option<String>,
     /// Collect this ncu section set in one stage instead of kprof's stages
-    #[arg(long, value_name = "NAME", help_heading = "Profiling Options")]
+    #[arg(long, value_name = "NAME", help_heading = "Profiling Options", conflicts_with = "stages")]
     pub set: Option<String>,
     /// Collect these ncu sections in one stage instead of kprof's stages (with --set: the
     /// set's sections plus these, as ncu does)
-    #[arg(long, value_name = "LIST", value_delimiter = ',', help_heading = "Profiling Options")]
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        help_heading = "Profiling Options",
+        conflicts_with = "stages"
+    )]
     pub sections: Vec<String>,
-    /// Matching launches to skip before profiling (programs without the kprof harness)
-    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
-    pub launch_skip: Option<u32>,
-    /// Matching launches to profile
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
-    pub launch_count: Option<u32>,
-    /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
-    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
-    pub envs: Vec<(String, String)>,
     /// GPU clock control during profiling
     #[arg(long, value_name = "MODE", value_parser = clock_control_parser(), help_heading = "Profiling Options")]
     pub clock_control: Option<ClockControl>,
-    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
-    #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
-    pub output_dir: Option<PathBuf>,
     /// Stop a stage's ncu (and the program) after this many seconds
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Profiling Options")]
     pub timeout: Option<u64>,
-    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
-    #[arg(long, help_heading = "Profiling Options")]
-    pub dry_run: bool,
     /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
     #[arg(long, help_heading = "Profiling Options")]
     pub sudo: bool,
@@ -452,12 +440,69 @@ pub struct ProfileArgs {
     pub bench_args: Vec<String>,
 }
 
-impl ProfileArgs {
-    /// The typed request [`crate::plan::resolve`] takes.
+/// The profiling options `cargo kprof` and `run --archive` share: which kernels, their
+/// launch window, stages and environment, and where the profile goes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct KernelOptions {
+    /// Kernel name hint; selects the kernel of that name and becomes the ncu filter regex
+    /// `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
+    pub kernels: Vec<String>,
+    /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
+    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
+    pub kernel_regex: Option<String>,
+    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
+    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options")]
+    pub stages: Option<String>,
+    /// Matching launches to skip before profiling (programs without the kprof harness)
+    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
+    pub launch_skip: Option<u32>,
+    /// Matching launches to profile
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    pub launch_count: Option<u32>,
+    /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
+    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
+    pub envs: Vec<(String, String)>,
+    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
+    #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
+    pub output_dir: Option<PathBuf>,
+    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
+    #[arg(long, help_heading = "Profiling Options")]
+    pub dry_run: bool,
+}
+
+impl KernelOptions {
+    /// These options as a [`Request`] (everything else left at its default), checked:
+    /// the hints and the stage list (the regex is checked by whoever applies it).
     pub fn request(&self) -> Result<Request, Failure> {
         for k in &self.kernels {
             crate::model::names::check_kernel_hint(k)?;
         }
+        let stages = match &self.stages {
+            Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
+                Failure::new(ExitCode::Config, format!("--stages: {e}"))
+                    .help("e.g. --stages auto, --stages all, --stages basic,memory")
+            })?)),
+            None => None,
+        };
+        Ok(Request {
+            kernels: self.kernels.clone(),
+            kernel_regex: self.kernel_regex.clone(),
+            stages,
+            launch_skip: self.launch_skip,
+            launch_count: self.launch_count,
+            envs: self.envs.clone(),
+            output_dir: self.output_dir.clone(),
+            dry_run: self.dry_run,
+            ..Request::default()
+        })
+    }
+}
+
+impl ProfileArgs {
+    /// The typed request [`crate::plan::resolve`] takes.
+    pub fn request(&self) -> Result<Request, Failure> {
+        let kernel = self.kernel.request()?;
         let target = self
             .bench
             .as_ref()
@@ -470,13 +515,7 @@ impl ProfileArgs {
                 sections: self.sections.clone(),
             }))
         } else {
-            match &self.stages {
-                Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
-                    Failure::new(ExitCode::Config, format!("--stages: {e}"))
-                        .help("e.g. --stages auto, --stages all, --stages basic,memory")
-                })?)),
-                None => None,
-            }
+            kernel.stages.clone()
         };
         Ok(Request {
             packages: self.packages.packages.clone(),
@@ -495,19 +534,13 @@ impl ProfileArgs {
             },
             profile: self.profile.clone(),
             target_dir: self.target_dir.clone(),
-            kernels: self.kernels.clone(),
-            kernel_regex: self.kernel_regex.clone(),
             index: self.index,
             stages,
-            launch_skip: self.launch_skip,
-            launch_count: self.launch_count,
-            envs: self.envs.clone(),
             clock_control: self.clock_control,
-            output_dir: self.output_dir.clone(),
             timeout: self.timeout.map(std::time::Duration::from_secs),
-            dry_run: self.dry_run,
             sudo: self.sudo,
             bench_args: self.bench_args.clone(),
+            ..kernel
         })
     }
 }
@@ -563,8 +596,8 @@ mod tests {
     #[test]
     fn valid_command_lines() {
         let a = parse("kprof --kernel hgemm --dry-run").unwrap();
-        assert_eq!(a.profile.kernels, ["hgemm"]);
-        assert!(a.profile.dry_run);
+        assert_eq!(a.profile.kernel.kernels, ["hgemm"]);
+        assert!(a.profile.kernel.dry_run);
         assert_eq!(a.profile.profile, "release");
 
         // Run directly, without cargo's `kprof` word.
@@ -577,10 +610,10 @@ mod tests {
         let a = parse("kprof -p demo --bench hgemm -k hgemm -k copy --stages basic,memory --launch-count 3 --env NO_GRAPH=1 -- --m 4096").unwrap();
         assert_eq!(a.profile.packages.packages, ["demo"]);
         assert_eq!(a.profile.bench.as_deref(), Some("hgemm"));
-        assert_eq!(a.profile.kernels, ["hgemm", "copy"]);
-        assert_eq!(a.profile.stages.as_deref(), Some("basic,memory"));
-        assert_eq!(a.profile.launch_count, Some(3));
-        assert_eq!(a.profile.envs, [("NO_GRAPH".to_string(), "1".to_string())]);
+        assert_eq!(a.profile.kernel.kernels, ["hgemm", "copy"]);
+        assert_eq!(a.profile.kernel.stages.as_deref(), Some("basic,memory"));
+        assert_eq!(a.profile.kernel.launch_count, Some(3));
+        assert_eq!(a.profile.kernel.envs, [("NO_GRAPH".to_string(), "1".to_string())]);
         assert_eq!(a.profile.bench_args, ["--m", "4096"]);
 
         let a = parse("kprof --set full --sections LaunchStats,Occupancy --index 2").unwrap();
@@ -616,6 +649,24 @@ mod tests {
             Some(Command::Run(r)) => assert!(r.sudo),
             other => panic!("expected run, got {other:?}"),
         }
+        let line = "kprof run --archive a.tar -k copy --kernel-regex c.py --stages memory --launch-skip 2 \
+                    --launch-count 2 --env X=1 --output-dir out --dry-run";
+        match parse(line).unwrap().command {
+            Some(Command::Run(r)) => {
+                let k = &r.kernel;
+                assert_eq!(
+                    (k.kernels.as_slice(), k.kernel_regex.as_deref()),
+                    (&["copy".to_string()][..], Some("c.py"))
+                );
+                assert_eq!(
+                    (k.stages.as_deref(), k.launch_skip, k.launch_count),
+                    (Some("memory"), Some(2), Some(2))
+                );
+                assert_eq!(k.envs, [("X".to_string(), "1".to_string())]);
+                assert!(k.dry_run && k.output_dir.is_some());
+            }
+            other => panic!("expected run, got {other:?}"),
+        }
         match parse("kprof explain memory-bound").unwrap().command {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
             other => panic!("expected explain, got {other:?}"),
@@ -643,6 +694,10 @@ mod tests {
             ("kprof compare --tolerance-pct nan", "`nan` is not a tolerance"),
             ("kprof compare --tolerance-pct -1", "`-1` is not a tolerance"),
             ("kprof check --baseline b --tolerance-pct inf", "`inf` is not a tolerance"),
+            // The archive run parses these as the profile command does.
+            ("kprof run --archive a.tar --launch-count 0", "0 is not in 1.."),
+            ("kprof run --archive a.tar --env NOEQUALS", "is not KEY=VAL"),
+            ("kprof run --archive a.tar --set full", "unexpected argument '--set'"),
         ];
         for (line, needle) in cases {
             let err = parse(line).expect_err(line).to_string();

@@ -201,10 +201,7 @@ pub mod defaults {
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
     // The regex first: whatever else is wrong with the selection, this is named.
     if let Some(re) = &args.kernel_regex {
-        regex::Regex::new(re).map_err(|e| {
-            Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
-                .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
-        })?;
+        check_kernel_regex(re)?;
     }
 
     let packages = &args.packages;
@@ -336,9 +333,17 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     })
 }
 
+/// Refuses a `--kernel-regex` that is not a valid regex (exit 3), naming it.
+pub fn check_kernel_regex(re: &str) -> Result<(), Failure> {
+    regex::Regex::new(re).map(|_| ()).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
+            .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
+    })
+}
+
 /// `path` made absolute against the current directory, once, here: every later step may
 /// run in another directory.
-fn absolute(path: &Path) -> Result<PathBuf, Failure> {
+pub fn absolute(path: &Path) -> Result<PathBuf, Failure> {
     std::path::absolute(path).map_err(|e| {
         Failure::new(ExitCode::Config, format!("cannot make {} an absolute path: {e}", path.display()))
             .help("pass an absolute path")
@@ -528,7 +533,11 @@ fn kind_matches(kind: CargoTargetKind, kinds: &[cargo_metadata::TargetKind]) -> 
     kinds.contains(&kind.cargo_kind())
 }
 
-fn merged_env(configured: &BTreeMap<String, String>, cli: &[(String, String)]) -> BTreeMap<String, String> {
+/// The configured environment with the `--env` pairs on top.
+pub fn merged_env(
+    configured: &BTreeMap<String, String>,
+    cli: &[(String, String)],
+) -> BTreeMap<String, String> {
     let mut env = configured.clone();
     env.extend(cli.iter().cloned());
     env
@@ -542,7 +551,7 @@ fn clock(cli: Option<ClockControl>, configured: Option<config::ClockControl>) ->
 }
 
 /// A window with neither skip nor count set anywhere is kprof's default, and may be fitted.
-fn window_origin(skip: Option<u32>, count: Option<u32>) -> WindowOrigin {
+pub fn window_origin(skip: Option<u32>, count: Option<u32>) -> WindowOrigin {
     if skip.is_none() && count.is_none() {
         WindowOrigin::Default
     } else {
@@ -550,7 +559,9 @@ fn window_origin(skip: Option<u32>, count: Option<u32>) -> WindowOrigin {
     }
 }
 
-fn window_for(
+/// The launch window for `runtime` from the given skip and count, else the runtime's
+/// defaults; a skip for a harness target is ignored, with a note.
+pub fn window_for(
     runtime: Runtime,
     skip: Option<u32>,
     count: Option<u32>,

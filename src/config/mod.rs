@@ -22,8 +22,11 @@
 //! tolerance-pct = 2.0             # finite number >= 0: noise band for comparisons
 //! clock-control = "none"          # "none" | "base": ncu --clock-control
 //! privilege = "none"              # "none" | "sudo": run ncu as `sudo -n <profile/ncu_path>`
+//! include = ["data/*.bin"]        # files an archive packs (globs relative to the workspace
+//!                                 # root; this table and the package table only)
 //!
 //! [package.metadata.kprof]        # defaults for this package's kernels: the same keys
+//!                                 # (`include` relative to the package root)
 //!
 //! [[package.metadata.kprof.kernels]]
 //! name = "hgemm"                  # required, unique in the workspace: the kernel hint
@@ -57,7 +60,9 @@ use crate::model::stage::StageSelection;
 mod table;
 
 use crate::suggest::edit_distance;
-use table::{read_kernel_entry, Level, Table, KERNELS_TABLE, PACKAGE_TABLE, SETTING_KEYS, WORKSPACE_TABLE};
+use table::{
+    read_kernel_entry, Level, Table, INCLUDE_KEY, KERNELS_TABLE, PACKAGE_TABLE, SETTING_KEYS, WORKSPACE_TABLE,
+};
 
 /// The crate a package depends on when its benches use the kprof harness.
 pub const HARNESS_CRATE: &str = "kprof-harness";
@@ -78,6 +83,22 @@ pub struct Config {
     pub kernels: Vec<KernelEntry>,
     /// Problems worth telling the user that do not stop the run (unknown keys).
     pub warnings: Vec<ConfigWarning>,
+    /// `include` globs: the workspace table's, then each package table's, in package order.
+    pub include: Vec<IncludeGlob>,
+}
+
+/// One `include` glob: files a program reads at run time, which `cargo kprof archive`
+/// packs beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncludeGlob {
+    /// The glob as written (checked: valid, relative, no `..`).
+    pub pattern: String,
+    /// The directory it is relative to: the workspace root, or the package's root.
+    pub root: PathBuf,
+    /// Where it is written, for messages: `[package.metadata.kprof] of /ws/p/Cargo.toml`.
+    pub source: String,
+    /// The package whose table holds it; `None` for `[workspace.metadata.kprof]`.
+    pub package: Option<String>,
 }
 
 /// The settings every kprof table may hold; `None` means "not set here".
@@ -223,13 +244,18 @@ pub fn load(metadata: &Metadata) -> Result<Config, Failure> {
     let workspace_root = PathBuf::from(metadata.workspace_root.as_std_path());
     let workspace_manifest_path = workspace_root.join("Cargo.toml");
     let mut warnings = Vec::new();
+    let mut include = Vec::new();
 
     let workspace_defaults = match metadata.workspace_metadata.get("kprof") {
         None => Settings::default(),
         Some(value) => {
             let table = Table::new(&workspace_manifest_path, WORKSPACE_TABLE.to_string(), value)?;
-            table.warn_unknown_keys(&SETTING_KEYS, Level::Workspace, &mut warnings);
-            table.settings()?
+            let mut keys = SETTING_KEYS.to_vec();
+            keys.push(INCLUDE_KEY);
+            table.warn_unknown_keys(&keys, Level::Workspace, &mut warnings);
+            let settings = table.settings()?;
+            include.extend(table.include(&workspace_root, None)?);
+            settings
         }
     };
 
@@ -246,9 +272,11 @@ pub fn load(metadata: &Metadata) -> Result<Config, Failure> {
         let manifest_path = PathBuf::from(package.manifest_path.as_std_path());
         let table = Table::new(&manifest_path, PACKAGE_TABLE.to_string(), value)?;
         let mut package_keys = SETTING_KEYS.to_vec();
-        package_keys.push("kernels");
+        package_keys.extend(["kernels", INCLUDE_KEY]);
         table.warn_unknown_keys(&package_keys, Level::Package, &mut warnings);
         let settings = table.settings()?;
+        let package_root = manifest_path.parent().map(PathBuf::from).unwrap_or_default();
+        include.extend(table.include(&package_root, Some(package.name.as_str()))?);
         let inherited = workspace_defaults.overridden_by(&settings);
 
         for (position, entry_value) in table.kernel_entries()?.iter().enumerate() {
@@ -275,6 +303,7 @@ pub fn load(metadata: &Metadata) -> Result<Config, Failure> {
         packages: package_defaults,
         kernels,
         warnings,
+        include,
     })
 }
 
@@ -715,6 +744,66 @@ mod tests {
         assert_eq!(
             messages[3],
             "unknown key `colour` in [package.metadata.kprof] of /ws/gemm/Cargo.toml is ignored"
+        );
+    }
+
+    #[test]
+    fn include_globs_at_both_levels() {
+        let ws = json!({ "kprof": { "include": ["data/*.bin"] } });
+        let pkg = json!({ "kprof": {
+            "include": ["kernels/**/*.ptx", "bench.py"],
+            "kernels": [{ "name": "h", "bench": "hgemm", "include": ["x"] }],
+        }});
+        let config = load(&metadata(ws, vec![package("gemm", pkg, &[("bench", "hgemm")], &[])])).unwrap();
+        let globs: Vec<(&str, &Path, Option<&str>)> = config
+            .include
+            .iter()
+            .map(|g| (g.pattern.as_str(), g.root.as_path(), g.package.as_deref()))
+            .collect();
+        assert_eq!(
+            globs,
+            [
+                ("data/*.bin", Path::new("/ws"), None),
+                ("kernels/**/*.ptx", Path::new("/ws/gemm"), Some("gemm")),
+                ("bench.py", Path::new("/ws/gemm"), Some("gemm")),
+            ]
+        );
+        assert_eq!(config.include[0].source, "[workspace.metadata.kprof] of /ws/Cargo.toml");
+        // In a kernel entry it is a warning that says where it belongs.
+        let messages: Vec<String> = config.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(
+            messages[0].contains("key `include` in [[package.metadata.kprof.kernels]] #1 (name = \"h\")")
+                && messages[0]
+                    .contains("it belongs in [package.metadata.kprof] or [workspace.metadata.kprof]"),
+            "{}",
+            messages[0]
+        );
+        let near = load(&one_package(json!({ "includes": ["a"] }))).unwrap();
+        assert_eq!(near.warnings[0].suggestion.as_deref(), Some("include"));
+    }
+
+    #[test]
+    fn include_globs_that_leave_their_root_are_refused() {
+        let msg = error_of(json!({ "include": ["../secrets/*"] }));
+        assert!(
+            msg.starts_with("`include` in [package.metadata.kprof] of /ws/gemm/Cargo.toml: glob \"../secrets/*\" leaves its root through `..`"),
+            "{msg}"
+        );
+        assert!(msg.contains("globs are relative to /ws/gemm"), "{msg}");
+        let msg = error_of(json!({ "include": ["data/../../x"] }));
+        assert!(msg.contains("leaves its root"), "{msg}");
+        let msg = error_of(json!({ "include": ["/etc/passwd"] }));
+        assert!(msg.contains("glob \"/etc/passwd\" is an absolute path"), "{msg}");
+        let msg = error_of(json!({ "include": ["data/[a-"] }));
+        assert!(msg.contains("is not a valid glob"), "{msg}");
+        assert!(error_of(json!({ "include": [""] })).contains("is empty"));
+        assert!(error_of(json!({ "include": "data/*" })).contains("expected an array of strings"));
+        let ws = json!({ "kprof": { "include": ["/abs"] } });
+        let failure = load(&metadata(ws, vec![])).unwrap_err().to_string();
+        assert!(
+            failure.starts_with("`include` in [workspace.metadata.kprof] of /ws/Cargo.toml"),
+            "{failure}"
         );
     }
 

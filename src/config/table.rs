@@ -9,7 +9,7 @@ use std::path::Path;
 use cargo_metadata::Package;
 use serde_json::{Map, Value};
 
-use super::{entry_location, ConfigWarning, KernelEntry, KernelTarget, Settings, HARNESS_CRATE};
+use super::{entry_location, ConfigWarning, IncludeGlob, KernelEntry, KernelTarget, Settings, HARNESS_CRATE};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
@@ -20,6 +20,8 @@ use crate::suggest::edit_distance;
 /// Keys allowed in every kprof table: the defaults a kernel inherits.
 pub(super) const SETTING_KEYS: [&str; 7] =
     ["launch-skip", "launch-count", "stages", "env", "tolerance-pct", "clock-control", "privilege"];
+/// The key for files an archive packs, allowed in the workspace and package tables only.
+pub(super) const INCLUDE_KEY: &str = "include";
 /// Keys allowed only in a kernel entry.
 pub(super) const KERNEL_KEYS: [&str; 10] =
     ["name", "bench", "example", "bin", "command", "case", "args", "regex", "runtime", "kernels"];
@@ -89,7 +91,13 @@ impl<'a> Table<'a> {
                 continue;
             }
             let mut suggestion = None;
-            let message = if level != Level::Kernel && KERNEL_KEYS.contains(&key.as_str()) {
+            let message = if level == Level::Kernel && key == INCLUDE_KEY {
+                format!(
+                    "key `{key}` in {} of {} is ignored: it belongs in {PACKAGE_TABLE} or {WORKSPACE_TABLE}",
+                    self.location,
+                    self.manifest.display()
+                )
+            } else if level != Level::Kernel && KERNEL_KEYS.contains(&key.as_str()) {
                 let place = if key == "kernels" { PACKAGE_TABLE } else { KERNELS_TABLE };
                 format!(
                     "key `{key}` in {} of {} is ignored: it belongs in {place}",
@@ -97,8 +105,12 @@ impl<'a> Table<'a> {
                     self.manifest.display()
                 )
             } else {
-                let known =
-                    SETTING_KEYS.iter().chain(KERNEL_KEYS.iter()).filter(|k| allowed.contains(k)).copied();
+                let known = SETTING_KEYS
+                    .iter()
+                    .chain(&KERNEL_KEYS)
+                    .chain(&[INCLUDE_KEY])
+                    .filter(|k| allowed.contains(k))
+                    .copied();
                 suggestion = closest_key(key, known).map(str::to_string);
                 let mut message = format!(
                     "unknown key `{key}` in {} of {} is ignored",
@@ -129,6 +141,43 @@ impl<'a> Table<'a> {
             clock_control: self.clock_control()?,
             privilege: self.one_of("privilege", &[Privilege::None, Privilege::Sudo], Privilege::name)?,
         })
+    }
+
+    /// `include = ["glob", ...]`: globs relative to `root` (the table's workspace or package
+    /// root), each valid and staying inside it: no absolute path, no `..`.
+    pub(super) fn include(&self, root: &Path, package: Option<&str>) -> Result<Vec<IncludeGlob>, Failure> {
+        const EXAMPLE: &str = "include = [\"data/*.bin\", \"kernels/**/*.ptx\"]";
+        let Some(patterns) = self.string_list(INCLUDE_KEY, EXAMPLE)? else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for pattern in patterns {
+            let refuse = |problem: String| {
+                self.error(INCLUDE_KEY, format_args!("glob {pattern:?} {problem}")).help(format!(
+                    "globs are relative to {} and stay inside it; for example: `{EXAMPLE}`",
+                    root.display()
+                ))
+            };
+            if pattern.trim().is_empty() {
+                return Err(refuse("is empty".into()));
+            }
+            if pattern.starts_with(['/', '\\']) || Path::new(&pattern).is_absolute() {
+                return Err(refuse("is an absolute path".into()));
+            }
+            if pattern.split(['/', '\\']).any(|part| part == "..") {
+                return Err(refuse("leaves its root through `..`".into()));
+            }
+            if let Err(e) = globset::Glob::new(&pattern) {
+                return Err(refuse(format!("is not a valid glob: {}", e.kind())));
+            }
+            out.push(IncludeGlob {
+                pattern,
+                root: root.to_path_buf(),
+                source: format!("{} of {}", self.location, self.manifest.display()),
+                package: package.map(str::to_string),
+            });
+        }
+        Ok(out)
     }
 
     pub(super) fn integer(&self, key: &str, min: u32, example: &str) -> Result<Option<u32>, Failure> {

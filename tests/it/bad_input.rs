@@ -486,7 +486,17 @@ fn archives() {
         ("a binary plan", manifest_bytes((0..=255u8).cycle().take(4096).collect()), "kprof-archive.json"),
         ("a plan that is an array", manifest_bytes(b"[1, 2, 3]".to_vec()), "kprof-archive.json"),
         ("a huge plan", manifest_bytes(vec![b' '; (16 << 20) + 1]), "kprof-archive.json"),
-        ("schema_version 2", edited(&|m| m["schema_version"] = 2.into()), "schema_version 2"),
+        ("schema_version 99", edited(&|m| m["schema_version"] = 99.into()), "schema_version 99"),
+        (
+            "an included file not packed",
+            edited(&|m| m["included"] = serde_json::json!(["data/missing.bin"])),
+            "data/missing.bin",
+        ),
+        (
+            "a build output through ..",
+            edited(&|m| m["build_outputs"] = serde_json::json!(["../../etc/passwd"])),
+            "../../etc/passwd",
+        ),
         ("schema_version 0", edited(&|m| m["schema_version"] = 0.into()), "schema_version 0"),
         ("schema_version a string", edited(&|m| m["schema_version"] = "1".into()), "schema_version"),
         (

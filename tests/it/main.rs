@@ -8,6 +8,7 @@
 mod support;
 
 mod analysis_fixtures;
+mod archive_options;
 mod archive_runs;
 mod bad_input;
 mod cli;

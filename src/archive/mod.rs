@@ -16,16 +16,20 @@ use crate::build::{BuildOutput, BuildTarget, BuiltExecutable};
 use crate::error::{ExitCode, Failure};
 use crate::plan::{KernelPlan, Plan, PlannedTarget};
 
+pub mod adjust;
+pub mod contents;
+pub use contents::Contents;
+
 /// The plan's file inside an archive.
 pub const MANIFEST: &str = "kprof-archive.json";
 
-/// Source files packed so hotspots can show their lines on the other machine.
-const SOURCE_EXTENSIONS: &[&str] = &["cu", "cuh"];
+/// The manifest's schema this cargo-kprof writes; it reads every version up to it.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// `kprof-archive.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArchiveManifest {
-    /// Always 1.
+    /// [`SCHEMA_VERSION`] when written; 1 for archives without `included` and `build_outputs`.
     pub schema_version: u32,
     /// The cargo-kprof that wrote it.
     pub kprof_version: String,
@@ -37,37 +41,41 @@ pub struct ArchiveManifest {
     pub executables: Vec<(BuildTarget, String)>,
     /// Packed sources, relative to the workspace root.
     pub sources: Vec<PathBuf>,
+    /// Files the `include` globs matched, relative to the workspace root (schema 2).
+    #[serde(default)]
+    pub included: Vec<PathBuf>,
+    /// Build-script outputs (`.ptx`, `.cubin`, `.fatbin` from `OUT_DIR`), relative to the
+    /// workspace root (schema 2).
+    #[serde(default)]
+    pub build_outputs: Vec<PathBuf>,
 }
 
-fn sources_under(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for e in entries.flatten() {
-            let p = e.path();
-            let name = e.file_name();
-            if p.is_dir() {
-                if !matches!(name.to_str(), Some("target" | "profile" | ".git")) {
-                    stack.push(p);
-                }
-            } else if p.extension().and_then(|x| x.to_str()).is_some_and(|x| SOURCE_EXTENSIONS.contains(&x)) {
-                if let Ok(rel) = p.strip_prefix(root) {
-                    out.push(rel.to_path_buf());
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Writes the archive; refuses to overwrite an existing file.
-pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()> {
+/// Writes the archive: the executables of `built`, the files of `contents` and the plan.
+/// Refuses to overwrite an existing file, and removes the file it created when packing fails.
+pub fn write(
+    plan: &Plan,
+    built: Option<&BuildOutput>,
+    contents: &Contents,
+    out: &Path,
+) -> Result<ArchiveManifest> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
+    let written = pack(plan, built, contents, file);
+    if written.is_err() {
+        // Only the file this call created: a half-written archive would block the retry.
+        std::fs::remove_file(out).ok();
+    }
+    written
+}
+
+fn pack(
+    plan: &Plan,
+    built: Option<&BuildOutput>,
+    contents: &Contents,
+    file: std::fs::File,
+) -> Result<ArchiveManifest> {
     let mut tar = builder(file);
     let mut executables = Vec::new();
     for k in &plan.kernels {
@@ -84,18 +92,19 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
             executables.push((t.clone(), name));
         }
     }
-    let sources = sources_under(&plan.workspace_root);
-    for rel in &sources {
-        tar.append_path_with_name(plan.workspace_root.join(rel), Path::new("workspace").join(rel))
+    for rel in contents.files() {
+        tar.append_path_with_name(plan.workspace_root.join(rel), Path::new(WORKSPACE).join(rel))
             .with_context(|| format!("could not pack {}", rel.display()))?;
     }
     let manifest = ArchiveManifest {
-        schema_version: 1,
+        schema_version: SCHEMA_VERSION,
         kprof_version: env!("CARGO_PKG_VERSION").into(),
         workspace_root: plan.workspace_root.clone(),
         kernels: plan.kernels.clone(),
         executables,
-        sources,
+        sources: contents.sources.clone(),
+        included: contents.included.clone(),
+        build_outputs: contents.build_outputs.clone(),
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();
@@ -104,7 +113,7 @@ pub fn write(plan: &Plan, built: Option<&BuildOutput>, out: &Path) -> Result<()>
     header.set_cksum();
     tar.append_data(&mut header, MANIFEST, json.as_slice())?;
     tar.into_inner()?.sync_all().ok();
-    Ok(())
+    Ok(manifest)
 }
 
 /// A tar writer that stores every file as a plain file. Linkers leave holes in large
@@ -137,6 +146,19 @@ pub fn unpack(
     dir: &Path,
     timeout: Option<std::time::Duration>,
 ) -> Result<(Plan, BuildOutput)> {
+    unpack_adjusted(archive, dir, timeout, Ok)
+}
+
+/// [`unpack`], with `adjust` choosing and changing the archived kernels (`run --archive`'s
+/// overrides) once the archive is checked and before anything is written: what `adjust`
+/// refuses leaves `dir` as it was. The kernels it returns keep their archived working
+/// directories, which are remapped after it.
+pub fn unpack_adjusted(
+    archive: &Path,
+    dir: &Path,
+    timeout: Option<std::time::Duration>,
+    adjust: impl FnOnce(Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
+) -> Result<(Plan, BuildOutput)> {
     if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
         return Err(Failure::new(
             ExitCode::Filesystem,
@@ -157,6 +179,14 @@ pub fn unpack(
         .into());
     }
     let (manifest, kernels, files) = check(archive)?;
+    let kernels = adjust(kernels.into_iter().map(|(k, _)| k).collect())?
+        .into_iter()
+        .map(|k| {
+            let rel = cwd_under(&manifest.workspace_root, &k.cwd)
+                .with_context(|| format!("kernel `{}`: cwd outside the packed workspace", k.name))?;
+            Ok((k, rel))
+        })
+        .collect::<Result<Vec<_>>>()?;
     let created = !dir.exists();
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
     let unpacked = (|| -> Result<(Plan, BuildOutput)> {
@@ -229,6 +259,12 @@ fn entry_path(name: &Path) -> Result<PathBuf, &'static str> {
         return Err("has an empty name");
     }
     Ok(out)
+}
+
+/// A kernel's working directory relative to the packed workspace root, when it lies under it.
+fn cwd_under(root: &Path, cwd: &Path) -> Option<PathBuf> {
+    let r = cwd.strip_prefix(root).ok()?;
+    entry_path(r).ok().or_else(|| r.as_os_str().is_empty().then(PathBuf::new))
 }
 
 /// The first pass: every entry checked, the plan read and checked. Returns the plan, each
@@ -328,24 +364,33 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         if let Some(key) = k.env.keys().find(|key| !crate::model::names::is_env_key(key)) {
             return Err(bad(format!("env key `{key}` is not a valid environment variable name")));
         }
-        let rel = k
-            .cwd
-            .strip_prefix(&manifest.workspace_root)
-            .ok()
-            .and_then(|r| entry_path(r).ok().or_else(|| r.as_os_str().is_empty().then(PathBuf::new)))
-            .ok_or_else(|| {
-                bad(format!(
-                    "cwd `{}` is outside the packed workspace `{}`",
-                    k.cwd.display(),
-                    manifest.workspace_root.display()
-                ))
-            })?;
+        let rel = cwd_under(&manifest.workspace_root, &k.cwd).ok_or_else(|| {
+            bad(format!(
+                "cwd `{}` is outside the packed workspace `{}`",
+                k.cwd.display(),
+                manifest.workspace_root.display()
+            ))
+        })?;
         if let PlannedTarget::Cargo(t) = &k.target {
             if !manifest.executables.iter().any(|(bt, _)| bt == t) {
                 return Err(bad(format!("{} `{}` has no executable in the archive", t.kind, t.name)));
             }
         }
         kernels.push((k.clone(), rel));
+    }
+    for (list, paths) in [("included", &manifest.included), ("build_outputs", &manifest.build_outputs)] {
+        for p in paths {
+            let packed = entry_path(p).ok().is_some_and(|r| files.contains(&Path::new(WORKSPACE).join(r)));
+            if !packed {
+                return Err(refuse(
+                    archive,
+                    format_args!(
+                        "`{MANIFEST}` lists `{}` in `{list}`, which is not a file under `{WORKSPACE}/` of the archive",
+                        crate::process::shell_comment(&p.to_string_lossy())
+                    ),
+                ));
+            }
+        }
     }
     let mut exes = Vec::new();
     for (t, file) in &manifest.executables {
@@ -368,19 +413,39 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
     Ok((manifest, kernels, exes))
 }
 
-/// `kprof-archive.json`: JSON of schema version 1, with an absolute workspace root.
+/// `kprof-archive.json`: JSON of schema version 1 or 2 (fields added in 2 default to
+/// empty), with an absolute workspace root. A newer schema is refused, naming the version.
 fn read_manifest(archive: &Path, text: &[u8]) -> Result<ArchiveManifest, Failure> {
     let invalid = |e: &dyn std::fmt::Display| refuse(archive, format_args!("invalid `{MANIFEST}`: {e}"));
     let value: serde_json::Value = serde_json::from_slice(text).map_err(|e| invalid(&e))?;
     match value.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(1) => {}
+        Some(v) if (1..=u64::from(SCHEMA_VERSION)).contains(&v) => {}
+        Some(v) if v > u64::from(SCHEMA_VERSION) => {
+            let by = value
+                .get("kprof_version")
+                .and_then(serde_json::Value::as_str)
+                .map(|w| format!(" (written by cargo-kprof {})", crate::process::shell_comment(w)))
+                .unwrap_or_default();
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!(
+                    "{}: `{MANIFEST}` has schema_version {v}{by}, newer than this cargo-kprof {} reads \
+                     (1 to {SCHEMA_VERSION})",
+                    archive.display(),
+                    env!("CARGO_PKG_VERSION")
+                ),
+            )
+            .help("upgrade cargo-kprof on this machine to the version that wrote the archive, or write it with this one"));
+        }
         Some(v) => {
             return Err(refuse(
                 archive,
-                format_args!("`{MANIFEST}` has schema_version {v}; this cargo-kprof reads schema_version 1"),
+                format_args!(
+                    "`{MANIFEST}` has schema_version {v}; this cargo-kprof reads schema_version 1 to {SCHEMA_VERSION}"
+                ),
             ))
         }
-        None => return Err(invalid(&"no schema_version 1")),
+        None => return Err(invalid(&format_args!("no schema_version (1 to {SCHEMA_VERSION})"))),
     }
     let manifest: ArchiveManifest = serde_json::from_value(value).map_err(|e| invalid(&e))?;
     if !manifest.workspace_root.is_absolute() {

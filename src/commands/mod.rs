@@ -118,6 +118,15 @@ fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell
     shell.out(format!("Report: {}", dir.final_report_path().display()));
 }
 
+/// Creates the workspace's profiles root when this run is the first to need it, and then
+/// (only then) says so: kprof has just added a folder to the user's source tree.
+fn create_profiles_root(root: &Path, shell: &Shell) -> Result<()> {
+    if crate::profile::dir::create_profiles_root(root)? {
+        shell.note(crate::profile::dir::profiles_root_created_note(root));
+    }
+    Ok(())
+}
+
 /// `cargo metadata` and the kprof configuration of the workspace; warnings are printed.
 fn load_workspace(manifest_path: Option<&Path>, shell: &Shell) -> Result<(cargo_metadata::Metadata, Config)> {
     let cargo = build::cargo_binary();

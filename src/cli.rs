@@ -34,7 +34,7 @@ pub enum CargoCli {
     version,
     about = "Profile CUDA kernels of Rust projects with Nsight Compute, evidence first",
     args_conflicts_with_subcommands = true,
-    after_help = "Run `cargo kprof list` to see the configured kernels.\n\
+    after_help = "Run `cargo kprof list` to see the configured kernels, `cargo kprof init` to configure a project.\n\
                   Exit codes are listed in the README (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
 )]
 pub struct KprofArgs {
@@ -51,6 +51,8 @@ pub struct KprofArgs {
 pub enum Command {
     /// List the configured kernels with their index
     List(ListArgs),
+    /// Write a first configuration: an entry per bench, example and bin target, appended
+    Init(InitArgs),
     /// Build a profile directory from existing ncu CSV exports and analyse them
     Import(ImportArgs),
     /// Re-analyse a profile directory: summaries, verdict, hotspots, final_report.md
@@ -75,6 +77,7 @@ impl KprofArgs {
         match &self.command {
             None => Some(&self.profile.output),
             Some(Command::List(a)) => Some(&a.output),
+            Some(Command::Init(a)) => Some(&a.output),
             Some(Command::Compare(a)) => Some(&a.output),
             Some(Command::Check(a)) => Some(&a.profile.output),
             Some(Command::Archive(a)) => Some(&a.profile.output),
@@ -92,6 +95,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::List(_) => "list",
+            Command::Init(_) => "init",
             Command::Import(_) => "import",
             Command::Report(_) => "report",
             Command::Compare(_) => "compare",
@@ -297,6 +301,23 @@ pub struct ListArgs {
     /// Show only the kernel with this index
     #[arg(long, value_name = "N")]
     pub index: Option<usize>,
+    /// Output and verbosity.
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+/// `cargo kprof init`.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Path to Cargo.toml
+    #[arg(long, value_name = "PATH")]
+    pub manifest_path: Option<PathBuf>,
+    /// Package(s) to configure (default: every workspace member)
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    pub packages: Vec<String>,
+    /// Print what would be appended to each Cargo.toml, and write nothing
+    #[arg(long, visible_alias = "stdout")]
+    pub dry_run: bool,
     /// Output and verbosity.
     #[command(flatten)]
     pub output: OutputArgs,
@@ -615,6 +636,10 @@ mod tests {
         match parse("kprof run --archive a.tar --sudo").unwrap().command {
             Some(Command::Run(r)) => assert!(r.sudo),
             other => panic!("expected run, got {other:?}"),
+        }
+        match parse("kprof init -p gpu --stdout").unwrap().command {
+            Some(Command::Init(i)) => assert!(i.dry_run && i.packages == ["gpu"]),
+            other => panic!("expected init, got {other:?}"),
         }
         match parse("kprof explain memory-bound").unwrap().command {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),

@@ -9,6 +9,7 @@ mod compare_check;
 mod doctor;
 mod explain;
 mod import_report;
+mod init;
 mod list;
 mod profile;
 
@@ -58,6 +59,7 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
     match args.command {
         None => profile::profile(&args.profile, shell),
         Some(Command::List(a)) => list::list(&a, shell),
+        Some(Command::Init(a)) => init::init(&a, shell),
         Some(Command::Import(a)) => import_report::import(&a, shell),
         Some(Command::Report(a)) => import_report::report(&a, shell),
         Some(Command::Doctor(a)) => doctor::doctor(a.manifest_path.as_deref(), a.sudo, shell),

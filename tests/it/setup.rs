@@ -340,3 +340,15 @@ fn init_speaks_json_lines() {
     assert!(lines[1]["text"].as_str().unwrap().contains("case = \".*\""));
     assert!(!std::fs::read_to_string(root.join("hb/Cargo.toml")).unwrap().contains("kprof.kernels"));
 }
+
+#[test]
+fn check_says_it_created_profile_too() {
+    let ws = Workspace::new("");
+    let args = ["check", "--bench", "copy", "--kernel", "copy", "--save-baseline", "main", "--dry-run"];
+    let first = ws.kprof(&args, &[]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(stderr(&first).matches("note: created ").count(), 1, "{}", stderr(&first));
+    let second = ws.kprof(&args, &[]);
+    assert!(second.status.success(), "{}", stderr(&second));
+    assert!(!stderr(&second).contains("note: created "), "{}", stderr(&second));
+}

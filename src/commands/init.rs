@@ -28,6 +28,8 @@ use crate::targets::{self, RunnableTarget};
 /// What `init` appends to one manifest.
 struct Addition {
     package: String,
+    /// The package's id in the metadata.
+    id: cargo_metadata::PackageId,
     manifest: PathBuf,
     /// The entries: kernel name and target.
     entries: Vec<(String, RunnableTarget)>,
@@ -88,7 +90,7 @@ pub(crate) fn init(a: &InitArgs, shell: &Shell) -> Result<ExitCode> {
     for (package, found, _) in &candidates {
         additions.push(addition(package, found, &mut taken)?);
     }
-    check_loads(&metadata, &additions)?;
+    check_loads(&metadata, &additions, !a.dry_run)?;
 
     if a.dry_run {
         for add in &additions {
@@ -167,6 +169,7 @@ fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<Str
     };
     Ok(Addition {
         package: package.name.to_string(),
+        id: package.id.clone(),
         manifest,
         entries,
         runtime,
@@ -235,13 +238,15 @@ fn quote(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// Checks, before anything is written, that each manifest still parses with its text
-/// appended and that the configuration loader accepts the tables as every command reads them.
-fn check_loads(metadata: &Metadata, additions: &[Addition]) -> Result<()> {
+/// Checks, before anything is written, that the configuration loader accepts the tables
+/// as every command reads them and (when `appending`) that each manifest still parses with
+/// its text appended; a dry run prints tables to merge by hand even where appending cannot work.
+fn check_loads(metadata: &Metadata, additions: &[Addition], appending: bool) -> Result<()> {
     let mut changed = metadata.clone();
     for add in additions {
         let whole = String::from_utf8_lossy(&add.original).into_owned() + &add.text;
-        if let Err(e) = whole.parse::<toml::Table>() {
+        let parsed = if appending { whole.parse::<toml::Table>().map(drop) } else { Ok(()) };
+        if let Err(e) = parsed {
             return Err(Failure::new(
                 ExitCode::Config,
                 format!(
@@ -261,7 +266,7 @@ fn check_loads(metadata: &Metadata, additions: &[Addition]) -> Result<()> {
         let package = changed
             .packages
             .iter_mut()
-            .find(|p| p.name.as_str() == add.package && p.manifest_path.as_std_path() == add.manifest)
+            .find(|p| p.id == add.id)
             .context("the package init writes for is not in the metadata")?;
         match &mut package.metadata {
             serde_json::Value::Object(map) => {

@@ -352,3 +352,28 @@ fn check_says_it_created_profile_too() {
     assert!(second.status.success(), "{}", stderr(&second));
     assert!(!stderr(&second).contains("note: created "), "{}", stderr(&second));
 }
+
+#[test]
+fn init_refuses_a_manifest_it_cannot_append_to_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // `[package.metadata.kprof]` cannot extend a `metadata` written inline.
+    let manifest_text = package_toml("gpu", "metadata = { docs = \"x\" }\n\n[dependencies]\n");
+    write(root, "Cargo.toml", &manifest_text);
+    write(root, "src/lib.rs", "");
+    write(root, "examples/matmul-kernel.rs", "fn main() {}\n");
+    let out = kprof_at(&root.join("Cargo.toml"), &["init"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("would not be valid TOML with a [package.metadata.kprof] table appended"),
+        "{text}"
+    );
+    assert!(text.contains("cargo kprof init --dry-run -p PACKAGE"), "{text}");
+    assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), manifest_text);
+    // The dry run the help names prints the table to merge by hand.
+    let dry = kprof_at(&root.join("Cargo.toml"), &["init", "--dry-run", "-p", "gpu"]);
+    assert!(dry.status.success(), "{}", stderr(&dry));
+    assert!(String::from_utf8_lossy(&dry.stdout).contains("example = \"matmul-kernel\""));
+    assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), manifest_text);
+}

@@ -637,14 +637,21 @@ mod tests {
             Some(Command::Run(r)) => assert!(r.sudo),
             other => panic!("expected run, got {other:?}"),
         }
-        match parse("kprof init -p gpu --stdout").unwrap().command {
-            Some(Command::Init(i)) => assert!(i.dry_run && i.packages == ["gpu"]),
-            other => panic!("expected init, got {other:?}"),
-        }
         match parse("kprof explain memory-bound").unwrap().command {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
             other => panic!("expected explain, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn init_command_lines() {
+        match parse("kprof init -p gpu --stdout").unwrap().command {
+            Some(Command::Init(i)) => {
+                assert!(i.dry_run && i.packages == ["gpu"] && i.manifest_path.is_none())
+            }
+            other => panic!("expected init, got {other:?}"),
+        }
+        assert!(parse("kprof init --kernel x").is_err());
     }
 
     #[test]

@@ -19,6 +19,9 @@ use crate::ncu::StageCollection;
 use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
+pub use init::InitArgs;
+
+mod init;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -301,23 +304,6 @@ pub struct ListArgs {
     /// Show only the kernel with this index
     #[arg(long, value_name = "N")]
     pub index: Option<usize>,
-    /// Output and verbosity.
-    #[command(flatten)]
-    pub output: OutputArgs,
-}
-
-/// `cargo kprof init`.
-#[derive(Debug, Args)]
-pub struct InitArgs {
-    /// Path to Cargo.toml
-    #[arg(long, value_name = "PATH")]
-    pub manifest_path: Option<PathBuf>,
-    /// Package(s) to configure (default: every workspace member)
-    #[arg(short = 'p', long = "package", value_name = "SPEC")]
-    pub packages: Vec<String>,
-    /// Print what would be appended to each Cargo.toml, and write nothing
-    #[arg(long, visible_alias = "stdout")]
-    pub dry_run: bool,
     /// Output and verbosity.
     #[command(flatten)]
     pub output: OutputArgs,

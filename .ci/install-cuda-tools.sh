@@ -5,7 +5,8 @@
 #
 # usage: eval "$(.ci/install-cuda-tools.sh DIR)"
 #
-# Prints `export` lines for NVCC, CUDA_HOME and LD_LIBRARY_PATH (NVRTC's libnvrtc.so.13).
+# Prints `export` lines for NVCC, CUDA_HOME, PATH (nvcc's bin directory first: build.rs
+# scripts and cc-rs run `nvcc` by name) and LD_LIBRARY_PATH (NVRTC's libnvrtc.so.13).
 # Every part is pinned to 13.0 and installed in one pip call, so the shared nvidia/cu13 tree
 # is whole: an unpinned install pulls the newest nvvm, whose PTX a CUDA 13.0 driver cannot
 # load.
@@ -27,4 +28,5 @@ for f in "${need[@]}"; do
 done
 echo "export NVCC='$cu/bin/nvcc'"
 echo "export CUDA_HOME='$cu'"
+echo "export PATH='$cu/bin'\${PATH:+:\$PATH}"
 echo "export LD_LIBRARY_PATH='$cu/lib'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}"

@@ -19,6 +19,9 @@ use crate::ncu::StageCollection;
 use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
+pub use init::InitArgs;
+
+mod init;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -34,7 +37,7 @@ pub enum CargoCli {
     version,
     about = "Profile CUDA kernels of Rust projects with Nsight Compute, evidence first",
     args_conflicts_with_subcommands = true,
-    after_help = "Run `cargo kprof list` to see the configured kernels.\n\
+    after_help = "Run `cargo kprof list` to see the configured kernels, `cargo kprof init` to configure a project.\n\
                   Exit codes are listed in the README (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
 )]
 pub struct KprofArgs {
@@ -51,6 +54,8 @@ pub struct KprofArgs {
 pub enum Command {
     /// List the configured kernels with their index
     List(ListArgs),
+    /// Write a first configuration: an entry per bench, example and bin target, appended
+    Init(InitArgs),
     /// Build a profile directory from existing ncu CSV exports and analyse them
     Import(ImportArgs),
     /// Re-analyse a profile directory: summaries, verdict, hotspots, final_report.md
@@ -75,6 +80,7 @@ impl KprofArgs {
         match &self.command {
             None => Some(&self.profile.output),
             Some(Command::List(a)) => Some(&a.output),
+            Some(Command::Init(a)) => Some(&a.output),
             Some(Command::Compare(a)) => Some(&a.output),
             Some(Command::Check(a)) => Some(&a.profile.output),
             Some(Command::Archive(a)) => Some(&a.profile.output),
@@ -92,6 +98,7 @@ impl Command {
     pub fn name(&self) -> &'static str {
         match self {
             Command::List(_) => "list",
+            Command::Init(_) => "init",
             Command::Import(_) => "import",
             Command::Report(_) => "report",
             Command::Compare(_) => "compare",
@@ -671,6 +678,17 @@ mod tests {
             Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
             other => panic!("expected explain, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn init_command_lines() {
+        match parse("kprof init -p gpu --stdout").unwrap().command {
+            Some(Command::Init(i)) => {
+                assert!(i.dry_run && i.packages == ["gpu"] && i.manifest_path.is_none())
+            }
+            other => panic!("expected init, got {other:?}"),
+        }
+        assert!(parse("kprof init --kernel x").is_err());
     }
 
     #[test]

@@ -209,6 +209,12 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     let mut kernels = Vec::new();
 
     let explicit_target = args.target.as_ref().map(|(kind, name)| (*kind, name));
+    // A selection that finds nothing configured also offers the targets the workspace has.
+    let configured_here = config.kernels.iter().any(|k| packages.is_empty() || packages.contains(&k.package));
+    let unconfigured = |f: Failure, hint: Option<&str>| match configured_here {
+        true => f,
+        false => crate::targets::offer_direct_forms(f, metadata, packages, hint),
+    };
 
     if let Some(index) = args.index {
         kernels.push(from_entry(config.select_by_index(index, packages)?, None, args, &mut notes)?);
@@ -241,25 +247,21 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         }
     } else if !args.kernels.is_empty() {
         for hint in &args.kernels {
-            kernels.push(from_entry(config.select_by_hint(hint, packages)?, Some(hint), args, &mut notes)?);
+            let entry = config.select_by_hint(hint, packages).map_err(|f| unconfigured(f, Some(hint)))?;
+            kernels.push(from_entry(entry, Some(hint), args, &mut notes)?);
         }
     } else {
-        let listed = config.listing(packages)?;
-        if listed.is_empty() || (listed.len() > 1 && !args.workspace && packages.is_empty()) {
+        let listed = config.listing(packages).map_err(|f| unconfigured(f, None))?;
+        if listed.is_empty() {
+            return Err(unconfigured(config.nothing_configured(packages), None).into());
+        }
+        if listed.len() > 1 && !args.workspace && packages.is_empty() {
             let names: Vec<String> =
                 listed.iter().map(|l| format!("#{} {}", l.index, l.kernel.name)).collect();
-            let mut f = Failure::new(ExitCode::Config, "no kernel selected");
-            if names.is_empty() {
-                f = f.help(
-                    "configure kernels in [[package.metadata.kprof.kernels]] (see the README), \
-                     or pass a target and a hint: --bench NAME --kernel HINT",
-                );
-            } else {
-                f = f
-                    .help(format!("configured kernels: {}", names.join(", ")))
-                    .help("pick one with --kernel NAME or --index N, or profile them all with --workspace");
-            }
-            return Err(f.into());
+            return Err(Failure::new(ExitCode::Config, "no kernel selected")
+                .help(format!("configured kernels: {}", names.join(", ")))
+                .help("pick one with --kernel NAME or --index N, or profile them all with --workspace")
+                .into());
         }
         for l in listed {
             kernels.push(from_entry(l.kernel, None, args, &mut notes)?);

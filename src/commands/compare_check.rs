@@ -113,6 +113,10 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
             crate::compare::baseline::find(&plan.profile_root, &name, &k.name)?;
         }
     }
+    if c.archive.is_none() {
+        // An archive's profiles go under --workspace-remap, which kprof made itself.
+        super::create_profiles_root(&plan.profile_root, shell)?;
+    }
     let extras = Extras { timing: true, timing_only: c.timing_only };
     let profiles = execute_profiles(&plan, built, extras, shell)?;
     if plan.dry_run {

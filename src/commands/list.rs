@@ -39,7 +39,10 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     if rows.is_empty() {
-        shell.status("no kernels are configured; see the README for [[package.metadata.kprof.kernels]]");
+        shell.status(
+            "no kernels are configured; `cargo kprof init` writes an entry for each bench, example and \
+             bin target, or see the README for [[package.metadata.kprof.kernels]]",
+        );
         return Ok(ExitCode::Success);
     }
     let table: Vec<[String; 5]> = rows

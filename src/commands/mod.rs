@@ -9,6 +9,7 @@ mod compare_check;
 mod doctor;
 mod explain;
 mod import_report;
+mod init;
 mod list;
 mod profile;
 
@@ -58,6 +59,7 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
     match args.command {
         None => profile::profile(&args.profile, shell),
         Some(Command::List(a)) => list::list(&a, shell),
+        Some(Command::Init(a)) => init::init(&a, shell),
         Some(Command::Import(a)) => import_report::import(&a, shell),
         Some(Command::Report(a)) => import_report::report(&a, shell),
         Some(Command::Doctor(a)) => doctor::doctor(a.manifest_path.as_deref(), a.sudo, shell),
@@ -116,6 +118,15 @@ fn print_verdicts(dir: &ProfileDir, decision: &BottleneckDecision, shell: &Shell
         }
     }
     shell.out(format!("Report: {}", dir.final_report_path().display()));
+}
+
+/// Creates the workspace's profiles root when this run is the first to need it, and then
+/// (only then) says so: kprof has just added a folder to the user's source tree.
+fn create_profiles_root(root: &Path, shell: &Shell) -> Result<()> {
+    if crate::profile::dir::create_profiles_root(root)? {
+        shell.note(crate::profile::dir::profiles_root_created_note(root));
+    }
+    Ok(())
 }
 
 /// `cargo metadata` and the kprof configuration of the workspace; warnings are printed.

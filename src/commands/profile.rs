@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde_json::json;
 
-use super::{load_workspace, print_verdicts};
+use super::{create_profiles_root, load_workspace, print_verdicts};
 use crate::analyze::rules::Rules;
 use crate::analyze::AnalyzeOptions;
 use crate::build::{self, BuildOutput};
@@ -32,6 +32,7 @@ pub(crate) fn profile(args: &ProfileArgs, shell: &Shell) -> Result<ExitCode> {
     for note in &plan.notes {
         shell.note(note);
     }
+    create_profiles_root(&plan.profile_root, shell)?;
     execute(&plan, None, shell)
 }
 

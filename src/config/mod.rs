@@ -436,12 +436,15 @@ impl Config {
         Ok(())
     }
 
-    fn nothing_configured(&self, packages: &[String]) -> Failure {
+    /// The failure of a selection that finds no configured kernel among `packages`.
+    pub(crate) fn nothing_configured(&self, packages: &[String]) -> Failure {
         let message = format!("no kernels are configured{}", scope(packages));
-        Failure::new(ExitCode::Config, message).help(format!(
-            "add an entry to the Cargo.toml of the package with the bench:\n\n    \
-             {KERNELS_TABLE}\n    name = \"hgemm\"\n    bench = \"hgemm\"\n"
-        ))
+        Failure::new(ExitCode::Config, message)
+            .help("to configure them, `cargo kprof init` writes an entry for each bench, example and bin target")
+            .help(format!(
+                "or add an entry by hand to the Cargo.toml of the package with the program:\n\n    \
+                 {KERNELS_TABLE}\n    name = \"hgemm\"\n    bench = \"hgemm\"\n"
+            ))
     }
 }
 

@@ -57,9 +57,12 @@ pub const MAX_KERNEL_ID_LEN: usize = 64;
 /// How many `<id>_N` suffixes [`ProfileDir::create_unique`] tries before giving up.
 pub const MAX_COLLISION_SUFFIX: u32 = 1000;
 
+/// The folder of saved baselines under the profiles root.
+const BASELINES_DIR: &str = "baselines";
+
 /// `<profiles root>/baselines`: saved baselines, `baselines/NAME/<kernel>/`.
 pub fn baselines_root(profiles_root: &Path) -> PathBuf {
-    profiles_root.join("baselines")
+    profiles_root.join(BASELINES_DIR)
 }
 
 /// `<profiles root>/baselines/NAME/<kernel>/`: kernel `kernel` of the saved baseline
@@ -103,6 +106,29 @@ pub const PROFILES_DIR: &str = "profile";
 /// The profiles root of a workspace: `<workspace root>/profile`.
 pub fn profiles_root(workspace_root: &Path) -> PathBuf {
     workspace_root.join(PROFILES_DIR)
+}
+
+/// Creates the profiles root (`<workspace root>/profile`) when it is missing. Returns
+/// whether this call created it, so that the run that does can say so once: the folder
+/// sits in the user's source tree. An existing directory is left as it is.
+pub fn create_profiles_root(profiles_root: &Path) -> Result<bool, Failure> {
+    match fs::create_dir(profiles_root) {
+        Ok(()) => Ok(true),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists && profiles_root.is_dir() => Ok(false),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => create_dir_all(profiles_root).map(|()| true),
+        Err(err) => Err(io_failure("cannot create directory", profiles_root, &err)),
+    }
+}
+
+/// What a run says when it has created the profiles root: what the folder holds, and how
+/// to keep it out of version control, or keep only the saved baselines a gate reads.
+pub fn profiles_root_created_note(profiles_root: &Path) -> String {
+    format!(
+        "created {}: it holds this workspace's local profiles (and `{PROFILES_DIR}/{NCU_PATH_FILE}`); \
+         add `{PROFILES_DIR}/` to .gitignore, or, if you gate on saved baselines, commit only \
+         `{PROFILES_DIR}/{BASELINES_DIR}/` (.gitignore: `/{PROFILES_DIR}/*` and `!/{PROFILES_DIR}/{BASELINES_DIR}/`)",
+        profiles_root.display()
+    )
 }
 
 /// The one sanitiser: every path component kprof builds from data (kernel names from the
@@ -728,6 +754,25 @@ mod tests {
         assert!(
             missing.message.starts_with("cannot read") && missing.help[0].contains("printf"),
             "{missing}"
+        );
+    }
+
+    #[test]
+    fn the_profiles_root_is_created_once_and_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = profiles_root(tmp.path());
+        assert!(create_profiles_root(&root).unwrap());
+        assert!(!create_profiles_root(&root).unwrap());
+        let nested = tmp.path().join("a/b/profile");
+        assert!(create_profiles_root(&nested).unwrap() && nested.is_dir());
+        let file = tmp.path().join("plain");
+        fs::write(&file, "x").unwrap();
+        assert_eq!(create_profiles_root(&file).unwrap_err().code, ExitCode::Filesystem);
+        let note = profiles_root_created_note(&root);
+        assert!(note.contains(&format!("created {}", root.display())), "{note}");
+        assert!(
+            note.contains("add `profile/` to .gitignore") && note.contains("`profile/baselines/`"),
+            "{note}"
         );
     }
 }

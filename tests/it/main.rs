@@ -27,6 +27,7 @@ mod messages;
 mod parse_fixtures;
 mod privilege;
 mod references;
+mod setup;
 mod signals;
 mod stage_metrics;
 mod visual;

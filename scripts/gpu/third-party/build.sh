@@ -95,6 +95,10 @@ archive matmul "$cudarc" --example matmul-kernel --kernel matmul
 archive sin_kernel "$cudarc" --example 03-launch-kernel --kernel sin_kernel
 archive sin_kernel-exact "$cudarc" --example 03-launch-kernel --kernel =sin_kernel
 archive matmul-window "$cudarc" --example matmul-kernel --kernel matmul --launch-skip 0 --launch-count 1
+archive matmul-discover "$cudarc" --example matmul-kernel
+demo="$repo/examples/demo/Cargo.toml"
+archive gemm-several "$demo" --bench hgemm --kernel gemm
+archive hgemm_tiled-exact "$demo" --bench hgemm --kernel =hgemm_tiled
 archive triton_softmax "$python" --kernel triton_softmax
 archive torch_layernorm "$python" --kernel torch_layernorm
 

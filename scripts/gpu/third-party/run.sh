@@ -17,6 +17,15 @@
 # --workspace-remap OUT/ws/<run> --timeout STAGE_TIMEOUT_S`):
 #   matmul, matmul-window, sin_kernel, sin_kernel-exact, triton_softmax, torch_layernorm
 #                              the archives as built (auto stages)
+#   matmul-discover            matmul-kernel with no hint: discovery, then the window fitted
+#   matmul-source              matmul.tar with --stages basic,source (NVRTC without line info:
+#                              the source stage runs again, SASS only)
+#   matmul-skip5               matmul.tar with --launch-skip 5 (a set window is kept: exit 6,
+#                              with the launch counts and the flags that reach the kernel)
+#   matmul-nothere             matmul.tar with --kernel nothere (exit 6, every kernel counted)
+#   gemm-several               the demo's hgemm bench with --kernel gemm (two kernels match:
+#                              the costliest is chosen and named)
+#   hgemm_tiled-exact          the demo's hgemm bench with --kernel =hgemm_tiled
 #   triton_softmax-override    triton_softmax.tar with --stages memory --launch-count 2
 #                              (run-time overrides: only the memory stage, launches 21-22)
 #   torch_layernorm-dryrun     torch_layernorm.tar with --dry-run (prints commands.sh, runs
@@ -143,6 +152,12 @@ run_kprof sin_kernel sin_kernel
 run_kprof sin_kernel-exact sin_kernel-exact
 run_kprof triton_softmax triton_softmax
 run_kprof torch_layernorm torch_layernorm
+run_kprof matmul-discover matmul-discover
+run_kprof matmul-source matmul --stages basic,source
+run_kprof matmul-skip5 matmul --launch-skip 5
+run_kprof matmul-nothere matmul --kernel nothere
+run_kprof gemm-several gemm-several
+run_kprof hgemm_tiled-exact hgemm_tiled-exact
 run_kprof triton_softmax-override triton_softmax --stages memory --launch-count 2
 run_kprof torch_layernorm-dryrun torch_layernorm --dry-run
 run_plain plain-triton_softmax triton_softmax.py

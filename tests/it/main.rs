@@ -30,5 +30,6 @@ mod references;
 mod setup;
 mod signals;
 mod stage_metrics;
+mod third_party;
 mod visual;
 mod zoo;

@@ -2,7 +2,8 @@
 //!
 //! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
 //! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file (or, for the N-th call
-//! when a run writes the same file twice, `$FAKE_NCU_REPLAY/call-N/<file name>`), and prints
+//! that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>` when it exists: a run that
+//! writes the same page twice), and prints
 //! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
 //! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
@@ -24,8 +25,9 @@ for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
   prev="$a"
 done
-n=$(grep -c -- '^---$' "$FAKE_NCU_ARGV")
 if [ -n "$log" ]; then
+  n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
+  echo "$n" > "$FAKE_NCU_ARGV.pages"
   if [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
     cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
   else

@@ -7,8 +7,7 @@ use super::condition::{check_field, Condition};
 use super::summary::KernelSummary;
 use super::KernelVerdict;
 use super::{
-    add_missing, all_hold, any_holds, fill, placeholders, push_evidence, Classification, Confidence,
-    Hypothesis,
+    add_missing, all_hold, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis,
 };
 use crate::model::stage::Stage;
 
@@ -77,7 +76,8 @@ pub(super) struct LimiterSpec {
 pub(super) struct Limiter {
     pub(super) spec: LimiterSpec,
     requires: Vec<Condition>,
-    refuted_by: Vec<Condition>,
+    /// Each entry refutes when all its conditions hold (`a and b` in the YAML).
+    refuted_by: Vec<Vec<Condition>>,
     high_when: Vec<Condition>,
     at_roof_when: Vec<Condition>,
     advice: Vec<(Vec<Condition>, AdviceSpec)>,
@@ -146,7 +146,14 @@ impl Limiter {
         if requires.is_empty() {
             return Err(format!("limiter `{id}` has no `requires` conditions"));
         }
-        let refuted_by = conds(&spec.refuted_by, "refuted_by")?;
+        let refuted_by = spec
+            .refuted_by
+            .iter()
+            .map(|t| {
+                let parts: Vec<String> = t.split(" and ").map(str::to_string).collect();
+                conds(&parts, "refuted_by")
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let high_when = conds(&spec.high_when, "high_when")?;
         let at_roof_when = conds(&spec.at_roof_when, "at_roof_when")?;
         for f in spec.evidence.iter().chain(spec.gain.iter()) {
@@ -169,7 +176,7 @@ impl Limiter {
     /// `Some(false)`: ruled out; `None`: a field it needs was not collected and nothing
     /// that was collected rules it out.
     pub(super) fn check(&self, s: &KernelSummary) -> Option<bool> {
-        if any_holds(&self.refuted_by, s) {
+        if self.refuted_by.iter().any(|group| all_hold(group, s) == Some(true)) {
             return Some(false);
         }
         all_hold(&self.requires, s)
@@ -179,17 +186,21 @@ impl Limiter {
     pub(super) fn contradictions(&self, s: &KernelSummary) -> Vec<String> {
         let id = &self.spec.id;
         let failed = self.requires.iter().filter(|c| c.eval(s) != Some(true));
-        let refuting = self.refuted_by.iter().filter(|c| c.eval(s) == Some(true));
+        let refuting = self
+            .refuted_by
+            .iter()
+            .filter(|g| all_hold(g, s) == Some(true))
+            .map(|g| g.iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" and "));
         failed
             .map(|c| format!("limiter `{id}`: `{}` does not hold", c.text))
-            .chain(refuting.map(|c| format!("limiter `{id}`: refuted by `{}`", c.text)))
+            .chain(refuting.map(|t| format!("limiter `{id}`: refuted by `{t}`")))
             .collect()
     }
 
     /// What an undecided limiter lacks, for the verdict to say what was not checked.
     pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
         let mut missing: Vec<String> = Vec::new();
-        add_missing(self.requires.iter().chain(&self.refuted_by), s, &mut missing);
+        add_missing(self.requires.iter().chain(self.refuted_by.iter().flatten()), s, &mut missing);
         UncheckedLimiter { id: self.spec.id.clone(), missing, stage: self.spec.follow_up_stage }
     }
 
@@ -249,7 +260,7 @@ impl Limiter {
             gain_field: spec.gain.clone(),
             at_roof: !self.at_roof_when.is_empty() && all_hold(&self.at_roof_when, s) == Some(true),
             requires: self.requires.iter().map(|c| c.text.clone()).collect(),
-            refuted_by: self.refuted_by.iter().map(|c| c.text.clone()).collect(),
+            refuted_by: self.spec.refuted_by.clone(),
             source_stalls: spec.source_stalls.clone(),
             ncu_rules: spec.ncu_rules.clone(),
             ncu: None,

@@ -221,7 +221,7 @@ fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
         } else {
             t.push_str(&pad(
                 "# launch-skip = 5".into(),
-                "matching launches to skip first (a program that launches once: 0)",
+                "matching launches to skip (unset: kprof's default, fitted if it skips them all)",
             ));
             t.push_str(&pad("# launch-count = 3".into(), "matching launches to profile"));
         }

@@ -377,3 +377,42 @@ fn init_refuses_a_manifest_it_cannot_append_to_and_writes_nothing() {
     assert!(String::from_utf8_lossy(&dry.stdout).contains("example = \"matmul-kernel\""));
     assert_eq!(std::fs::read_to_string(root.join("Cargo.toml")).unwrap(), manifest_text);
 }
+
+/// cudarc's own examples, as a user has them (`examples/third-party/cudarc` without its
+/// kprof table): `init` writes one entry per example, `list` reads them, and the second
+/// `init` finds nothing to write.
+#[test]
+fn init_on_cudarcs_examples_writes_a_table_that_list_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let from = crate::support::repo().join("examples/third-party/cudarc");
+    for f in ["Cargo.toml", "Cargo.lock", "examples/matmul-kernel.rs", "examples/03-launch-kernel.rs"] {
+        write(dir.path(), f, &std::fs::read_to_string(from.join(f)).unwrap());
+    }
+    let manifest = dir.path().join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let table = text.find("[package.metadata.kprof]").expect("the copy's own table");
+    let end = text[table + 1..].find("\n[").map_or(text.len(), |i| table + 2 + i);
+    let fresh = format!("{}{}", &text[..table], &text[end..]);
+    assert!(!fresh.contains("[package.metadata.kprof]"), "{fresh}");
+    std::fs::write(&manifest, &fresh).unwrap();
+
+    let out = kprof_at(&manifest, &["--kernel", "matmul", "--dry-run"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cargo kprof --example matmul-kernel --kernel matmul"), "{}", stderr(&out));
+
+    let out = kprof_at(&manifest, &["init"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let written = std::fs::read_to_string(&manifest).unwrap();
+    assert!(written.starts_with(&fresh), "init only appends");
+    assert_eq!(
+        listed(&manifest),
+        [
+            ("03-launch-kernel", "example 03-launch-kernel", "cuda", "regex:.*"),
+            ("matmul-kernel", "example matmul-kernel", "cuda", "regex:.*"),
+        ]
+        .map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), d.to_string()))
+    );
+    let again = kprof_at(&manifest, &["init"]);
+    assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
+    assert_eq!(std::fs::read_to_string(&manifest).unwrap(), written);
+}

@@ -81,7 +81,15 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     let (plan, built) = match &c.archive {
         Some(archive) => {
             let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
-            let (plan, built) = archive::unpack(archive, &remap, c.profile.timeout.map(Duration::from_secs))?;
+            // `--kernel`, `--stages`, the window and `--env` change the archived plan as
+            // they do for `run --archive`.
+            let request = c.profile.kernel.request()?;
+            let mut notes = Vec::new();
+            let (mut plan, built) =
+                archive::unpack_adjusted(archive, &remap, c.profile.timeout.map(Duration::from_secs), |k| {
+                    Ok(archive::adjust::adjust(k, &request, &mut notes)?)
+                })?;
+            plan.notes.extend(notes);
             (plan, Some(built))
         }
         None => {

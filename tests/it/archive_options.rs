@@ -4,6 +4,7 @@
 //! `copy` kernel) or in the `commands.sh` a dry run writes.
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::process::Output;
 
 use crate::support::tarball::{self, Entry};
@@ -358,6 +359,19 @@ fn hints_among_several_programs_and_harness_windows() {
     assert!(stderr.contains("kernel hint `hgemm` matches no archived kernel"), "{stderr}");
     assert!(stderr.contains("archived kernels: `copy` (bench copy), `fma` (bench fma)"), "{stderr}");
     assert!(!there.remap().exists(), "nothing unpacked");
+    // `check --archive` takes the same selection.
+    let remap = there.remap().with_extension("check");
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "check", "--timing-only", "--baseline", "main", "--kernel", "hgemm", "--archive"])
+        .arg(&path)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("kernel hint `hgemm` matches no archived kernel"), "{stderr}");
+    assert!(!remap.exists(), "nothing unpacked");
 
     let out = there
         .run(&path, &["--kernel", "copy", "--stages", "basic", "--launch-skip", "3", "--launch-count", "4"]);

@@ -133,7 +133,10 @@ const BIN: &str = "bin";
 const WORKSPACE: &str = "workspace";
 
 /// Unpacks an archive into `dir` (new or empty) and returns the remapped plan and the
-/// unpacked executables.
+/// unpacked executables; `adjust` chooses and changes the archived kernels (`run
+/// --archive`'s and `check --archive`'s options) once the archive is checked and before
+/// anything is written, so what it refuses leaves `dir` as it was. The kernels it returns
+/// keep their archived working directories, which are remapped after it.
 ///
 /// The archive is read twice. The first pass checks every entry and the plan and writes
 /// nothing: an entry that could reach outside `dir` (a symbolic or hard link, a name with
@@ -141,18 +144,6 @@ const WORKSPACE: &str = "workspace";
 /// second entry of one name, a plan of another schema, or a plan whose working directories
 /// or executables lie outside `dir` is refused with a message naming it (exit 3). The
 /// second pass creates plain files and folders only, each new.
-pub fn unpack(
-    archive: &Path,
-    dir: &Path,
-    timeout: Option<std::time::Duration>,
-) -> Result<(Plan, BuildOutput)> {
-    unpack_adjusted(archive, dir, timeout, Ok)
-}
-
-/// [`unpack`], with `adjust` choosing and changing the archived kernels (`run --archive`'s
-/// overrides) once the archive is checked and before anything is written: what `adjust`
-/// refuses leaves `dir` as it was. The kernels it returns keep their archived working
-/// directories, which are remapped after it.
 pub fn unpack_adjusted(
     archive: &Path,
     dir: &Path,

@@ -31,7 +31,7 @@ pub(super) fn census<'s>(
         let c = StageCollection::Discovery;
         let cmd = st.command(run, &c);
         let why = "census: count every kernel's launches (durations only)".to_string();
-        append_command(run.dir, &format!("# Census: {why}\n{cmd}\n"))?;
+        append_command(run.dir, &format!("# {why}\n{cmd}\n"))?;
         let ran = run_announced(run, &c, &cmd, why, shell);
         *ncu_ms += ran.outcome.wall_ms;
         let status = ran.outcome.status;

@@ -188,7 +188,10 @@ fn a_default_window_is_fitted_to_a_kernel_launched_once() {
         script.contains("# Launch window: --launch-skip 5 --launch-count 3 (kprof's default"),
         "{script}"
     );
-    assert!(script.contains("# Census:") && script.contains("again, window fitted"), "{script}");
+    assert!(
+        script.contains("# census: count every kernel") && script.contains("again, window fitted"),
+        "{script}"
+    );
     assert!(text(&out.stdout).contains("launch-overhead"), "{}", text(&out.stdout));
 }
 

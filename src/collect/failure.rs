@@ -114,6 +114,17 @@ pub(super) fn stage_failure(
             let signal = end.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
             process::interrupted(signal, &format!("during stage {}", end.stage))
         }
+        StageStatus::NcuFailed if end.problem.as_deref().is_some_and(|p| p.contains("another profiling session")) => {
+            Failure::new(ExitCode::NcuFailed, end.problem.clone().unwrap_or_default())
+                .help(
+                    "wait for the other profiler (another ncu or kprof on this GPU, DCGM's profiling metrics) \
+                     or pick another GPU with CUDA_VISIBLE_DEVICES, then run again",
+                )
+                .help(
+                    "ncu processes on one GPU wait for each other through a lock file under $TMPDIR: \
+                     processes given different TMPDIRs collide instead",
+                )
+        }
         StageStatus::NcuFailed => Failure::new(
             ExitCode::NcuFailed,
             format!("{}; {printed}", end.problem.as_deref().unwrap_or("ncu failed")),

@@ -398,6 +398,13 @@ fn run_stage(
         ended
     } else if scan.permission_denied || sudo_refused {
         StageStatus::Permission
+    } else if scan.counters_busy {
+        problem = Some(format!(
+            "ncu could not profile during stage {}: another profiling session held this GPU's counters \
+             (ncu said \"a driver resource was unavailable\")",
+            collection.name()
+        ));
+        StageStatus::NcuFailed
     } else if let Some(killed) = killed {
         problem = Some(format!("ncu was {killed} during stage {}", collection.name()));
         StageStatus::NcuFailed

@@ -300,3 +300,22 @@ fn archive_then_run_profiles_without_cargo() {
     assert_ne!(again.status.code(), Some(0));
     assert!(text(&again.stderr).contains("is not empty"), "{}", text(&again.stderr));
 }
+
+/// Another profiler held the GPU's counters (a second ncu on the same GPU with its own
+/// TMPDIR, recorded on an H200): exit 13, said as such, with the fix, not "the program
+/// failed".
+#[test]
+fn counters_held_by_another_profiler_are_named() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    std::fs::write(replay.join("01_basic_raw.csv"), crate::support::recording("multi-gpu/r1.csv")).unwrap();
+    let run = profile_with(&ws, "copy", &replay);
+    let stderr = text(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(13), "{stderr}");
+    assert!(stderr.contains("another profiling session held this GPU's counters"), "{stderr}");
+    assert!(stderr.contains("pick another GPU with CUDA_VISIBLE_DEVICES"), "{stderr}");
+    assert_eq!(run.invocations.len(), 1, "no census or later stage after it");
+    let manifest = std::fs::read_to_string(run.dir.unwrap().join("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains("status: ncu-failed"), "{manifest}");
+}

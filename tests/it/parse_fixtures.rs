@@ -629,3 +629,30 @@ fn import_reads_a_full_set_details_page_with_its_embedded_table() {
     assert!(report.contains("details page ("), "{report}");
     assert!(report.contains("estimated speedup"), "{report}");
 }
+
+/// Two ncu processes at once on a two-GPU H200 host (fixtures/h200/multi-gpu): on two
+/// GPUs, with or without a TMPDIR each, every counter that does not depend on timing
+/// equals the lone run's; on one GPU with a TMPDIR each, the second gets no page and says
+/// another session held the counters.
+#[test]
+fn two_ncu_processes_on_two_gpus_agree_with_a_lone_run() {
+    let page = |f: &str| {
+        let rel = format!("multi-gpu/{f}.csv");
+        RawPage::parse(&crate::support::recording(&rel), &rel).unwrap_or_else(|e| panic!("{e}"))
+    };
+    let counts = |p: &RawPage| -> Vec<(f64, f64)> {
+        p.launches()
+            .map(|l| {
+                (l.number("smsp__inst_executed.sum").unwrap(), l.number("profiler__replayer_passes").unwrap())
+            })
+            .collect()
+    };
+    let lone = counts(&page("lone0"));
+    assert_eq!(lone.len(), 4);
+    for f in ["lone1", "p0", "p1", "q0", "q1", "r0"] {
+        assert_eq!(counts(&page(f)), lone, "{f}");
+    }
+    let busy = crate::support::recording("multi-gpu/r1.csv");
+    assert!(RawPage::parse(&busy, "r1.csv").is_err());
+    assert!(scan_log(&busy).counters_busy);
+}

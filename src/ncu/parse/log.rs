@@ -6,6 +6,9 @@ use super::lines::numbered_lines;
 pub(super) const NO_KERNELS: &str = "No kernels were profiled";
 pub(super) const PERMISSION_CODE: &str = "ERR_NVGPUCTRPERM";
 pub(super) const NO_LINE_INFO: &str = "No lineinfo available to show CUDA-C source related to";
+/// What ncu says when another profiling session holds the GPU's counters (a second ncu on
+/// the same GPU that does not share its lock, DCGM).
+pub(super) const COUNTERS_BUSY: &str = "Profiling failed because a driver resource was unavailable";
 
 /// What ncu said about a run, read from its `==PROF==`, `==WARNING==` and `==ERROR==` lines
 /// in a `--log-file` or a stdout capture.
@@ -28,6 +31,9 @@ pub struct NcuLog {
     /// Kernels for which ncu had no line info to show CUDA source ("No lineinfo available
     /// to show CUDA-C source related to 'NAME'").
     pub no_line_info: Vec<String>,
+    /// Another profiling session held the GPU's counters ("a driver resource was
+    /// unavailable"): nothing was profiled, and running again alone would work.
+    pub counters_busy: bool,
 }
 
 /// Where an ncu message begins in a line: `==TAG==` with an upper-case tag.
@@ -90,6 +96,9 @@ pub fn scan_log(text: &str) -> NcuLog {
     for (_, line) in numbered_lines(text) {
         if line.contains(PERMISSION_CODE) {
             log.permission_denied = true;
+        }
+        if line.contains(COUNTERS_BUSY) {
+            log.counters_busy = true;
         }
         if line.starts_with('"') {
             continue; // a CSV row

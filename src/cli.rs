@@ -476,6 +476,9 @@ pub struct KernelOptions {
     /// Resolve, build and write the profile directory and commands, but run nothing under ncu
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,
+    /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage)
+    #[arg(long, help_heading = "Profiling Options")]
+    pub no_batch: bool,
 }
 
 impl KernelOptions {
@@ -501,6 +504,7 @@ impl KernelOptions {
             envs: self.envs.clone(),
             output_dir: self.output_dir.clone(),
             dry_run: self.dry_run,
+            no_batch: self.no_batch,
             ..Request::default()
         })
     }

@@ -37,6 +37,9 @@ pub struct Plan {
     pub dry_run: bool,
     /// `--timeout`: the longest one ncu run may take.
     pub timeout: Option<std::time::Duration>,
+    /// Harness kernels of one program share one ncu run per stage (`--no-batch`: each
+    /// kernel alone).
+    pub batch: bool,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
 }
@@ -78,6 +81,8 @@ pub struct Request {
     pub timeout: Option<std::time::Duration>,
     /// `--dry-run`.
     pub dry_run: bool,
+    /// `--no-batch`.
+    pub no_batch: bool,
     /// `--sudo`.
     pub sudo: bool,
     /// `-- BENCH_ARGS`.
@@ -183,19 +188,7 @@ impl KernelPlan {
     }
 }
 
-/// Built-in defaults when neither the command line nor the manifests set a value.
-pub mod defaults {
-    /// Launches profiled by default in a harness range.
-    pub const HARNESS_LAUNCH_COUNT: u32 = 1;
-    /// Deterministic microbenchmarks (a Rust program launching kernels itself): skip 5, profile 3.
-    pub const CUDA_WINDOW: (u32, u32) = (5, 3);
-    /// Iterative programs (any command): skip 10, profile 1.
-    pub const COMMAND_WINDOW: (u32, u32) = (10, 1);
-    /// Triton JIT programs: skip 20 (JIT and autotune launches), profile 1.
-    pub const TRITON_WINDOW: (u32, u32) = (20, 1);
-    /// Comparison tolerance, percent.
-    pub const TOLERANCE_PCT: f64 = 2.0;
-}
+pub use crate::model::window::{defaults, window_for, window_origin};
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -331,6 +324,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         output_dir,
         dry_run: args.dry_run,
         timeout: args.timeout,
+        batch: !args.no_batch,
         notes,
     })
 }
@@ -549,44 +543,6 @@ fn clock(cli: Option<ClockControl>, configured: Option<config::ClockControl>) ->
     match (cli, configured) {
         (Some(ClockControl::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
         _ => ClockControl::None,
-    }
-}
-
-/// A window with neither skip nor count set anywhere is kprof's default, and may be fitted.
-pub fn window_origin(skip: Option<u32>, count: Option<u32>) -> WindowOrigin {
-    if skip.is_none() && count.is_none() {
-        WindowOrigin::Default
-    } else {
-        WindowOrigin::Set
-    }
-}
-
-/// The launch window for `runtime` from the given skip and count, else the runtime's
-/// defaults; a skip for a harness target is ignored, with a note.
-pub fn window_for(
-    runtime: Runtime,
-    skip: Option<u32>,
-    count: Option<u32>,
-    name: &str,
-    notes: &mut Vec<String>,
-) -> LaunchWindow {
-    match runtime {
-        Runtime::Harness => {
-            if skip.is_some_and(|s| s > 0) {
-                notes.push(format!(
-                    "{name}: launch-skip is ignored for harness targets; the harness opens the profiling range after its warm-up"
-                ));
-            }
-            LaunchWindow::HarnessRange { launch_count: count.unwrap_or(defaults::HARNESS_LAUNCH_COUNT) }
-        }
-        Runtime::Cuda | Runtime::Command | Runtime::PythonTriton => {
-            let (s, c) = match runtime {
-                Runtime::Cuda => defaults::CUDA_WINDOW,
-                Runtime::PythonTriton => defaults::TRITON_WINDOW,
-                _ => defaults::COMMAND_WINDOW,
-            };
-            LaunchWindow::SkipCount { launch_skip: skip.unwrap_or(s), launch_count: count.unwrap_or(c) }
-        }
     }
 }
 

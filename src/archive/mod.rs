@@ -210,6 +210,7 @@ pub fn unpack_adjusted(
             output_dir: None,
             dry_run: false,
             timeout,
+            batch: true,
             notes: Vec::new(),
         };
         Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))

@@ -13,6 +13,7 @@
 //! interrupted run still says what ran, why, and how it ended.
 
 mod adapt;
+pub mod batch;
 pub mod discover;
 pub mod environment;
 mod failure;

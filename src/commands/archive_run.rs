@@ -113,6 +113,7 @@ pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
     }
     plan.output_dir = output_dir;
     plan.dry_run = request.dry_run;
+    plan.batch = !request.no_batch;
     for note in &notes {
         shell.note(note);
     }

@@ -90,6 +90,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
                     Ok(archive::adjust::adjust(k, &request, &mut notes)?)
                 })?;
             plan.notes.extend(notes);
+            plan.batch = !request.no_batch;
             (plan, Some(built))
         }
         None => {

@@ -13,7 +13,7 @@ use crate::analyze::AnalyzeOptions;
 use crate::build::{self, BuildOutput};
 use crate::cli::ProfileArgs;
 use crate::collect::prepare::{prepare_kernel, PreparedKernel};
-use crate::collect::{self, environment, timing, KernelRun};
+use crate::collect::{self, batch, environment, timing, KernelRun};
 use crate::error::ExitCode;
 use crate::model::kinds::Privilege;
 use crate::model::stage::StageSelection;
@@ -110,19 +110,34 @@ pub(crate) fn execute_profiles<'a>(
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = Rules::builtin();
-    for (n, p) in prepared.iter().enumerate() {
-        let ended = run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, shell);
+    let mut ended_at: Vec<bool> = vec![false; prepared.len()];
+    for unit in units(plan, &prepared, extras) {
+        let results: Vec<(usize, Result<()>)> = if unit.len() == 1 {
+            let p = &prepared[unit[0]];
+            vec![(unit[0], run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, Prelude::Run, shell))]
+        } else {
+            run_batch(plan, &prepared, &unit, &ncu_for, &rules, extras, shell)
+        };
         // Recording the ending must not hide how the run ended.
         let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
-        if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
-            match &ended {
-                Ok(()) => return Err(e),
-                Err(_) => unrecorded(e),
+        let mut failed: Option<anyhow::Error> = None;
+        for (i, ended) in results {
+            ended_at[i] = true;
+            let p = &prepared[i];
+            if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
+                match &ended {
+                    Ok(()) => return Err(e),
+                    Err(_) => unrecorded(e),
+                }
+            }
+            if let Err(err) = ended {
+                failed.get_or_insert(err);
             }
         }
-        if let Err(err) = ended {
+        if let Some(err) = failed {
             let code = crate::error::exit_code_of(&err);
-            for later in &prepared[n + 1..] {
+            for (i, later) in prepared.iter().enumerate().filter(|(i, _)| !ended_at[*i]) {
+                let _ = i;
                 if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
                     unrecorded(e);
                 }
@@ -148,12 +163,96 @@ pub(crate) fn execute_profiles<'a>(
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
 }
 
-/// One kernel's run: timing, the environment record, the stages, the analysis.
-fn run_kernel(
+/// Whether [`run_kernel`] still has to time the kernel and record the environment (a
+/// kernel a batch sent back to run alone has both already).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prelude {
+    Run,
+    Done,
+}
+
+/// The order kernels run in: each alone, or several harness kernels of one program
+/// together (see [`collect::batch`]), each unit where its first kernel was selected.
+fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Vec<usize>> {
+    let mut units: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let key =
+            (plan.batch && !extras.timing_only).then(|| batch::batch_key(p.kernel, &p.target)).flatten();
+        match units.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
+            Some((_, members)) => members.push(i),
+            None => units.push((key, vec![i])),
+        }
+    }
+    units.into_iter().map(|(_, members)| members).collect()
+}
+
+/// A batch: each member's timing and environment, the batched stages, then each
+/// member's analysis, or its own run when the batch could not serve it.
+fn run_batch(
+    plan: &Plan,
+    prepared: &[PreparedKernel<'_>],
+    unit: &[usize],
+    ncu_for: &dyn Fn(&KernelPlan) -> PathBuf,
+    rules: &Rules,
+    extras: Extras,
+    shell: &Shell,
+) -> Vec<(usize, Result<()>)> {
+    let ncus: Vec<PathBuf> = unit.iter().map(|i| ncu_for(prepared[*i].kernel)).collect();
+    for (n, i) in unit.iter().enumerate() {
+        if let Err(e) = prelude(plan, &prepared[*i], &ncus[n], extras, shell) {
+            // The members before it have no stages yet: the caller records them as not run.
+            return vec![(*i, Err(e))];
+        }
+    }
+    let runs: Vec<KernelRun<'_>> = unit
+        .iter()
+        .zip(&ncus)
+        .map(|(i, ncu)| {
+            let p = &prepared[*i];
+            KernelRun {
+                dir: &p.dir,
+                kernel: p.kernel,
+                target: &p.target,
+                ncu,
+                first: &p.stage_commands,
+                timeout: plan.timeout,
+            }
+        })
+        .collect();
+    let served = match batch::collect_batch(&runs, rules, shell) {
+        Ok(s) => s,
+        Err(e) => {
+            // The batch ended as one run: its first kernel carries the error, the others
+            // record the same ending.
+            let code = crate::error::exit_code_of(&e);
+            for i in &unit[1..] {
+                let _ = collect::record_not_run(&prepared[*i].dir, prepared[*i].kernel, code);
+            }
+            return vec![(unit[0], Err(e))];
+        }
+    };
+    let mut out = Vec::new();
+    for ((i, s), ncu) in unit.iter().zip(served).zip(&ncus) {
+        let p = &prepared[*i];
+        let ended = match s {
+            batch::Served::Done => analyse(plan, p, shell),
+            batch::Served::Alone => run_kernel(plan, p, ncu, rules, extras, Prelude::Done, shell),
+        };
+        let failed = ended.is_err();
+        out.push((*i, ended));
+        if failed {
+            break;
+        }
+    }
+    out
+}
+
+/// What comes before a kernel's stages: the harness timing when asked, and the
+/// environment record.
+fn prelude(
     plan: &Plan,
     p: &PreparedKernel<'_>,
     ncu_path: &Path,
-    rules: &Rules,
     extras: Extras,
     shell: &Shell,
 ) -> Result<()> {
@@ -164,7 +263,25 @@ fn run_kernel(
     if extras.timing_only {
         return Ok(());
     }
-    environment::write_environment(&p.dir, ncu_path, p.kernel.privilege, &plan.workspace_root, shell)?;
+    environment::write_environment(&p.dir, ncu_path, p.kernel.privilege, &plan.workspace_root, shell)
+}
+
+/// One kernel's run: timing, the environment record, the stages, the analysis.
+fn run_kernel(
+    plan: &Plan,
+    p: &PreparedKernel<'_>,
+    ncu_path: &Path,
+    rules: &Rules,
+    extras: Extras,
+    before: Prelude,
+    shell: &Shell,
+) -> Result<()> {
+    if before == Prelude::Run {
+        prelude(plan, p, ncu_path, extras, shell)?;
+    }
+    if extras.timing_only {
+        return Ok(());
+    }
     let run = KernelRun {
         dir: &p.dir,
         kernel: p.kernel,
@@ -174,6 +291,11 @@ fn run_kernel(
         timeout: plan.timeout,
     };
     collect::collect(&run, rules, shell)?;
+    analyse(plan, p, shell)
+}
+
+/// A kernel's analysis once its stages ran: the reports and the verdict line.
+fn analyse(plan: &Plan, p: &PreparedKernel<'_>, shell: &Shell) -> Result<()> {
     process::check_signal("after the stages, before the analysis")?;
     let opts = AnalyzeOptions { source_root: Some(plan.workspace_root.clone()), ..Default::default() };
     let analysis = report::refresh(&p.dir, &opts)?;

@@ -10,3 +10,4 @@ pub mod kinds;
 pub mod names;
 pub mod stage;
 pub mod verdict;
+pub mod window;

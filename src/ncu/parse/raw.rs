@@ -230,6 +230,36 @@ impl RawPage {
         (0..self.rows.len()).map(move |index| Launch { page: self, index })
     }
 
+    /// The text of this page (parsed from `text`) keeping only the rows `keep` accepts:
+    /// ncu's own lines, the header and the units row as written, then the kept rows, each
+    /// as ncu wrote it. `None` when a row does not sit on exactly one line of `text`.
+    pub fn text_with_rows(&self, text: &str, keep: impl Fn(usize) -> bool) -> Option<String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let row_at: std::collections::HashMap<usize, usize> =
+            self.row_lines.iter().enumerate().map(|(i, line)| (*line, i)).collect();
+        if row_at.len() != self.rows.len() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut seen = 0;
+        for (n, line) in text.split_inclusive('\n').enumerate() {
+            match row_at.get(&(n + 1)) {
+                Some(&row) => {
+                    seen += 1;
+                    // A row's cells are on its line: the line holds the whole record.
+                    if !line.starts_with('"') {
+                        return None;
+                    }
+                    if keep(row) {
+                        out.push_str(line);
+                    }
+                }
+                None => out.push_str(line),
+            }
+        }
+        (seen == self.rows.len()).then_some(out)
+    }
+
     /// The distinct kernel names, in order of first launch.
     pub fn kernel_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();

@@ -83,6 +83,15 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     let first = &members[0];
     let parent = first.dir.path().parent().unwrap_or(first.dir.path());
     let batch_dir = ProfileDir::create_unique(parent, &format!(".batch_{}", first.dir.id()))?;
+    crate::profile::fs::write_new(
+        &batch_dir.commands_script_path(),
+        &format!(
+            "#!/bin/sh\n# The batched ncu runs of {} kernels of one program ({}); each profile's own\n\
+             # commands.sh replays its kernel alone.\nset -e\n\n",
+            members.len(),
+            members.iter().map(|m| m.kernel.name.as_str()).collect::<Vec<_>>().join(", ")
+        ),
+    )?;
     let mut manifests: Vec<RunManifest> = members
         .iter()
         .map(|m| {
@@ -299,35 +308,40 @@ fn run_batched(
     Ok(BatchRan { outcome: ran.outcome, page: ran.page, cmd, signal: ran.signal, problem: ran.problem })
 }
 
-/// For each member in `group`, the indices of the page's rows that are its own: rows its
-/// filter matches and no other member's does. A row two filters match belongs to neither.
+/// For each member in `group`, the indices of the page's rows that are its own. A row's
+/// function goes to the member whose filter matches it and matches the fewest functions of
+/// the page (`.*hgemm.*` and `.*hgemm_tiled.*`: `hgemm_tiled` goes to the second, as each
+/// kernel's own case would have launched it); a function two such members tie for
+/// belongs to neither, and they run alone.
 fn split_rows(page: &RawPage, members: &[KernelRun<'_>], group: &[usize]) -> BTreeMap<usize, Vec<usize>> {
+    let matches = |i: usize, name: &str, function: &str| {
+        members[i].kernel.filter.as_ref().is_some_and(|f| f.matches(name) || f.matches(function))
+    };
+    let mut functions: Vec<(String, String)> = Vec::new();
+    for l in page.launches() {
+        let name = l.kernel_name().to_string();
+        if !functions.iter().any(|(n, _)| *n == name) {
+            let function = function_name(&name);
+            functions.push((name, function));
+        }
+    }
+    let breadth: BTreeMap<usize, usize> =
+        group.iter().map(|i| (*i, functions.iter().filter(|(n, f)| matches(*i, n, f)).count())).collect();
     let mut rows: BTreeMap<usize, Vec<usize>> = group.iter().map(|i| (*i, Vec::new())).collect();
-    let mut shared = vec![false; group.len()];
+    let mut tied: Vec<usize> = Vec::new();
     for l in page.launches() {
         let name = l.kernel_name();
         let function = function_name(name);
-        let owners: Vec<usize> = group
-            .iter()
-            .copied()
-            .filter(|i| {
-                members[*i].kernel.filter.as_ref().is_some_and(|f| f.matches(name) || f.matches(&function))
-            })
-            .collect();
-        if owners.len() == 1 {
-            rows.entry(owners[0]).or_default().push(l.index());
-        } else {
-            for o in owners {
-                if let Some(at) = group.iter().position(|g| *g == o) {
-                    shared[at] = true;
-                }
-            }
+        let owners: Vec<usize> = group.iter().copied().filter(|i| matches(*i, name, &function)).collect();
+        let Some(narrowest) = owners.iter().map(|i| breadth[i]).min() else { continue };
+        let best: Vec<usize> = owners.into_iter().filter(|i| breadth[i] == narrowest).collect();
+        match best.as_slice() {
+            [one] => rows.entry(*one).or_default().push(l.index()),
+            several => tied.extend_from_slice(several),
         }
     }
-    for (at, i) in group.iter().enumerate() {
-        if shared[at] {
-            rows.insert(*i, Vec::new());
-        }
+    for i in tied {
+        rows.insert(i, Vec::new());
     }
     rows
 }

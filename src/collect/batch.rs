@@ -295,16 +295,18 @@ fn run_batched(
         &batch_dir.commands_script_path(),
         &format!("# Stage {} ({})\n{cmd}\n\n", collection.name(), shell_comment(why)),
     )?;
+    // Messages name every kernel of the run.
+    let mut shown = first.kernel.clone();
+    shown.name = group.iter().map(|i| members[*i].kernel.name.as_str()).collect::<Vec<_>>().join(" + ");
     let run = KernelRun {
         dir: batch_dir,
-        kernel: first.kernel,
+        kernel: &shown,
         target: &target,
         ncu: first.ncu,
         first: &[],
         timeout: first.timeout,
     };
-    let ran =
-        run_announced(&run, collection, &cmd, format!("{why} (batched: {} kernels)", group.len()), shell);
+    let ran = run_announced(&run, collection, &cmd, format!("{why}; batched"), shell);
     Ok(BatchRan { outcome: ran.outcome, page: ran.page, cmd, signal: ran.signal, problem: ran.problem })
 }
 

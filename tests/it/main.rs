@@ -11,6 +11,7 @@ mod analysis_fixtures;
 mod archive_options;
 mod archive_runs;
 mod bad_input;
+mod batching;
 mod cli;
 mod collect;
 mod config_manifests;

@@ -20,8 +20,10 @@ use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
 pub use init::InitArgs;
+pub use launchers::LauncherArgs;
 
 mod init;
+mod launchers;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -247,6 +249,9 @@ pub struct ArchiveArgs {
     /// The archive to write (a tar file; must not exist)
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     pub output: PathBuf,
+    /// Launchers to write next to the archive.
+    #[command(flatten)]
+    pub launchers: LauncherArgs,
     /// What to profile, as for `cargo kprof`.
     #[command(flatten)]
     pub profile: ProfileArgs,

@@ -18,6 +18,7 @@ use crate::plan::{KernelPlan, Plan, PlannedTarget};
 
 pub mod adjust;
 pub mod contents;
+pub mod emit;
 pub use contents::Contents;
 
 /// The plan's file inside an archive.

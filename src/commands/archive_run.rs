@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::load_workspace;
 use super::profile::execute;
+use crate::archive::emit::{self, Launchers};
 use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build;
 use crate::cli::{ArchiveArgs, RunArgs};
@@ -26,6 +27,8 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     for note in &plan.notes {
         shell.note(note);
     }
+    // The launchers' paths and --shards are checked before minutes of compilation, too.
+    let launchers = emit::prepare(&a.output, plan.kernels.len(), &a.launchers.request())?;
     // The globs are checked before minutes of compilation.
     let globs = contents::applicable(&plan, &config.include);
     let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
@@ -41,12 +44,21 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
     let manifest = archive::write(&plan, built.as_ref(), &packed, &a.output)?;
-    print_listing(&a.output, &manifest, &packed, shell);
+    if let Some(l) = &launchers {
+        l.write()?;
+    }
+    print_listing(&a.output, &manifest, &packed, launchers.as_ref(), shell);
     Ok(ExitCode::Success)
 }
 
 /// What the archive holds: on stdout for people, or one `archive-written` JSON line.
-fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, shell: &Shell) {
+fn print_listing(
+    out: &std::path::Path,
+    m: &ArchiveManifest,
+    packed: &Contents,
+    launchers: Option<&Launchers>,
+    shell: &Shell,
+) {
     let skipped: Vec<_> =
         packed.skipped_out_dirs.iter().map(|(p, d)| json!({ "package": p, "out_dir": d })).collect();
     if shell.is_json() {
@@ -63,6 +75,10 @@ fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, 
             "included": m.included,
             "build_outputs": m.build_outputs,
             "skipped_out_dirs": skipped,
+            "launchers": launchers.map(|l| json!({
+                "shards": l.shards(),
+                "files": l.files().iter().map(|(k, p)| json!({ "kind": k.name(), "file": p })).collect::<Vec<_>>(),
+            })),
         }));
         return;
     }
@@ -89,6 +105,16 @@ fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, 
             "  not packed     OUT_DIR of {package}: {} lies outside the workspace",
             dir.display()
         ));
+    }
+    if let Some(l) = launchers {
+        for (kind, path) in l.files() {
+            shell.out(format!(
+                "  launcher       {} ({}, {} shard(s))",
+                path.display(),
+                kind.name(),
+                l.shards()
+            ));
+        }
     }
 }
 

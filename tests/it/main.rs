@@ -21,6 +21,7 @@ mod gate;
 mod golden;
 mod hardening;
 mod json_output;
+mod launchers;
 mod layout;
 mod limiters;
 mod messages;

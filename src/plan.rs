@@ -17,6 +17,7 @@ use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Pr
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::WindowOrigin;
+use crate::model::partition::{Partition, Shard};
 use crate::model::stage::StageSelection;
 use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
 
@@ -39,6 +40,8 @@ pub struct Plan {
     pub timeout: Option<std::time::Duration>,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
+    /// The shard of the selection this plan holds, when the selection was split.
+    pub partition: Option<Partition>,
 }
 
 /// What the command line asks for, already typed: the input of [`resolve`].
@@ -82,6 +85,8 @@ pub struct Request {
     pub sudo: bool,
     /// `-- BENCH_ARGS`.
     pub bench_args: Vec<String>,
+    /// `--partition`, or the shard a cluster engine's array index names.
+    pub partition: Option<Shard>,
 }
 
 /// The program a kernel is profiled in.
@@ -141,6 +146,9 @@ pub struct KernelPlan {
     /// How ncu is started: directly, or `sudo -n` on `profile/ncu_path`.
     #[serde(default)]
     pub privilege: Privilege,
+    /// The shard it was profiled in, when the selection was split (`--partition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
 }
 
 impl KernelPlan {
@@ -183,19 +191,10 @@ impl KernelPlan {
     }
 }
 
-/// Built-in defaults when neither the command line nor the manifests set a value.
-pub mod defaults {
-    /// Launches profiled by default in a harness range.
-    pub const HARNESS_LAUNCH_COUNT: u32 = 1;
-    /// Deterministic microbenchmarks (a Rust program launching kernels itself): skip 5, profile 3.
-    pub const CUDA_WINDOW: (u32, u32) = (5, 3);
-    /// Iterative programs (any command): skip 10, profile 1.
-    pub const COMMAND_WINDOW: (u32, u32) = (10, 1);
-    /// Triton JIT programs: skip 20 (JIT and autotune launches), profile 1.
-    pub const TRITON_WINDOW: (u32, u32) = (20, 1);
-    /// Comparison tolerance, percent.
-    pub const TOLERANCE_PCT: f64 = 2.0;
-}
+pub mod defaults;
+mod shard;
+
+pub use shard::apply_shard;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -268,6 +267,9 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         }
     }
 
+    if let Some(shard) = &args.partition {
+        kernels = apply_shard(shard, kernels, &mut notes);
+    }
     let cargo_targets: Vec<BuildTarget> = {
         let mut t: Vec<BuildTarget> = kernels
             .iter()
@@ -332,6 +334,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         dry_run: args.dry_run,
         timeout: args.timeout,
         notes,
+        partition: args.partition.as_ref().map(|s| s.partition),
     })
 }
 
@@ -409,6 +412,7 @@ fn from_entry(
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
+        partition: None,
     };
     Ok(plan)
 }
@@ -482,6 +486,7 @@ fn ad_hoc(
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
+        partition: None,
         name,
     })
 }

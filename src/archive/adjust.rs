@@ -11,7 +11,8 @@
 //! the archived kernels. Stages, window and environment then change as the same flags
 //! change them at home (the same parsing, [`crate::plan::window_for`],
 //! [`crate::plan::merged_env`]), and the profile's `profile-target.yaml` and
-//! `commands.sh` are written from the changed plan.
+//! `commands.sh` are written from the changed plan. `--partition` then keeps the
+//! kernels of one shard.
 
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
@@ -48,6 +49,10 @@ pub fn adjust(
     }
     for k in &mut selected {
         change(k, req, notes);
+    }
+    // The shard is taken from the adjusted selection, as `cargo kprof` takes it from its own.
+    if let Some(shard) = &req.partition {
+        selected = plan::apply_shard(shard, selected, notes);
     }
     Ok(selected)
 }
@@ -191,6 +196,7 @@ mod tests {
             clock_control: ClockControl::None,
             tolerance_pct: 2.0,
             privilege: Privilege::None,
+            partition: None,
         }
     }
 

@@ -212,6 +212,7 @@ pub fn unpack_adjusted(
             dry_run: false,
             timeout,
             notes: Vec::new(),
+            partition: None,
         };
         Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
     })();

@@ -12,7 +12,7 @@ use crate::archive::emit::{self, Launchers};
 use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build;
 use crate::cli::{ArchiveArgs, RunArgs};
-use crate::error::ExitCode;
+use crate::error::{ExitCode, Failure};
 use crate::model::kinds::Privilege;
 use crate::plan;
 use crate::shell::Shell;
@@ -23,7 +23,20 @@ const LISTED_FILES: usize = 8;
 /// `cargo kprof archive -o FILE`.
 pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     let (metadata, config) = load_workspace(a.profile.packages.manifest_path.as_deref(), shell)?;
-    let plan = plan::resolve(&a.profile.request()?, &metadata, &config, build::cargo_binary())?;
+    let request = a.profile.request()?;
+    if let Some(shard) = &request.partition {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("--partition {}: an archive holds the whole selection", shard.partition),
+        )
+        .help(format!(
+            "pack it without --partition, and take the shard where it runs: \
+             cargo-kprof kprof run --archive FILE --partition {}",
+            shard.partition
+        ))
+        .into());
+    }
+    let plan = plan::resolve(&request, &metadata, &config, build::cargo_binary())?;
     for note in &plan.notes {
         shell.note(note);
     }
@@ -120,7 +133,7 @@ fn print_listing(
 
 /// `cargo-kprof kprof run --archive FILE`.
 pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
-    let request = r.kernel.request()?;
+    let request = super::with_engine_shard(r.kernel.request()?)?;
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = request.output_dir.as_deref().map(plan::absolute).transpose()?;
     let mut notes = Vec::new();
@@ -139,8 +152,12 @@ pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
     }
     plan.output_dir = output_dir;
     plan.dry_run = request.dry_run;
+    plan.partition = request.partition.as_ref().map(|s| s.partition);
     for note in &notes {
         shell.note(note);
+    }
+    if plan.kernels.is_empty() {
+        return super::empty_shard(&plan, shell);
     }
     execute(&plan, Some(built), shell)
 }

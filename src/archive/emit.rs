@@ -132,18 +132,19 @@ pub fn prepare(archive: &Path, kernels: usize, req: &LauncherRequest) -> Result<
     if req.launchers.is_empty() {
         return Ok(None);
     }
-    let shards =
-        match req.shards {
-            None => kernels.clamp(1, DEFAULT_MAX_SHARDS),
-            Some(n) if (1..=kernels).contains(&n) => n,
-            Some(n) => return Err(Failure::new(
+    let shards = match req.shards {
+        None => kernels.clamp(1, DEFAULT_MAX_SHARDS),
+        Some(n) if (1..=kernels).contains(&n) => n,
+        Some(n) => {
+            return Err(Failure::new(
                 ExitCode::Config,
                 format!("--shards {n}: the archive holds {kernels} kernel(s), and every shard needs one"),
             )
             .help(format!(
                 "pick --shards between 1 and {kernels}, or leave it out (one shard per kernel, at most 8)"
-            ))),
-        };
+            )))
+        }
+    };
     let archive_name = archive.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let plain = |c: char| c.is_ascii_alphanumeric() || "._+-".contains(c);
     if archive_name.is_empty() || archive_name.starts_with(['-', '.']) || !archive_name.chars().all(plain) {

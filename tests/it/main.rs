@@ -30,6 +30,7 @@ mod privilege;
 mod references;
 mod setup;
 mod signals;
+mod slurm;
 mod stage_metrics;
 mod third_party;
 mod visual;

@@ -28,6 +28,7 @@ mod parse_fixtures;
 mod privilege;
 mod references;
 mod setup;
+mod shards;
 mod signals;
 mod stage_metrics;
 mod third_party;

@@ -213,6 +213,22 @@ mod tests {
     }
 
     #[test]
+    fn a_partition_keeps_its_shard_of_the_adjusted_kernels() {
+        let all = vec![
+            kernel("a", "x", Runtime::Harness),
+            kernel("b", "y", Runtime::Harness),
+            kernel("c", "z", Runtime::Harness),
+        ];
+        let shard = crate::model::partition::Shard::from_flag("count:2/2".parse().unwrap());
+        let req = Request { partition: Some(shard), ..Request::default() };
+        let mut notes = Vec::new();
+        let kept = adjust(all, &req, &mut notes).unwrap();
+        assert_eq!(names(&kept), [("b", Some(".*b.*"))]);
+        assert_eq!(kept[0].partition.map(|p| p.to_string()).as_deref(), Some("count:2/2"));
+        assert_eq!(notes, ["shard 2/2 (count, from --partition): 1 of the 3 selected kernels: b"]);
+    }
+
+    #[test]
     fn hints_select_by_name_then_become_the_filter() {
         let two =
             vec![kernel("hgemm", "gemm", Runtime::Harness), kernel("hgemm_tiled", "gemm", Runtime::Harness)];

@@ -29,6 +29,7 @@ mod parse_fixtures;
 mod privilege;
 mod references;
 mod setup;
+mod shards;
 mod signals;
 mod slurm;
 mod stage_metrics;

@@ -282,7 +282,8 @@ fn the_slurm_launcher_shards_and_merges_as_one_run_would() {
     let tools = tempfile::tempdir().unwrap();
     let replay = tools.path().join("replay");
     for k in KERNELS {
-        copy_dir(&recorded_details(k), &replay.join(format!("kernel-{k}")));
+        let key = fake_ncu::filter_key(&format!("regex:.*{k}.*"));
+        copy_dir(&recorded_details(k), &replay.join("by-filter").join(key));
     }
     let ncu = fake_ncu::write(tools.path());
     let fake_env = |cmd: &mut Command| {

@@ -5,9 +5,7 @@
 //! that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>` when it exists: a run that
 //! writes the same page twice), and prints
 //! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
-//! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code. When the kernel filter
-//! is `regex:.*NAME.*` and `$FAKE_NCU_REPLAY/kernel-NAME/` exists, that folder is replayed
-//! instead: one replay folder for a run of several kernels, whatever their order.
+//! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
 use std::path::{Path, PathBuf};
 
@@ -22,28 +20,33 @@ printf -- '---\n' >> "$FAKE_NCU_ARGV"
 if [ "$1" = --version ] && [ -n "${FAKE_NCU_VERSION_EXIT:-}" ]; then
   echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"
 fi
-log=""; prev=""; replay="$FAKE_NCU_REPLAY"
+log=""; prev=""; kn=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
-  if [ "$prev" = "--kernel-name" ]; then
-    k="${a#regex:}"; k="${k#.\*}"; k="${k%.\*}"
-    if [ -d "$FAKE_NCU_REPLAY/kernel-$k" ]; then replay="$FAKE_NCU_REPLAY/kernel-$k"; fi
-  fi
+  if [ "$prev" = "--kernel-name" ]; then kn="$a"; fi
   prev="$a"
 done
 if [ -n "$log" ]; then
   n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$FAKE_NCU_ARGV.pages"
-  if [ -e "$replay/call-$n/$(basename "$log")" ]; then
-    cp "$replay/call-$n/$(basename "$log")" "$log"
+  by_filter="$FAKE_NCU_REPLAY/by-filter/$(printf '%s' "$kn" | tr -c 'A-Za-z0-9' '_')/$(basename "$log")"
+  if [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
+    cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
+  elif [ -n "$kn" ] && [ -e "$by_filter" ]; then
+    cp "$by_filter" "$log"
   else
-    cp "$replay/$(basename "$log")" "$log"
+    cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
   fi
 fi
 if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
 exit 0
 "#,
     )
+}
+
+/// The folder name under `$FAKE_NCU_REPLAY/by-filter/` for the `--kernel-name` value `filter`.
+pub fn filter_key(filter: &str) -> String {
+    filter.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
 /// Each recorded call of a fake tool, from its argv file: its arguments.

@@ -13,15 +13,20 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::build::Features;
 use crate::config::{CargoTargetKind, ClockControl};
-use crate::error::{ExitCode, Failure};
-use crate::model::stage::StageSelection;
+use crate::error::Failure;
 use crate::ncu::StageCollection;
 use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
 pub use init::InitArgs;
+pub use kernel::KernelOptions;
+pub use launchers::LauncherArgs;
+pub use merge::MergeArgs;
 
 mod init;
+mod kernel;
+mod launchers;
+mod merge;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -72,6 +77,8 @@ pub enum Command {
     Archive(Box<ArchiveArgs>),
     /// Profile from an archive, on a machine without cargo
     Run(RunArgs),
+    /// Merge the profile roots of shards into one directory with one index
+    Merge(MergeArgs),
 }
 
 impl KprofArgs {
@@ -88,6 +95,7 @@ impl KprofArgs {
             Some(Command::Import(a)) => Some(&a.output),
             Some(Command::Report(a)) => Some(&a.output),
             Some(Command::Doctor(a)) => Some(&a.output),
+            Some(Command::Merge(a)) => Some(&a.output),
             Some(Command::Explain(_)) => None,
         }
     }
@@ -107,6 +115,7 @@ impl Command {
             Command::Explain(_) => "explain",
             Command::Archive(_) => "archive",
             Command::Run(_) => "run",
+            Command::Merge(_) => "merge",
         }
     }
 }
@@ -247,6 +256,9 @@ pub struct ArchiveArgs {
     /// The archive to write (a tar file; must not exist)
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     pub output: PathBuf,
+    /// Launchers to write next to the archive.
+    #[command(flatten)]
+    pub launchers: LauncherArgs,
     /// What to profile, as for `cargo kprof`.
     #[command(flatten)]
     pub profile: ProfileArgs,
@@ -447,69 +459,6 @@ pub struct ProfileArgs {
     pub bench_args: Vec<String>,
 }
 
-/// The profiling options `cargo kprof` and `run --archive` share: which kernels, their
-/// launch window, stages and environment, and where the profile goes.
-#[derive(Debug, Args, Clone, Default)]
-pub struct KernelOptions {
-    /// Kernel name hint; selects the kernel of that name and becomes the ncu filter regex
-    /// `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
-    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
-    pub kernels: Vec<String>,
-    /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
-    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
-    pub kernel_regex: Option<String>,
-    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
-    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options")]
-    pub stages: Option<String>,
-    /// Matching launches to skip before profiling (programs without the kprof harness)
-    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
-    pub launch_skip: Option<u32>,
-    /// Matching launches to profile
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
-    pub launch_count: Option<u32>,
-    /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
-    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
-    pub envs: Vec<(String, String)>,
-    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
-    #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
-    pub output_dir: Option<PathBuf>,
-    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
-    #[arg(long, help_heading = "Profiling Options")]
-    pub dry_run: bool,
-    /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage)
-    #[arg(long, help_heading = "Profiling Options")]
-    pub no_batch: bool,
-}
-
-impl KernelOptions {
-    /// These options as a [`Request`] (everything else left at its default), checked:
-    /// the hints and the stage list (the regex is checked by whoever applies it).
-    pub fn request(&self) -> Result<Request, Failure> {
-        for k in &self.kernels {
-            crate::model::names::check_kernel_hint(k)?;
-        }
-        let stages = match &self.stages {
-            Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
-                Failure::new(ExitCode::Config, format!("--stages: {e}"))
-                    .help("e.g. --stages auto, --stages all, --stages basic,memory")
-            })?)),
-            None => None,
-        };
-        Ok(Request {
-            kernels: self.kernels.clone(),
-            kernel_regex: self.kernel_regex.clone(),
-            stages,
-            launch_skip: self.launch_skip,
-            launch_count: self.launch_count,
-            envs: self.envs.clone(),
-            output_dir: self.output_dir.clone(),
-            dry_run: self.dry_run,
-            no_batch: self.no_batch,
-            ..Request::default()
-        })
-    }
-}
-
 impl ProfileArgs {
     /// The typed request [`crate::plan::resolve`] takes.
     pub fn request(&self) -> Result<Request, Failure> {
@@ -554,20 +503,6 @@ impl ProfileArgs {
             ..kernel
         })
     }
-}
-
-/// Parses `KEY=VAL` for `--env`.
-pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
-    let (k, v) = s.split_once('=').ok_or_else(|| {
-        format!("`{s}` is not KEY=VAL\n\n  help: write the variable and its value, e.g. --env NO_GRAPH=1")
-    })?;
-    if !crate::model::names::is_env_key(k) {
-        return Err(format!(
-            "`{k}` is not a valid environment variable name\n\n  help: {}",
-            crate::model::names::ENV_KEY_HELP
-        ));
-    }
-    Ok((k.to_string(), v.to_string()))
 }
 
 fn clap_cargo_styles() -> clap::builder::Styles {

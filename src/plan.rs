@@ -17,6 +17,7 @@ use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Pr
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::WindowOrigin;
+use crate::model::partition::{Partition, Shard};
 use crate::model::stage::StageSelection;
 use crate::ncu::{ClockControl, LaunchWindow, StageCollection};
 
@@ -42,6 +43,8 @@ pub struct Plan {
     pub batch: bool,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
+    /// The shard of the selection this plan holds, when the selection was split.
+    pub partition: Option<Partition>,
 }
 
 /// What the command line asks for, already typed: the input of [`resolve`].
@@ -87,6 +90,8 @@ pub struct Request {
     pub sudo: bool,
     /// `-- BENCH_ARGS`.
     pub bench_args: Vec<String>,
+    /// `--partition`, or the shard a cluster engine's array index names.
+    pub partition: Option<Shard>,
 }
 
 /// The program a kernel is profiled in.
@@ -146,6 +151,9 @@ pub struct KernelPlan {
     /// How ncu is started: directly, or `sudo -n` on `profile/ncu_path`.
     #[serde(default)]
     pub privilege: Privilege,
+    /// The shard it was profiled in, when the selection was split (`--partition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
 }
 
 impl KernelPlan {
@@ -189,6 +197,9 @@ impl KernelPlan {
 }
 
 pub use crate::model::window::{defaults, window_for, window_origin};
+mod shard;
+
+pub use shard::apply_shard;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -261,6 +272,9 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         }
     }
 
+    if let Some(shard) = &args.partition {
+        kernels = apply_shard(shard, kernels, &mut notes);
+    }
     let cargo_targets: Vec<BuildTarget> = {
         let mut t: Vec<BuildTarget> = kernels
             .iter()
@@ -326,6 +340,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         timeout: args.timeout,
         batch: !args.no_batch,
         notes,
+        partition: args.partition.as_ref().map(|s| s.partition),
     })
 }
 
@@ -403,6 +418,7 @@ fn from_entry(
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
+        partition: None,
     };
     Ok(plan)
 }
@@ -476,6 +492,7 @@ fn ad_hoc(
         clock_control: clock(args.clock_control, s.clock_control),
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
+        partition: None,
         name,
     })
 }

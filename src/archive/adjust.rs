@@ -11,7 +11,8 @@
 //! the archived kernels. Stages, window and environment then change as the same flags
 //! change them at home (the same parsing, [`crate::plan::window_for`],
 //! [`crate::plan::merged_env`]), and the profile's `profile-target.yaml` and
-//! `commands.sh` are written from the changed plan.
+//! `commands.sh` are written from the changed plan. `--partition` then keeps the
+//! kernels of one shard.
 
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
@@ -48,6 +49,10 @@ pub fn adjust(
     }
     for k in &mut selected {
         change(k, req, notes);
+    }
+    // The shard is taken from the adjusted selection, as `cargo kprof` takes it from its own.
+    if let Some(shard) = &req.partition {
+        selected = plan::apply_shard(shard, selected, notes);
     }
     Ok(selected)
 }
@@ -191,6 +196,7 @@ mod tests {
             clock_control: ClockControl::None,
             tolerance_pct: 2.0,
             privilege: Privilege::None,
+            partition: None,
         }
     }
 
@@ -204,6 +210,22 @@ mod tests {
             kernel_regex: regex.map(String::from),
             ..Request::default()
         }
+    }
+
+    #[test]
+    fn a_partition_keeps_its_shard_of_the_adjusted_kernels() {
+        let all = vec![
+            kernel("a", "x", Runtime::Harness),
+            kernel("b", "y", Runtime::Harness),
+            kernel("c", "z", Runtime::Harness),
+        ];
+        let shard = crate::model::partition::Shard::from_flag("count:2/2".parse().unwrap());
+        let req = Request { partition: Some(shard), ..Request::default() };
+        let mut notes = Vec::new();
+        let kept = adjust(all, &req, &mut notes).unwrap();
+        assert_eq!(names(&kept), [("b", Some(".*b.*"))]);
+        assert_eq!(kept[0].partition.map(|p| p.to_string()).as_deref(), Some("count:2/2"));
+        assert_eq!(notes, ["shard 2/2 (count, from --partition): 1 of the 3 selected kernels: b"]);
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::plan::{KernelPlan, Plan, PlannedTarget};
 
 pub mod adjust;
 pub mod contents;
+pub mod emit;
 pub use contents::Contents;
 
 /// The plan's file inside an archive.
@@ -212,6 +213,7 @@ pub fn unpack_adjusted(
             timeout,
             batch: true,
             notes: Vec::new(),
+            partition: None,
         };
         Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
     })();

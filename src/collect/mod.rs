@@ -324,6 +324,7 @@ pub fn record_ending(dir: &ProfileDir, kernel: &KernelPlan, end: Result<(), &any
         manifest.status = StageStatus::of_exit(code);
     }
     manifest.exit_code = Some(code.code());
+    manifest.partition = kernel.partition;
     manifest.message = end.err().map(|e| {
         let failure = e.chain().find_map(|c| c.downcast_ref::<Failure>());
         failure.map_or_else(|| format!("{e:#}"), |f| f.message.clone())
@@ -337,6 +338,7 @@ pub fn record_not_run(dir: &ProfileDir, kernel: &KernelPlan, code: ExitCode) -> 
     let mut manifest = RunManifest::new(&kernel.name, kernel.privilege);
     manifest.status = StageStatus::NotRun;
     manifest.exit_code = Some(code.code());
+    manifest.partition = kernel.partition;
     manifest.message = Some(format!("not run: an earlier kernel's run ended the run ({})", code.name()));
     manifest.write(dir)
 }

@@ -8,10 +8,11 @@ use serde_json::json;
 
 use super::load_workspace;
 use super::profile::execute;
+use crate::archive::emit::{self, Launchers};
 use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build;
 use crate::cli::{ArchiveArgs, RunArgs};
-use crate::error::ExitCode;
+use crate::error::{ExitCode, Failure};
 use crate::model::kinds::Privilege;
 use crate::plan;
 use crate::shell::Shell;
@@ -22,10 +23,25 @@ const LISTED_FILES: usize = 8;
 /// `cargo kprof archive -o FILE`.
 pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     let (metadata, config) = load_workspace(a.profile.packages.manifest_path.as_deref(), shell)?;
-    let plan = plan::resolve(&a.profile.request()?, &metadata, &config, build::cargo_binary())?;
+    let request = a.profile.request()?;
+    if let Some(shard) = &request.partition {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("--partition {}: an archive holds the whole selection", shard.partition),
+        )
+        .help(format!(
+            "pack it without --partition, and take the shard where it runs: \
+             cargo-kprof kprof run --archive FILE --partition {}",
+            shard.partition
+        ))
+        .into());
+    }
+    let plan = plan::resolve(&request, &metadata, &config, build::cargo_binary())?;
     for note in &plan.notes {
         shell.note(note);
     }
+    // The launchers' paths and --shards are checked before minutes of compilation, too.
+    let launchers = emit::prepare(&a.output, plan.kernels.len(), &a.launchers.request())?;
     // The globs are checked before minutes of compilation.
     let globs = contents::applicable(&plan, &config.include);
     let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
@@ -41,12 +57,21 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
     let manifest = archive::write(&plan, built.as_ref(), &packed, &a.output)?;
-    print_listing(&a.output, &manifest, &packed, shell);
+    if let Some(l) = &launchers {
+        l.write()?;
+    }
+    print_listing(&a.output, &manifest, &packed, launchers.as_ref(), shell);
     Ok(ExitCode::Success)
 }
 
 /// What the archive holds: on stdout for people, or one `archive-written` JSON line.
-fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, shell: &Shell) {
+fn print_listing(
+    out: &std::path::Path,
+    m: &ArchiveManifest,
+    packed: &Contents,
+    launchers: Option<&Launchers>,
+    shell: &Shell,
+) {
     let skipped: Vec<_> =
         packed.skipped_out_dirs.iter().map(|(p, d)| json!({ "package": p, "out_dir": d })).collect();
     if shell.is_json() {
@@ -63,6 +88,10 @@ fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, 
             "included": m.included,
             "build_outputs": m.build_outputs,
             "skipped_out_dirs": skipped,
+            "launchers": launchers.map(|l| json!({
+                "shards": l.shards(),
+                "files": l.files().iter().map(|(k, p)| json!({ "kind": k.name(), "file": p })).collect::<Vec<_>>(),
+            })),
         }));
         return;
     }
@@ -90,11 +119,21 @@ fn print_listing(out: &std::path::Path, m: &ArchiveManifest, packed: &Contents, 
             dir.display()
         ));
     }
+    if let Some(l) = launchers {
+        for (kind, path) in l.files() {
+            shell.out(format!(
+                "  launcher       {} ({}, {} shard(s))",
+                path.display(),
+                kind.name(),
+                l.shards()
+            ));
+        }
+    }
 }
 
 /// `cargo-kprof kprof run --archive FILE`.
 pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
-    let request = r.kernel.request()?;
+    let request = super::with_engine_shard(r.kernel.request()?)?;
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = request.output_dir.as_deref().map(plan::absolute).transpose()?;
     let mut notes = Vec::new();
@@ -114,8 +153,12 @@ pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
     plan.output_dir = output_dir;
     plan.dry_run = request.dry_run;
     plan.batch = !request.no_batch;
+    plan.partition = request.partition.as_ref().map(|s| s.partition);
     for note in &notes {
         shell.note(note);
+    }
+    if plan.kernels.is_empty() {
+        return super::empty_shard(&plan, shell);
     }
     execute(&plan, Some(built), shell)
 }

@@ -83,7 +83,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
             let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
             // `--kernel`, `--stages`, the window and `--env` change the archived plan as
             // they do for `run --archive`.
-            let request = c.profile.kernel.request()?;
+            let request = super::with_engine_shard(c.profile.kernel.request()?)?;
             let mut notes = Vec::new();
             let (mut plan, built) =
                 archive::unpack_adjusted(archive, &remap, c.profile.timeout.map(Duration::from_secs), |k| {
@@ -91,15 +91,23 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
                 })?;
             plan.notes.extend(notes);
             plan.batch = !request.no_batch;
+            plan.partition = request.partition.as_ref().map(|s| s.partition);
             (plan, Some(built))
         }
         None => {
             let (metadata, config) = load_workspace(c.profile.packages.manifest_path.as_deref(), shell)?;
-            (plan::resolve(&c.profile.request()?, &metadata, &config, build::cargo_binary())?, None)
+            let request = super::with_engine_shard(c.profile.request()?)?;
+            (plan::resolve(&request, &metadata, &config, build::cargo_binary())?, None)
         }
     };
     for note in &plan.notes {
         shell.note(note);
+    }
+    if plan.kernels.is_empty() {
+        if c.archive.is_none() {
+            super::create_profiles_root(&plan.profile_root, shell)?;
+        }
+        return super::empty_shard(&plan, shell);
     }
     if c.timing_only {
         if let Some(k) = plan.kernels.iter().find(|k| k.runtime != Runtime::Harness) {
@@ -172,7 +180,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
 
 /// Prints one comparison: for people (the explanation on stdout, warnings on stderr) or
 /// for machines (one JSON line on stdout).
-fn print_result(r: &GateResult, shell: &Shell) {
+pub(super) fn print_result(r: &GateResult, shell: &Shell) {
     let c = &r.comparison;
     for w in &r.warnings {
         shell.warn(w);

@@ -11,6 +11,7 @@ mod explain;
 mod import_report;
 mod init;
 mod list;
+mod merge;
 mod profile;
 
 use std::path::Path;
@@ -22,6 +23,7 @@ use crate::build;
 use crate::cli::{self, Command, KprofArgs};
 use crate::config::{self, Config};
 use crate::error::{exit_code_of, ExitCode};
+use crate::plan::{Plan, Request};
 use crate::profile::ProfileDir;
 use crate::shell::Shell;
 
@@ -68,6 +70,7 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
         Some(Command::Explain(a)) => explain::explain(&a, shell),
         Some(Command::Compare(a)) => compare_check::compare(&a, shell),
         Some(Command::Check(a)) => compare_check::check(&a, shell),
+        Some(Command::Merge(a)) => merge::merge(&a, shell),
     }
 }
 
@@ -138,4 +141,32 @@ fn load_workspace(manifest_path: Option<&Path>, shell: &Shell) -> Result<(cargo_
         shell.status(format!("warning: {w}"));
     }
     Ok((metadata, config))
+}
+
+/// `request` with the shard a Slurm job array or a Kubernetes Indexed Job names, when
+/// `--partition` named none.
+fn with_engine_shard(mut request: Request) -> Result<Request> {
+    if request.partition.is_none() {
+        request.partition = crate::model::partition::from_env(|k| std::env::var(k).ok())?;
+    }
+    Ok(request)
+}
+
+/// A shard that holds no kernel (the note said so): nothing is built or run, and the
+/// profile root's index names the shard, so that `merge` sees it was run.
+fn empty_shard(plan: &Plan, shell: &Shell) -> Result<ExitCode> {
+    let partition = plan.partition.map(|p| p.to_string());
+    if !plan.dry_run {
+        crate::profile::dir::create_profiles_root(&plan.profile_root)?;
+        crate::report::index::write_for_shard(&plan.profile_root, plan.partition)?;
+        shell.status(format!("Index: {}", crate::profile::dir::index_md_path(&plan.profile_root).display()));
+    }
+    if shell.is_json() {
+        shell.json(&serde_json::json!({
+            "reason": "shard-empty",
+            "partition": partition,
+            "profile_root": plan.profile_root,
+        }));
+    }
+    Ok(ExitCode::Success)
 }

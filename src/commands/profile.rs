@@ -28,11 +28,15 @@ use crate::shell::Shell;
 /// The default action: profile the selected kernels.
 pub(crate) fn profile(args: &ProfileArgs, shell: &Shell) -> Result<ExitCode> {
     let (metadata, config) = load_workspace(args.packages.manifest_path.as_deref(), shell)?;
-    let plan = plan::resolve(&args.request()?, &metadata, &config, build::cargo_binary())?;
+    let request = super::with_engine_shard(args.request()?)?;
+    let plan = plan::resolve(&request, &metadata, &config, build::cargo_binary())?;
     for note in &plan.notes {
         shell.note(note);
     }
     create_profiles_root(&plan.profile_root, shell)?;
+    if plan.kernels.is_empty() {
+        return super::empty_shard(&plan, shell);
+    }
     execute(&plan, None, shell)
 }
 

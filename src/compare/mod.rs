@@ -16,6 +16,7 @@
 pub mod baseline;
 pub mod gate;
 pub mod markdown;
+pub mod merge;
 pub mod snapshot;
 
 use std::path::PathBuf;

@@ -3,11 +3,13 @@
 //! [`stage`] names the profiling stages and how a selection of them is written;
 //! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
 //! control and privilege; [`verdict`] the bottleneck class and confidence; [`names`] what
-//! kernel and environment variable names may hold.
+//! kernel and environment variable names may hold; [`partition`] how a selection is split
+//! into shards.
 
 pub mod filter;
 pub mod kinds;
 pub mod names;
+pub mod partition;
 pub mod stage;
 pub mod verdict;
 pub mod window;

@@ -40,6 +40,13 @@ pub fn check_kernel_hint(hint: &str) -> Result<(), Failure> {
     })
 }
 
+/// Whether `name`, read from a file (an index's profile id), is one plain directory name
+/// that stays where it is joined: not empty, no `/` or `\\`, not starting with `.`
+/// (so neither `.` nor `..`, nor a hidden staging folder), no control character.
+pub fn is_plain_dir_name(name: &str) -> bool {
+    !name.is_empty() && !name.starts_with('.') && !name.contains(['/', '\\']) && control_char(name).is_none()
+}
+
 /// Whether `key` is a portable environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
 pub fn is_env_key(key: &str) -> bool {
     let mut chars = key.chars();
@@ -54,6 +61,16 @@ pub const ENV_KEY_HELP: &str =
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_dir_names() {
+        for good in ["hgemm_20261129_231734", "a-b", "x y"] {
+            assert!(is_plain_dir_name(good), "{good}");
+        }
+        for bad in ["", ".", "..", ".hidden", "a/b", "../x", "a\\b", "/abs", "a\nb"] {
+            assert!(!is_plain_dir_name(bad), "{bad:?}");
+        }
+    }
 
     #[test]
     fn env_keys() {

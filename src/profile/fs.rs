@@ -135,6 +135,40 @@ pub fn check_size(path: &Path, shown: &str, max_mb: u64) -> Result<(), crate::er
     Ok(())
 }
 
+/// Copies the directory `from` to `to`, which must not exist yet: every directory and
+/// file is created new, so nothing that exists is ever written over. A symbolic link in
+/// `from` is refused (exit 12), naming it: a copy would follow it out of the profile.
+pub fn copy_tree_new(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir(to).with_context(|| format!("could not create {}", to.display()))?;
+    let entries = std::fs::read_dir(from).with_context(|| format!("could not read {}", from.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("could not read {}", from.display()))?;
+        let (src, dest) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().with_context(|| format!("could not read {}", src.display()))?;
+        if kind.is_dir() {
+            copy_tree_new(&src, &dest)?;
+        } else if kind.is_file() {
+            let mut input =
+                std::fs::File::open(&src).with_context(|| format!("could not read {}", src.display()))?;
+            let mut output = std::fs::File::create_new(&dest)
+                .with_context(|| format!("could not create {}", dest.display()))?;
+            std::io::copy(&mut input, &mut output)
+                .with_context(|| format!("could not copy {} to {}", src.display(), dest.display()))?;
+        } else {
+            return Err(crate::error::Failure::new(
+                crate::error::ExitCode::Filesystem,
+                format!(
+                    "{} is a symbolic link or special file: not copied out of its profile",
+                    src.display()
+                ),
+            )
+            .help("replace it with the file it points to, or remove it, then merge again")
+            .into());
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,6 +12,7 @@ use super::dir::ProfileDir;
 use super::fs::write_atomic;
 use crate::error::ExitCode;
 use crate::model::kinds::{LaunchWindow, Privilege, WindowOrigin};
+use crate::model::partition::Partition;
 
 /// How a stage (and so a run) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,6 +160,10 @@ pub struct RunManifest {
     pub stages: Vec<StageOutcome>,
     /// Wall time of kprof's own work between ncu runs (run total minus ncu), milliseconds.
     pub kprof_overhead_ms: u64,
+    /// The shard of the selection this run belonged to (`--partition`, or a cluster
+    /// engine's array index); absent when the selection was not split.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partition: Option<Partition>,
 }
 
 impl RunManifest {
@@ -175,6 +180,7 @@ impl RunManifest {
             window: None,
             stages: Vec::new(),
             kprof_overhead_ms: 0,
+            partition: None,
         }
     }
 

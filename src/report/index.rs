@@ -3,20 +3,24 @@
 //!
 //! Regenerated after each run from the profile directories themselves (their
 //! `bottleneck_decision.json` and `metrics_summary.json`), so it is always derived data:
-//! rewriting it loses nothing, and it never touches a profile directory.
+//! rewriting it loses nothing, and it never touches a profile directory. A root whose
+//! profiles one shard made (`--partition`) names the shard; a root written by
+//! `cargo kprof merge` names the shards merged into it.
 
-use std::path::Path;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::analyze::rules::BottleneckDecision;
 use crate::analyze::summary::MetricsSummary;
+use crate::model::partition::Partition;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
 use crate::profile::dir::{index_json_path, index_md_path};
 use crate::profile::fs::read_json;
-use crate::profile::ProfileDir;
+use crate::profile::{ProfileDir, RunManifest};
 use crate::units::duration;
 
 /// One row.
@@ -81,15 +85,125 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
     out
 }
 
-/// Writes `index.json` and `index.md` under `root`.
+/// Writes `index.json` and `index.md` under `root`. When every profile listed was made
+/// by one shard, the index names it (`partition`).
 pub fn write(root: &Path) -> Result<()> {
+    write_for_shard(root, None)
+}
+
+/// [`write`], after a run of `shard`: an index with no profile still names the shard
+/// (a shard that held no kernel).
+pub fn write_for_shard(root: &Path, shard: Option<Partition>) -> Result<()> {
     let rows = rows(root);
-    let json = serde_json::json!({ "schema_version": 1, "profiles": rows });
-    crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(&json)? + "\n"))?;
-    let mut md = String::from(
-        "# Kernel profiles\n\n| profile | kernel | verdict | cause | confidence | duration | next stage |\n|---|---|---|---|---|---|---|\n",
+    let partitions: BTreeSet<Option<Partition>> = listed(&rows)
+        .map(|id| RunManifest::read(&ProfileDir::at(root.join(id))).ok().and_then(|m| m.partition))
+        .collect();
+    let partition = match partitions.len() {
+        0 => shard,
+        1 => partitions.into_iter().next().flatten(),
+        _ => None,
+    };
+    let heading = partition.map(|p| format!("Made by {}.\n\n", p.label())).unwrap_or_default();
+    let mut json = serde_json::json!({ "schema_version": 1, "profiles": rows });
+    if let Some(p) = partition {
+        json["partition"] = serde_json::to_value(p)?;
+    }
+    write_files(root, &json, &heading, &rows)
+}
+
+/// Where a merged index's profiles came from: one entry per shard merged.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MergedShard {
+    /// The directory given to `merge`.
+    pub source: PathBuf,
+    /// The profile root read in it (itself, or its `workspace/profile`).
+    pub root: PathBuf,
+    /// The shard its index named, if any.
+    pub partition: Option<Partition>,
+    /// The profile directories copied from it.
+    pub profiles: Vec<String>,
+}
+
+/// What `cargo kprof merge` records in the merged index.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MergeRecord {
+    /// The shards, in the order given.
+    pub shards: Vec<MergedShard>,
+    /// `count:I/N` shards of one partition that were not merged: their indices.
+    pub missing_shards: Vec<u32>,
+    /// Conditions that differ between the profiles, merged anyway with `--force`.
+    pub forced: Vec<String>,
+}
+
+/// Writes a merged `index.json` and `index.md` under `root`, naming the shards merged,
+/// the shards missing and what `--force` let through.
+pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
+    let rows = rows(root);
+    let json = serde_json::json!({ "schema_version": 1, "merged": record, "profiles": rows });
+    let mut heading = String::from("Merged from:\n\n");
+    for s in &record.shards {
+        let what = s.partition.map(|p| p.label()).unwrap_or_else(|| "an unsplit run".into());
+        let n = s.profiles.len();
+        let profiles = if n == 1 { "1 profile".to_string() } else { format!("{n} profiles") };
+        heading.push_str(&format!("- {what}: {} ({profiles})\n", s.root.display()));
+    }
+    if !record.missing_shards.is_empty() {
+        let missing: Vec<String> = record.missing_shards.iter().map(u32::to_string).collect();
+        heading.push_str(&format!("\n**Missing shards:** {}.\n", missing.join(", ")));
+    }
+    if !record.forced.is_empty() {
+        heading.push_str(&format!(
+            "\n**Merged with --force although the profiles were taken differently:** {}.\n",
+            record.forced.join("; ")
+        ));
+    }
+    heading.push('\n');
+    write_files(root, &json, &heading, &rows)
+}
+
+/// What `index.json` lists: the profile directories and the shard that made them.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Listing {
+    /// The shard, when one made every profile listed.
+    #[serde(default)]
+    pub partition: Option<Partition>,
+    /// The rows (one per kernel of a profile).
+    #[serde(default)]
+    pub profiles: Vec<ListedRow>,
+}
+
+/// One row of `index.json`, as much of it as a reader needs.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ListedRow {
+    /// The profile directory's name.
+    pub profile: String,
+}
+
+impl Listing {
+    /// The profile directories listed, each once, in the index's order.
+    pub fn profile_ids(&self) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        self.profiles.iter().filter(|r| seen.insert(r.profile.clone())).map(|r| r.profile.clone()).collect()
+    }
+}
+
+/// Reads `index.json` under `root`; `None` when there is none.
+pub fn read(root: &Path) -> Result<Option<Listing>> {
+    crate::profile::fs::read_json(&index_json_path(root))
+}
+
+/// The distinct profile ids of `rows`.
+fn listed(rows: &[IndexRow]) -> impl Iterator<Item = &str> {
+    let mut seen = BTreeSet::new();
+    rows.iter().map(|r| r.profile.as_str()).filter(move |p| seen.insert(*p))
+}
+
+fn write_files(root: &Path, json: &serde_json::Value, heading: &str, rows: &[IndexRow]) -> Result<()> {
+    crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(json)? + "\n"))?;
+    let mut md = format!(
+        "# Kernel profiles\n\n{heading}| profile | kernel | verdict | cause | confidence | duration | next stage |\n|---|---|---|---|---|---|---|\n"
     );
-    for r in &rows {
+    for r in rows {
         md.push_str(&format!(
             "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} | {} |\n",
             r.kernel,

@@ -50,6 +50,10 @@ fn verdict(profile: &Path) -> (String, String) {
 }
 
 fn replay(bench: &str) {
+    replay_with(bench, &[]);
+}
+
+fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
     let recorded = recordings().join("batch-bench").join(bench).join("batched");
     let batch = dirs(&recorded, true).pop().expect("the recorded .batch_ folder");
     let recorded_filters = filters(&std::fs::read_to_string(batch.join("commands.sh")).unwrap());
@@ -81,16 +85,23 @@ fn replay(bench: &str) {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = ws.kprof(
-        &["--workspace", "--clock-control", "none"],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", batch.join("details").to_str().unwrap()),
-        ],
-    );
+    let details = batch.join("details");
+    let mut env = vec![
+        ("NCU", ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", details.to_str().unwrap()),
+    ];
+    env.extend_from_slice(extra);
+    let out = ws.kprof(&["--workspace", "--clock-control", "none"], &env);
     let stderr = text(&out.stderr);
+    if !extra.is_empty() {
+        assert!(!stderr.contains("Batching"), "{stderr}");
+        return crate::support::fake_ncu::calls(&argv)
+            .into_iter()
+            .filter(|a| a.iter().any(|x| x == "--log-file"))
+            .collect();
+    }
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains(&format!("Batching {} kernels of", members.len())), "{stderr}");
 
@@ -141,11 +152,29 @@ fn replay(bench: &str) {
     // The batch folder is hidden: not a profile of the index.
     let index = std::fs::read_to_string(ws.root().join("profile/index.json")).unwrap();
     assert!(!index.contains(".batch_"), "{index}");
+    calls
+}
+
+/// `KPROF_NO_BATCH=1` (as `--no-batch`) keeps one ncu run per kernel and stage, each with
+/// its own filter.
+#[test]
+fn no_batch_runs_each_kernel_alone() {
+    let calls = replay_with("hgemm", &[("KPROF_NO_BATCH", "1")]);
+    let filters: Vec<&str> = calls
+        .iter()
+        .filter_map(|a| a.iter().position(|x| x == "--kernel-name").map(|i| a[i + 1].as_str()))
+        .collect();
+    assert!(filters.len() >= 2 && filters.iter().all(|f| !f.contains(")|(")), "{filters:?}");
+    assert!(
+        filters.contains(&"regex:.*hgemm.*") && filters.contains(&"regex:.*hgemm_tiled.*"),
+        "{filters:?}"
+    );
 }
 
 #[test]
 fn seven_compute_kernels_of_one_program_share_each_stage() {
-    replay("compute");
+    let calls = replay_with("compute", &[]);
+    assert_eq!(calls.len(), 2, "basic and one compute follow-up for all seven: {calls:?}");
 }
 
 /// `.*hgemm.*` also matches `hgemm_tiled`: the tiled kernel's rows go to the narrower

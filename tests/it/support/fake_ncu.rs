@@ -20,16 +20,20 @@ printf -- '---\n' >> "$FAKE_NCU_ARGV"
 if [ "$1" = --version ] && [ -n "${FAKE_NCU_VERSION_EXIT:-}" ]; then
   echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"
 fi
-log=""; prev=""
+log=""; prev=""; kn=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
+  if [ "$prev" = "--kernel-name" ]; then kn="$a"; fi
   prev="$a"
 done
 if [ -n "$log" ]; then
   n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$FAKE_NCU_ARGV.pages"
+  by_filter="$FAKE_NCU_REPLAY/by-filter/$(printf '%s' "$kn" | tr -c 'A-Za-z0-9' '_')/$(basename "$log")"
   if [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
     cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
+  elif [ -n "$kn" ] && [ -e "$by_filter" ]; then
+    cp "$by_filter" "$log"
   else
     cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
   fi
@@ -38,6 +42,11 @@ if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
 exit 0
 "#,
     )
+}
+
+/// The folder name under `$FAKE_NCU_REPLAY/by-filter/` for the `--kernel-name` value `filter`.
+pub fn filter_key(filter: &str) -> String {
+    filter.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
 }
 
 /// Each recorded call of a fake tool, from its argv file: its arguments.

@@ -60,11 +60,18 @@ impl Workspace {
         self.root().join("Cargo.toml")
     }
 
-    /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given.
+    /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given,
+    /// and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
+    /// may run in (they would choose a shard).
     pub fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
         cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
         cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
+        for var in
+            ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
+        {
+            cmd.env_remove(var);
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }

@@ -1,0 +1,101 @@
+//! The profiling options `cargo kprof`, `check` and `run --archive` share, beside
+//! `cli.rs` so that it stays one readable file.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::{ExitCode, Failure};
+use crate::model::partition::{Partition, Shard};
+use crate::model::stage::StageSelection;
+use crate::plan::{Request, StagePlan};
+
+/// The profiling options `cargo kprof` and `run --archive` share: which kernels, their
+/// launch window, stages and environment, and where the profile goes.
+#[derive(Debug, Args, Clone, Default)]
+pub struct KernelOptions {
+    /// Kernel name hint; selects the kernel of that name and becomes the ncu filter regex
+    /// `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
+    pub kernels: Vec<String>,
+    /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
+    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
+    pub kernel_regex: Option<String>,
+    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
+    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options")]
+    pub stages: Option<String>,
+    /// Matching launches to skip before profiling (programs without the kprof harness)
+    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
+    pub launch_skip: Option<u32>,
+    /// Matching launches to profile
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    pub launch_count: Option<u32>,
+    /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
+    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
+    pub envs: Vec<(String, String)>,
+    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
+    #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
+    pub output_dir: Option<PathBuf>,
+    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
+    #[arg(long, help_heading = "Profiling Options")]
+    pub dry_run: bool,
+    /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage); also `KPROF_NO_BATCH=1`
+    #[arg(long, help_heading = "Profiling Options")]
+    pub no_batch: bool,
+    /// Profile only one shard of the selected kernels: `count:I/N` (by position) or
+    /// `hash:I/N` (by a stable hash of each kernel); default: the shard a Slurm job array
+    /// or Kubernetes Indexed Job names, else every kernel
+    #[arg(long, value_name = "SPEC", value_parser = parse_partition, help_heading = "Profiling Options")]
+    pub partition: Option<Partition>,
+}
+
+impl KernelOptions {
+    /// These options as a [`Request`] (everything else left at its default), checked:
+    /// the hints and the stage list (the regex is checked by whoever applies it).
+    pub fn request(&self) -> Result<Request, Failure> {
+        for k in &self.kernels {
+            crate::model::names::check_kernel_hint(k)?;
+        }
+        let stages = match &self.stages {
+            Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
+                Failure::new(ExitCode::Config, format!("--stages: {e}"))
+                    .help("e.g. --stages auto, --stages all, --stages basic,memory")
+            })?)),
+            None => None,
+        };
+        Ok(Request {
+            kernels: self.kernels.clone(),
+            kernel_regex: self.kernel_regex.clone(),
+            stages,
+            launch_skip: self.launch_skip,
+            launch_count: self.launch_count,
+            envs: self.envs.clone(),
+            output_dir: self.output_dir.clone(),
+            dry_run: self.dry_run,
+            // `KPROF_NO_BATCH=1` does the same for runs started by scripts (cluster jobs).
+            no_batch: self.no_batch || std::env::var_os("KPROF_NO_BATCH").is_some_and(|v| v == "1"),
+            partition: self.partition.map(Shard::from_flag),
+            ..Request::default()
+        })
+    }
+}
+
+/// Parses `KEY=VAL` for `--env`.
+pub fn parse_env_pair(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s.split_once('=').ok_or_else(|| {
+        format!("`{s}` is not KEY=VAL\n\n  help: write the variable and its value, e.g. --env NO_GRAPH=1")
+    })?;
+    if !crate::model::names::is_env_key(k) {
+        return Err(format!(
+            "`{k}` is not a valid environment variable name\n\n  help: {}",
+            crate::model::names::ENV_KEY_HELP
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+/// Parses `--partition`: `count:I/N` or `hash:I/N`, naming the value and both forms
+/// when it is neither.
+pub fn parse_partition(s: &str) -> Result<Partition, String> {
+    s.parse()
+}

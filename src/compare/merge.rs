@@ -1,0 +1,251 @@
+//! `cargo kprof merge`: the profile roots of shards into one directory with one index.
+//!
+//! Each source is a shard's profile root (it has `index.json`), or the
+//! `--workspace-remap` directory of a shard's archive run, whose `workspace/profile` is
+//! one. Every profile directory a source's index lists is copied into the output
+//! directory (new or empty) and never over anything: a profile id seen twice is refused
+//! before anything is copied. The profiles must have been taken alike (the same GPU, ncu
+//! version and clock control, read as `compare` reads them) unless forced, and `count:`
+//! or `hash:` shards that leave indices out are named. The comparisons `check` left in
+//! the profiles are read back, so that the merged shards give one verdict.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::compare::gate::GateResult;
+use crate::compare::{Comparison, Conditions, Snapshot};
+use crate::error::{ExitCode, Failure};
+use crate::model::partition::Partition;
+use crate::profile::dir::{index_json_path, profiles_root};
+use crate::profile::fs::{copy_tree_new, read_json};
+use crate::profile::ProfileDir;
+use crate::report::index::{self, Listing, MergeRecord, MergedShard};
+
+/// The `--workspace-remap` layout: the unpacked workspace's folder.
+const REMAPPED_WORKSPACE: &str = "workspace";
+
+/// One shard's profile root, as found.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// The directory given.
+    pub given: PathBuf,
+    /// The profile root read: `given`, or `given/workspace/profile`.
+    pub root: PathBuf,
+    /// Whether `given` was a `--workspace-remap` directory.
+    pub remapped: bool,
+    /// Its `index.json`.
+    pub listing: Listing,
+}
+
+/// A profile copied.
+#[derive(Debug, Clone)]
+pub struct Copied {
+    /// Its id (directory name).
+    pub id: String,
+    /// Where it was.
+    pub from: PathBuf,
+    /// Where it is now.
+    pub to: PathBuf,
+    /// The shard it came from, when its source was one.
+    pub partition: Option<Partition>,
+}
+
+/// What a merge did.
+#[derive(Debug, Clone)]
+pub struct Merged {
+    /// The sources, in the order given.
+    pub sources: Vec<Source>,
+    /// The profiles copied, source by source.
+    pub copied: Vec<Copied>,
+    /// What the merged index records.
+    pub record: MergeRecord,
+    /// The comparisons the merged profiles carry (`check`'s), one per profile.
+    pub results: Vec<GateResult>,
+    /// Warnings for people: missing or repeated shards, mixed partitions.
+    pub warnings: Vec<String>,
+}
+
+/// Finds the profile root of `dir`: itself when it has `index.json`, else its
+/// `workspace/profile` (a `--workspace-remap` directory). Neither is exit 12.
+pub fn locate(dir: &Path) -> Result<Source> {
+    let remapped_root = profiles_root(&dir.join(REMAPPED_WORKSPACE));
+    for (root, remapped) in [(dir.to_path_buf(), false), (remapped_root.clone(), true)] {
+        if let Some(listing) = index::read(&root)? {
+            return Ok(Source { given: dir.to_path_buf(), root, remapped, listing });
+        }
+    }
+    Err(Failure::new(
+        ExitCode::Filesystem,
+        format!(
+            "{}: no profile index here ({} and {} are missing)",
+            dir.display(),
+            index_json_path(dir).display(),
+            index_json_path(&remapped_root).display()
+        ),
+    )
+    .help("give a shard's profile root (`profile/`) or the --workspace-remap directory of its archive run")
+    .into())
+}
+
+/// Merges the shards `dirs` into `out` (see the module's documentation).
+pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged> {
+    let sources = dirs.iter().map(|d| locate(d)).collect::<Result<Vec<_>>>()?;
+    crate::profile::output::check_output_dir(out, false)?;
+
+    // Every id once, each a plain directory of its root: checked before anything is copied.
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut plan = Vec::new();
+    for s in &sources {
+        for id in s.listing.profile_ids() {
+            if !crate::model::names::is_plain_dir_name(&id) {
+                return Err(Failure::new(
+                    ExitCode::Filesystem,
+                    format!("{} lists {id:?}, which is not a profile directory's name", s.root.display()),
+                )
+                .help("the index is damaged: rewrite it with a run in that root, or leave the shard out")
+                .into());
+            }
+            let from = s.root.join(&id);
+            if let Some(first) = seen.get(&id) {
+                return Err(Failure::new(
+                    ExitCode::Filesystem,
+                    format!(
+                        "profile `{id}` is in two shards: {} and {}; one would overwrite the other",
+                        first.display(),
+                        from.display()
+                    ),
+                )
+                .help("merge each shard once; a profile directory taken twice must be left out or renamed")
+                .into());
+            }
+            if !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir()) {
+                return Err(Failure::new(
+                    ExitCode::Filesystem,
+                    format!("{} lists `{id}`, but {} is not a directory", s.root.display(), from.display()),
+                )
+                .help("copy the shard's whole profile root, or leave the shard out")
+                .into());
+            }
+            seen.insert(id.clone(), from.clone());
+            plan.push((id, from, s.listing.partition));
+        }
+    }
+
+    let forced = condition_mismatches(&plan);
+    if !forced.is_empty() && !force {
+        let mut f = Failure::new(
+            ExitCode::Config,
+            "refusing to merge: the profiles were not taken alike, so their numbers do not compare",
+        );
+        for m in &forced {
+            f = f.help(m.clone());
+        }
+        return Err(f.help("pass --force to merge anyway; the index then says so").into());
+    }
+    let (missing_shards, warnings) = coverage(&sources);
+
+    std::fs::create_dir_all(out).with_context(|| format!("could not create {}", out.display()))?;
+    let mut copied = Vec::new();
+    for (id, from, partition) in plan {
+        let to = out.join(&id);
+        copy_tree_new(&from, &to)?;
+        copied.push(Copied { id, from, to, partition });
+    }
+    let record = MergeRecord {
+        shards: sources
+            .iter()
+            .map(|s| MergedShard {
+                source: s.given.clone(),
+                root: s.root.clone(),
+                partition: s.listing.partition,
+                profiles: s.listing.profile_ids(),
+            })
+            .collect(),
+        missing_shards,
+        forced: if force { forced } else { Vec::new() },
+    };
+    index::write_merged(out, &record)?;
+    let results = copied.iter().filter_map(|c| comparison(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
+    Ok(Merged { sources, copied, record, results, warnings })
+}
+
+/// The comparison `check` or `compare` left in the profile at `dir`, if any.
+fn comparison(dir: &Path) -> Result<Option<GateResult>> {
+    let profile = ProfileDir::at(dir);
+    let Some(comparison) = read_json::<Comparison>(&profile.regression_json_path())? else { return Ok(None) };
+    Ok(Some(GateResult {
+        profile: dir.to_path_buf(),
+        comparison,
+        report: profile.regression_report_path(),
+        warnings: Vec::new(),
+    }))
+}
+
+/// Reads one condition of a profile.
+type ConditionField = fn(&Conditions) -> Option<String>;
+
+/// One line per condition (GPU, ncu version, clock control) whose value differs between
+/// the profiles, naming each value and its profiles.
+fn condition_mismatches(profiles: &[(String, PathBuf, Option<Partition>)]) -> Vec<String> {
+    let conditions: Vec<(&str, Conditions)> = profiles
+        .iter()
+        .map(|(id, dir, _)| {
+            (id.as_str(), Snapshot::load(dir, id.clone()).map(|s| s.conditions).unwrap_or_default())
+        })
+        .collect();
+    let fields: [(&str, ConditionField); 3] = [
+        ("GPU", |c| c.device.clone()),
+        ("ncu version", |c| c.ncu_version.clone()),
+        ("clock control", |c| c.clock_control.clone()),
+    ];
+    let mut out = Vec::new();
+    for (what, get) in fields {
+        let mut by_value: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for (id, c) in &conditions {
+            let value = get(c).map(|v| format!("`{v}`")).unwrap_or_else(|| "not recorded".into());
+            by_value.entry(value).or_default().push(id);
+        }
+        if by_value.len() > 1 {
+            let parts: Vec<String> =
+                by_value.iter().map(|(v, ids)| format!("{v} ({})", ids.join(", "))).collect();
+            out.push(format!("{what} differs: {}", parts.join(" vs ")));
+        }
+    }
+    out
+}
+
+/// The shard indices missing from sources of one partition (same mode and total), and
+/// warnings: missing shards, a shard given twice, shards of different partitions.
+fn coverage(sources: &[Source]) -> (Vec<u32>, Vec<String>) {
+    let shards: Vec<Partition> = sources.iter().filter_map(|s| s.listing.partition).collect();
+    let mut warnings = Vec::new();
+    let Some(first) = shards.first() else { return (Vec::new(), warnings) };
+    let kinds: BTreeSet<(&str, u32)> = shards.iter().map(|p| (p.mode.name(), p.total)).collect();
+    if kinds.len() > 1 {
+        let all: Vec<String> = shards.iter().map(|p| p.to_string()).collect();
+        warnings.push(format!(
+            "the shards are not of one partition ({}): kernels may be missing or merged twice",
+            all.join(", ")
+        ));
+        return (Vec::new(), warnings);
+    }
+    let mut seen = BTreeSet::new();
+    for p in &shards {
+        if !seen.insert(p.index) {
+            warnings.push(format!("{p} is merged more than once"));
+        }
+    }
+    let missing: Vec<u32> = (1..=first.total).filter(|i| !seen.contains(i)).collect();
+    if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(u32::to_string).collect();
+        warnings.push(format!(
+            "missing shards of {}:I/{}: {} (the merged index lacks their kernels)",
+            first.mode.name(),
+            first.total,
+            list.join(", ")
+        ));
+    }
+    (missing, warnings)
+}

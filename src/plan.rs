@@ -41,6 +41,9 @@ pub struct Plan {
     /// Harness kernels of one program share one ncu run per stage (`--no-batch`: each
     /// kernel alone).
     pub batch: bool,
+    /// The GPUs the kernels are spread over, one worker each (`--gpus`, `--jobs`); empty:
+    /// one worker, on whatever GPU the program picks.
+    pub gpus: Vec<String>,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
     /// The shard of the selection this plan holds, when the selection was split.
@@ -86,6 +89,8 @@ pub struct Request {
     pub dry_run: bool,
     /// `--no-batch`.
     pub no_batch: bool,
+    /// `--gpus LIST` / `--jobs N`: the GPUs to spread the kernels over.
+    pub gpus: Vec<String>,
     /// `--sudo`.
     pub sudo: bool,
     /// `-- BENCH_ARGS`.
@@ -197,8 +202,10 @@ impl KernelPlan {
 }
 
 pub use crate::model::window::{defaults, window_for, window_origin};
+mod gpus;
 mod shard;
 
+pub use gpus::{gpu_list, VISIBLE_DEVICES};
 pub use shard::apply_shard;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
@@ -330,7 +337,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
     }
 
-    Ok(Plan {
+    let mut plan = Plan {
         workspace_root: config.workspace_root.clone(),
         profile_root: crate::profile::dir::profiles_root(&config.workspace_root),
         build,
@@ -339,9 +346,12 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         dry_run: args.dry_run,
         timeout: args.timeout,
         batch: !args.no_batch,
+        gpus: Vec::new(),
         notes,
         partition: args.partition.as_ref().map(|s| s.partition),
-    })
+    };
+    plan.assign_gpus(&args.gpus);
+    Ok(plan)
 }
 
 /// Refuses a `--kernel-regex` that is not a valid regex (exit 3), naming it.

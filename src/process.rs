@@ -145,8 +145,9 @@ impl fmt::Display for ProcessBuilder {
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// How many [`SignalDeferral`]s are alive: while any is, the first signal is only recorded.
 static DEFERRED: AtomicUsize = AtomicUsize::new(0);
-/// The process group of the running child, 0 while none runs.
-static RUNNING_GROUP: AtomicI32 = AtomicI32::new(0);
+/// The process groups of the running children (one per worker when several GPUs run at
+/// once).
+static RUNNING_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
 
 /// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT for the rest of the process (see the
 /// module's documentation). Called once, first thing; a second call does nothing.
@@ -213,18 +214,20 @@ pub fn interrupted(signal: Signal, during: &str) -> Failure {
 }
 
 fn kill_running_group() {
-    let group = RUNNING_GROUP.load(Ordering::SeqCst);
-    #[cfg(unix)]
-    if group > 0 {
-        // SAFETY: killpg only sends signals. SIGTERM first for a group running as another
-        // user (sudo relays it; our SIGKILL cannot reach root's processes).
-        unsafe {
-            libc::killpg(group, libc::SIGTERM);
-            libc::killpg(group, libc::SIGKILL);
+    let groups = RUNNING_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
+    for group in groups {
+        #[cfg(unix)]
+        if group > 0 {
+            // SAFETY: killpg only sends signals. SIGTERM first for a group running as
+            // another user (sudo relays it; our SIGKILL cannot reach root's processes).
+            unsafe {
+                libc::killpg(group, libc::SIGTERM);
+                libc::killpg(group, libc::SIGKILL);
+            }
         }
+        #[cfg(not(unix))]
+        let _ = group;
     }
-    #[cfg(not(unix))]
-    let _ = group;
 }
 
 /// How a child process ended.
@@ -402,7 +405,10 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
             };
         }
     };
-    RUNNING_GROUP.store(child.id() as i32, Ordering::SeqCst);
+    let group = child.id() as i32;
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.push(group);
+    }
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -458,7 +464,9 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    RUNNING_GROUP.store(0, Ordering::SeqCst);
+    if let Ok(mut g) = RUNNING_GROUPS.lock() {
+        g.retain(|x| *x != group);
+    }
     let stopped = !matches!(ending, Ending::Exited(_));
     if let Some(rx) = &line_rx {
         // The reader ends when the pipe closes; a stopped child's descendants may hold it.

@@ -212,6 +212,7 @@ pub fn unpack_adjusted(
             dry_run: false,
             timeout,
             batch: true,
+            gpus: Vec::new(),
             notes: Vec::new(),
             partition: None,
         };

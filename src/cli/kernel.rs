@@ -39,6 +39,12 @@ pub struct KernelOptions {
     /// Resolve, build and write the profile directory and commands, but run nothing under ncu
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,
+    /// Spread the kernels over these GPUs (indices or UUIDs, comma-separated), one worker and one ncu per GPU; each program's kernels stay on one GPU
+    #[arg(long, value_name = "LIST", conflicts_with = "jobs", help_heading = "Profiling Options")]
+    pub gpus: Option<String>,
+    /// Spread the kernels over GPUs 0..N (as --gpus 0,1,...)
+    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    pub jobs: Option<u32>,
     /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage); also `KPROF_NO_BATCH=1`
     #[arg(long, help_heading = "Profiling Options")]
     pub no_batch: bool,
@@ -75,6 +81,7 @@ impl KernelOptions {
             // `KPROF_NO_BATCH=1` does the same for runs started by scripts (cluster jobs).
             no_batch: self.no_batch || std::env::var_os("KPROF_NO_BATCH").is_some_and(|v| v == "1"),
             partition: self.partition.map(Shard::from_flag),
+            gpus: crate::plan::gpu_list(self.gpus.as_deref(), self.jobs),
             ..Request::default()
         })
     }

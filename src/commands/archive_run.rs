@@ -154,6 +154,8 @@ pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
     plan.dry_run = request.dry_run;
     plan.batch = !request.no_batch;
     plan.partition = request.partition.as_ref().map(|s| s.partition);
+    plan.assign_gpus(&request.gpus);
+    notes.append(&mut plan.notes);
     for note in &notes {
         shell.note(note);
     }

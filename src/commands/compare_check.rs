@@ -92,6 +92,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
             plan.notes.extend(notes);
             plan.batch = !request.no_batch;
             plan.partition = request.partition.as_ref().map(|s| s.partition);
+            plan.assign_gpus(&request.gpus);
             (plan, Some(built))
         }
         None => {

@@ -114,40 +114,73 @@ pub(crate) fn execute_profiles<'a>(
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = Rules::builtin();
-    let mut ended_at: Vec<bool> = vec![false; prepared.len()];
-    for unit in units(plan, &prepared, extras) {
-        let results: Vec<(usize, Result<()>)> = if unit.len() == 1 {
+    let run_unit = |unit: &[usize]| -> Vec<(usize, Result<()>)> {
+        if unit.len() == 1 {
             let p = &prepared[unit[0]];
             vec![(unit[0], run_kernel(plan, p, &ncu_for(p.kernel), &rules, extras, Prelude::Run, shell))]
         } else {
-            run_batch(plan, &prepared, &unit, &ncu_for, &rules, extras, shell)
-        };
-        // Recording the ending must not hide how the run ended.
-        let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
-        let mut failed: Option<anyhow::Error> = None;
-        for (i, ended) in results {
-            ended_at[i] = true;
-            let p = &prepared[i];
-            if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
-                match &ended {
-                    Ok(()) => return Err(e),
-                    Err(_) => unrecorded(e),
-                }
-            }
-            if let Err(err) = ended {
-                failed.get_or_insert(err);
+            run_batch(plan, &prepared, unit, &ncu_for, &rules, extras, shell)
+        }
+    };
+    let units = units(plan, &prepared, extras);
+    // One worker per GPU (`--gpus`): each runs the units placed on its GPU, in order, and
+    // stops at its first failure; without, one worker runs them all.
+    let mut lanes: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
+    for unit in units {
+        let gpu = prepared[unit[0]].kernel.env.get(plan::VISIBLE_DEVICES).cloned().unwrap_or_default();
+        match lanes.iter_mut().find(|(g, _)| *g == gpu) {
+            Some((_, us)) => us.push(unit),
+            None => lanes.push((gpu, vec![unit])),
+        }
+    }
+    let work = |lane: &[Vec<usize>]| -> Vec<(usize, Result<()>)> {
+        let mut out = Vec::new();
+        for unit in lane {
+            let results = run_unit(unit);
+            let failed = results.iter().any(|(_, r)| r.is_err());
+            out.extend(results);
+            if failed {
+                break;
             }
         }
-        if let Some(err) = failed {
-            let code = crate::error::exit_code_of(&err);
-            for (i, later) in prepared.iter().enumerate().filter(|(i, _)| !ended_at[*i]) {
-                let _ = i;
-                if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
-                    unrecorded(e);
-                }
+        out
+    };
+    let results: Vec<(usize, Result<()>)> = if plan.gpus.len() > 1 && lanes.len() > 1 {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = lanes.iter().map(|(_, lane)| scope.spawn(|| work(lane))).collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        })
+    } else {
+        work(&lanes.into_iter().flat_map(|(_, us)| us).collect::<Vec<_>>())
+    };
+    // Recording the ending must not hide how the run ended.
+    let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
+    let mut ended_at: Vec<bool> = vec![false; prepared.len()];
+    let mut failed: Option<(usize, anyhow::Error)> = None;
+    for (i, ended) in results {
+        ended_at[i] = true;
+        let p = &prepared[i];
+        if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
+            match &ended {
+                Ok(()) => return Err(e),
+                Err(_) => unrecorded(e),
             }
-            return Err(err);
         }
+        if let Err(err) = ended {
+            // The first failure in selection order is the run's.
+            if failed.as_ref().is_none_or(|(at, _)| i < *at) {
+                failed = Some((i, err));
+            }
+        }
+    }
+    if let Some((_, err)) = failed {
+        let code = crate::error::exit_code_of(&err);
+        for later in prepared.iter().enumerate().filter(|(i, _)| !ended_at[*i]).map(|(_, p)| p) {
+            if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
+                unrecorded(e);
+            }
+        }
+        return Err(err);
     }
     // The index lists the profiles under the project's profiles root, and lives only
     // there: never beside an explicit --output-dir, where a file of that name is the user's.

@@ -20,6 +20,7 @@ mod exit_codes;
 mod fuzz_parsers;
 mod gate;
 mod golden;
+mod gpus;
 mod hardening;
 mod json_output;
 mod launchers;

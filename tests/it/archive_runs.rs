@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::Workspace;
+use crate::support::{shell_words, Workspace};
 
 fn recordings() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/archive-runs")
@@ -25,37 +25,6 @@ fn recorded_profile(run: &str) -> PathBuf {
     dirs.sort();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.pop().unwrap()
-}
-
-/// Splits a command line as a POSIX shell would, for the lines kprof writes (words,
-/// single-quoted words, `&&`).
-fn shell_words(line: &str) -> Vec<String> {
-    let mut words = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut quoted = false;
-    for c in line.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                in_word = true;
-            }
-            ' ' if !quoted => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            _ => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
 }
 
 /// The ncu arguments of each stage line of a commands.sh, in order.

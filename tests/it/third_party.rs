@@ -11,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{recordings, text, Workspace};
+use crate::support::{recordings, shell_words, text, Workspace};
 
 fn recorded_profile(run: &str) -> PathBuf {
     let root = recordings().join("third-party").join(run).join("profile");
@@ -28,33 +28,6 @@ fn recorded_profile(run: &str) -> PathBuf {
 fn yaml(path: &Path) -> serde_yaml::Value {
     serde_yaml::from_str(&std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
         .unwrap()
-}
-
-/// The words of one recorded command line, as a POSIX shell splits the ones kprof writes.
-fn shell_words(line: &str) -> Vec<String> {
-    let (mut words, mut word, mut in_word, mut quoted) = (Vec::new(), String::new(), false, false);
-    for c in line.chars() {
-        match c {
-            '\'' => {
-                quoted = !quoted;
-                in_word = true;
-            }
-            ' ' if !quoted => {
-                if in_word {
-                    words.push(std::mem::take(&mut word));
-                    in_word = false;
-                }
-            }
-            _ => {
-                word.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        words.push(word);
-    }
-    words
 }
 
 /// ncu's options of one call, up to and including the log file's name (its folder and the

@@ -59,3 +59,34 @@ pub fn recording_file(rel: &str, dir: &Path) -> PathBuf {
     std::fs::write(&path, recording(rel)).unwrap();
     path
 }
+
+/// Splits a command line as a POSIX shell would, for the lines kprof writes (words,
+/// single-quoted words, `&&`).
+pub fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            ' ' if !quoted => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            _ => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(word);
+    }
+    words
+}

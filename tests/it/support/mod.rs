@@ -9,5 +9,5 @@ pub mod snapshot;
 pub mod tarball;
 pub mod workspace;
 
-pub use fs::{copy_dir, fixture_details, recording, recording_file, recordings, repo, text};
+pub use fs::{copy_dir, fixture_details, recording, recording_file, recordings, repo, shell_words, text};
 pub use workspace::{path_with, write_script, Workspace};

@@ -24,7 +24,7 @@ pub struct KernelOptions {
     /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
     #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options")]
     pub stages: Option<String>,
-    /// Matching launches to skip before profiling (programs without the kprof harness)
+    /// Matching launches to skip before profiling (programs without the kprof harness); unset, kprof's default is fitted to the program when it would skip every launch
     #[arg(long, value_name = "N", help_heading = "Profiling Options")]
     pub launch_skip: Option<u32>,
     /// Matching launches to profile
@@ -42,7 +42,7 @@ pub struct KernelOptions {
     /// Spread the kernels over these GPUs (indices or UUIDs, comma-separated), one worker and one ncu per GPU; each program's kernels stay on one GPU
     #[arg(long, value_name = "LIST", conflicts_with = "jobs", help_heading = "Profiling Options")]
     pub gpus: Option<String>,
-    /// Spread the kernels over GPUs 0..N (as --gpus 0,1,...)
+    /// Spread the kernels over GPUs 0 to N-1 (as --gpus 0,1,...)
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
     pub jobs: Option<u32>,
     /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage); also `KPROF_NO_BATCH=1`

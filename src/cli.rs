@@ -18,11 +18,13 @@ use crate::ncu::StageCollection;
 use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
+pub use exports::ExportArgs;
 pub use init::InitArgs;
 pub use kernel::KernelOptions;
 pub use launchers::LauncherArgs;
 pub use merge::MergeArgs;
 
+mod exports;
 mod init;
 mod kernel;
 mod launchers;
@@ -182,6 +184,9 @@ pub struct CheckArgs {
     /// With --archive: where to unpack it and write the profiles (must not exist or be empty)
     #[arg(long, value_name = "DIR", requires = "archive")]
     pub workspace_remap: Option<PathBuf>,
+    /// Result files for benchmark history tools.
+    #[command(flatten)]
+    pub exports: ExportArgs,
     /// What to profile, as for `cargo kprof`.
     #[command(flatten)]
     pub profile: ProfileArgs,

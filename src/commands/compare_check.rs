@@ -11,8 +11,9 @@ use super::load_workspace;
 use super::profile::{execute_profiles, Extras};
 use crate::archive;
 use crate::build;
-use crate::cli::{CheckArgs, CompareArgs};
+use crate::cli::{CheckArgs, CompareArgs, ExportArgs};
 use crate::compare::baseline;
+use crate::compare::exports::{self, Measured};
 use crate::compare::gate::{self, BaselineSpec, GateOptions, GateResult};
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::Runtime;
@@ -78,6 +79,7 @@ pub(crate) fn compare(c: &CompareArgs, shell: &Shell) -> Result<ExitCode> {
 /// `cargo kprof check`: profile (or time) every selected kernel, compare each with the
 /// saved baseline, and fail on a regression.
 pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
+    check_export_files(&c.exports)?;
     let (plan, built) = match &c.archive {
         Some(archive) => {
             let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
@@ -141,23 +143,34 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let mut results = Vec::new();
+    let exporting = !c.exports.files().is_empty();
+    let mut measured = Vec::new();
     for (kernel, dir) in &profiles {
-        if let Some(spec) = c.baseline.as_deref().map(BaselineSpec::parse) {
+        let current =
+            if c.baseline.is_some() || exporting { Some(gate::load_current(dir.path())?) } else { None };
+        let mut compared = None;
+        if let (Some(spec), Some(current)) = (c.baseline.as_deref().map(BaselineSpec::parse), &current) {
             let opts = GateOptions {
                 baseline: spec,
                 tolerance_pct: c.tolerance_pct.unwrap_or(kernel.tolerance_pct),
                 force: c.force,
                 visual: false,
             };
-            let r = gate::compare_profile(&gate::load_current(dir.path())?, &opts)?;
+            let r = gate::compare_profile(current, &opts)?;
             print_result(&r, shell);
+            compared = Some(r.comparison.clone());
             results.push(r);
+        }
+        if let Some(current) = current.as_ref().filter(|_| exporting) {
+            measured.push(Measured::of(kernel.package.as_deref(), current, compared.as_ref()));
         }
         if let Some(name) = &c.save_baseline {
             let saved = baseline::save(&plan.profile_root, name, &kernel.name, dir.path())?;
             shell.status(format!("Baseline `{name}`: {}", saved.display()));
         }
     }
+    // Written whatever the verdict: a regressed run belongs in the history too.
+    write_export_files(&c.exports, &measured, shell)?;
     if c.baseline.is_none() {
         return Ok(ExitCode::Success);
     }
@@ -177,6 +190,58 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         shell.error(format!("check: regression in {}", regressed.join(", ")));
     }
     Ok(code)
+}
+
+/// Refuses, before any work, a result file that exists or cannot be created, and one file
+/// asked for twice.
+fn check_export_files(exports: &ExportArgs) -> Result<(), Failure> {
+    let files = exports.files();
+    if let [(_, a), (_, b)] = files.as_slice() {
+        if a == b {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("--bmf and --github-benchmark both name {}", a.display()),
+            )
+            .help("give each its own file"));
+        }
+    }
+    for (flag, path) in files {
+        if path.symlink_metadata().is_ok() {
+            return Err(taken(flag, path));
+        }
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            return Err(Failure::new(
+                ExitCode::Filesystem,
+                format!("{flag} {}: no directory {}", path.display(), parent.display()),
+            )
+            .help("create the directory first, or pick a file in an existing one"));
+        }
+    }
+    Ok(())
+}
+
+fn taken(flag: &str, path: &Path) -> Failure {
+    Failure::new(ExitCode::Filesystem, format!("{flag} {}: the file exists", path.display()))
+        .help("result files are never overwritten: pick a new name or remove the file")
+}
+
+/// Writes `--bmf` and `--github-benchmark`, each whole and none over an existing file.
+fn write_export_files(exports: &ExportArgs, measured: &[Measured], shell: &Shell) -> Result<()> {
+    let docs = [
+        (&exports.bmf, "--bmf", exports::bmf as fn(&[Measured]) -> serde_json::Value),
+        (&exports.github_benchmark, "--github-benchmark", exports::github_benchmark),
+    ];
+    for (path, flag, format) in docs {
+        let Some(path) = path else { continue };
+        let doc = format(measured);
+        let text = serde_json::to_string_pretty(&doc)? + "\n";
+        if !crate::profile::fs::write_atomic_new(path, text.as_bytes())? {
+            return Err(taken(flag, path).into());
+        }
+        shell.status(format!("Results for {flag}: {}", path.display()));
+    }
+    Ok(())
 }
 
 /// Prints one comparison: for people (the explanation on stdout, warnings on stderr) or

@@ -14,6 +14,7 @@
 //! `gpu__time_duration.sum` of the profiled launch is compared against the tolerance.
 
 pub mod baseline;
+pub mod exports;
 pub mod gate;
 pub mod markdown;
 pub mod merge;

@@ -54,6 +54,29 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Resu
     written
 }
 
+/// Writes `bytes` to `path`, which must not exist, whole or not at all: through a temporary
+/// file in the same directory, linked into place (which fails when `path` exists, even
+/// when it appeared meanwhile). `Ok(false)`: `path` exists, and was left as it was.
+pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<bool> {
+    let (tmp, mut f) = create_temporary(path)?;
+    let written = (|| {
+        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
+        f.sync_all().ok();
+        drop(f);
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            // A file system without hard links: the rename, after a last look.
+            Err(_) if path.symlink_metadata().is_ok() => Ok(false),
+            Err(_) => std::fs::rename(&tmp, path)
+                .map(|()| true)
+                .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display())),
+        }
+    })();
+    std::fs::remove_file(&tmp).ok();
+    written
+}
+
 /// A new file beside `path` under a name no other writer uses.
 fn create_temporary(path: &Path) -> Result<(PathBuf, std::fs::File)> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -172,6 +195,17 @@ pub fn copy_tree_new(from: &Path, to: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_file_is_written_whole_and_an_existing_one_is_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("bmf.json");
+        assert!(write_atomic_new(&path, b"{}").unwrap());
+        assert!(!write_atomic_new(&path, b"[]").unwrap());
+        assert_eq!(std::fs::read(&path).unwrap(), b"{}");
+        let names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(names, ["bmf.json"], "no temporary file is left behind");
+    }
 
     #[test]
     fn concurrent_writers_never_share_a_temporary_name() {

@@ -252,6 +252,18 @@ fn command_lines() {
             vec!["a/b"],
         ),
         ("baseline name ..", vec!["check", "--save-baseline", "..", "--kernel", "copy"], 2, vec!["`..`"]),
+        (
+            "check --bmf in a missing directory",
+            vec!["check", "--save-baseline", "main", "--bmf", "nodir/b.json"],
+            12,
+            vec!["nodir/b.json"],
+        ),
+        (
+            "check results twice in one file",
+            vec!["check", "--save-baseline", "main", "--bmf", "r.json", "--github-benchmark", "r.json"],
+            3,
+            vec!["r.json"],
+        ),
         ("compare a missing profile", vec!["compare", "nowhere"], 3, vec!["nowhere"]),
         ("report a missing profile", vec!["report", "nowhere"], 3, vec!["nowhere"]),
         ("report a file", vec!["report", "a-file"], 3, vec!["a-file"]),

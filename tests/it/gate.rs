@@ -196,24 +196,24 @@ fn timing(name: &str) -> PathBuf {
     recordings().join("archive-runs/timing").join(name)
 }
 
+/// `check --timing-only ARGS` in `ws`, the stand-in bench writing the recorded `recorded`.
+fn check_timing_only(ws: &Workspace, args: &[&str], recorded: &str, summary: &Path) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "check", "--timing-only"]).args(args).arg("--manifest-path").arg(ws.manifest());
+    cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .env("FAKE_TIMING", timing(recorded))
+        .env("GITHUB_STEP_SUMMARY", summary);
+    cmd.env_remove("NCU").env("PATH", "/usr/bin:/bin:".to_string() + &std::env::var("PATH").unwrap());
+    cmd.output().unwrap()
+}
+
 /// The gate on timings alone: an unchanged re-run passes, the slowed kernel fails with
 /// exit 10 and is named, in text, in JSON and in the step summary.
 #[test]
 fn check_timing_only_passes_noise_and_fails_the_slowed_kernel() {
     let ws = timing_workspace();
     let summary = ws.root().join("step_summary.md");
-    let run = |args: &[&str], recorded: &str| {
-        let mut all = vec!["check", "--timing-only"];
-        all.extend_from_slice(args);
-        let t = timing(recorded);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
-        cmd.arg("kprof").args(&all).arg("--manifest-path").arg(ws.manifest());
-        cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
-            .env("FAKE_TIMING", &t)
-            .env("GITHUB_STEP_SUMMARY", &summary);
-        cmd.env_remove("NCU").env("PATH", "/usr/bin:/bin:".to_string() + &std::env::var("PATH").unwrap());
-        cmd.output().unwrap()
-    };
+    let run = |args: &[&str], recorded: &str| check_timing_only(&ws, args, recorded, &summary);
     // No baseline yet: refused before anything runs, with the way to save one.
     let out = run(&["--baseline", "main"], "hgemm_tiled_run1.json");
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
@@ -257,4 +257,87 @@ fn check_timing_only_passes_noise_and_fails_the_slowed_kernel() {
         .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("hgemm_tiled_"))
         .count();
     assert_eq!(runs, 3);
+}
+
+/// The hot median of the recorded harness result `recorded` (what `details/timing.json` holds).
+fn recorded_hot_median(recorded: &str) -> f64 {
+    let doc = json(&timing(recorded));
+    let hot = doc["cases"].as_array().unwrap().iter().find(|c| c["mode"] == "hot").unwrap();
+    hot["median_ns"].as_f64().unwrap()
+}
+
+/// `--bmf` and `--github-benchmark`: one benchmark per kernel with the median the gate
+/// compared and its 95 % interval, written when the gate passes and when it fails (exit 10
+/// kept); an existing file is refused before anything runs and left as it was.
+#[test]
+fn check_writes_bencher_and_github_benchmark_results_also_on_a_regression() {
+    let ws = timing_workspace();
+    let summary = ws.root().join("step_summary.md");
+    let run = |args: &[&str], recorded: &str| check_timing_only(&ws, args, recorded, &summary);
+    let out = run(&["--save-baseline", "main"], "hgemm_tiled_run1.json");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let (bmf, gh) = (ws.root().join("bmf.json"), ws.root().join("github-benchmark.json"));
+    let with_files = |bmf: &Path, gh: &Path| -> Vec<String> {
+        ["--baseline", "main", "--message-format", "json", "--bmf", bmf.to_str().unwrap()]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(["--github-benchmark".to_string(), gh.to_str().unwrap().to_string()])
+            .collect()
+    };
+    let args = with_files(&bmf, &gh);
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), "hgemm_tiled_run2.json");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let printed: serde_json::Value = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .find(|l: &serde_json::Value| l["reason"] == "comparison")
+        .unwrap();
+    let duration = &printed["duration"];
+    let median = duration["current_ns"].as_f64().unwrap();
+    assert_eq!(median, recorded_hot_median("hgemm_tiled_run2.json"));
+    let b = json(&bmf);
+    let names: Vec<&String> = b.as_object().unwrap().keys().collect();
+    assert_eq!(names, ["demo::hgemm_tiled"], "{b}");
+    let latency = &b["demo::hgemm_tiled"]["latency"];
+    assert_eq!(latency["value"].as_f64().unwrap(), median);
+    assert_eq!(latency["lower_value"], duration["current_interval_ns"][0]);
+    assert_eq!(latency["upper_value"], duration["current_interval_ns"][1]);
+    assert!(b["demo::hgemm_tiled"].get("ncu-duration").is_none(), "timing only: no profile, {b}");
+    let g = json(&gh);
+    let entries = g.as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{g}");
+    assert_eq!(entries[0]["name"], "demo::hgemm_tiled");
+    assert_eq!(entries[0]["unit"], "ns");
+    assert_eq!(entries[0]["value"].as_f64().unwrap(), median);
+    let (lo, hi) = (latency["lower_value"].as_f64().unwrap(), latency["upper_value"].as_f64().unwrap());
+    assert_eq!(entries[0]["range"], format!("± {:.0}", (hi - lo) / 2.0));
+    let extra = entries[0]["extra"].as_str().unwrap();
+    assert!(extra.starts_with("unchanged: -0.1 % against baseline main"), "{extra}");
+
+    // Taken files: refused before anything runs, and kept as they were.
+    let runs_before = ws.profiles().len();
+    let before = std::fs::read(&bmf).unwrap();
+    let fresh = ws.root().join("fresh.json");
+    let args = with_files(&bmf, &fresh);
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), "hgemm_tiled_slow.json");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(12), "{stderr}");
+    assert!(stderr.contains(&format!("--bmf {}: the file exists", bmf.display())), "{stderr}");
+    assert!(stderr.contains("pick a new name or remove the file"), "{stderr}");
+    assert_eq!(std::fs::read(&bmf).unwrap(), before);
+    assert!(!fresh.exists());
+    assert_eq!(ws.profiles().len(), runs_before, "nothing ran");
+
+    // The slowed kernel: exit 10, and both files written.
+    let (bmf, gh) = (ws.root().join("slow-bmf.json"), ws.root().join("slow-gh.json"));
+    let args = with_files(&bmf, &gh);
+    let out = run(&args.iter().map(String::as_str).collect::<Vec<_>>(), "hgemm_tiled_slow.json");
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let slow = recorded_hot_median("hgemm_tiled_slow.json");
+    assert_eq!(json(&bmf)["demo::hgemm_tiled"]["latency"]["value"].as_f64().unwrap(), slow);
+    let g = json(&gh);
+    assert_eq!(g[0]["value"].as_f64().unwrap(), slow);
+    let extra = g[0]["extra"].as_str().unwrap();
+    assert!(extra.starts_with("regressed: +428.6 % against baseline main"), "{extra}");
 }

@@ -110,8 +110,18 @@ fn every_command_prints_only_json_lines_on_stdout() {
         json_lines("check", &kprof(&args, gate.root(), &gate_env), &[0])
     };
     check(gated(&["check", "--kernel", "copy", "--save-baseline", "main"]));
-    let checked = check(gated(&["check", "--kernel", "copy", "--baseline", "main"]));
+    let bmf = gate.root().join("bmf.json");
+    let checked =
+        check(gated(&["check", "--kernel", "copy", "--baseline", "main", "--bmf", bmf.to_str().unwrap()]));
     assert!(checked.iter().any(|v| v["reason"] == "check-finished"), "{checked:?}");
+    // No harness timing: the latency is ncu's duration of the profiled launch, no bounds.
+    let compared = checked.iter().find(|v| v["reason"] == "comparison").unwrap();
+    let bmf: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&bmf).unwrap()).unwrap();
+    let ncu_duration = &compared["duration"]["current_ns"];
+    assert_eq!(
+        bmf["demo::copy"],
+        serde_json::json!({"latency": {"value": ncu_duration}, "ncu-duration": {"value": ncu_duration}})
+    );
 
     // compare, import, report and doctor need no workspace.
     let tmp = tempfile::tempdir().unwrap();

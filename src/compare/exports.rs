@@ -1,0 +1,175 @@
+//! What benchmark history tools read from `cargo kprof check`: Bencher Metric Format
+//! (`--bmf`) and github-action-benchmark's `customSmallerIsBetter` array
+//! (`--github-benchmark`). Pure: the check's results in, a [`Value`] out.
+//!
+//! One benchmark per kernel, named `package::kernel` (the kernel's name alone when it has
+//! no package). Its latency is the harness timing's median with its 95 % interval when the
+//! kernel was timed, else ncu's duration of the profiled launch, in nanoseconds either way:
+//! the value the gate compares.
+
+use serde_json::{json, Map, Value};
+
+use crate::collect::timing::TimingFacts;
+use crate::compare::{Comparison, Snapshot, Verdict};
+
+/// One kernel of a check run, as the result files show it.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The benchmark's name, see [`benchmark_name`].
+    pub name: String,
+    /// The harness timing, when the kernel was timed.
+    pub timing: Option<TimingFacts>,
+    /// ncu's `gpu__time_duration.sum` of the profiled launch, ns, when it was profiled.
+    pub ncu_duration_ns: Option<f64>,
+    /// The comparison with the baseline, when one was asked for.
+    pub comparison: Option<Comparison>,
+}
+
+/// `package::kernel`, or `kernel` without a package.
+pub fn benchmark_name(package: Option<&str>, kernel: &str) -> String {
+    match package {
+        Some(p) if !p.is_empty() => format!("{p}::{kernel}"),
+        _ => kernel.to_string(),
+    }
+}
+
+impl Measured {
+    /// The kernel profiled (or timed) into `current`, of `package`.
+    pub fn of(package: Option<&str>, current: &Snapshot, comparison: Option<&Comparison>) -> Measured {
+        Measured {
+            name: benchmark_name(package, &current.identity.kernel),
+            timing: current.timing.clone(),
+            ncu_duration_ns: current.kernel.get("duration_ns"),
+            comparison: comparison.cloned(),
+        }
+    }
+
+    /// The latency, ns, and its 95 % interval when it is a harness median.
+    pub fn latency(&self) -> Option<(f64, Option<(f64, f64)>)> {
+        match &self.timing {
+            Some(t) => Some((t.median_ns, Some(t.interval()))),
+            None => self.ncu_duration_ns.map(|d| (d, None)),
+        }
+    }
+
+    /// The verdict and the change against the baseline, in a few words.
+    pub fn outcome(&self) -> String {
+        let Some(c) = &self.comparison else { return "no baseline compared".into() };
+        match &c.duration {
+            Some(d) => format!(
+                "{}: {:+.1} % against {} ({})",
+                d.verdict.word(),
+                d.delta_pct,
+                c.baseline.label,
+                d.source
+            ),
+            None => {
+                format!("{}: no duration on one side of {}", Verdict::NotCompared.word(), c.baseline.label)
+            }
+        }
+    }
+}
+
+/// Bencher Metric Format: `{ name: { "latency": {value, lower_value, upper_value},
+/// "ncu-duration": {value} } }`. A kernel with neither measure is left out.
+pub fn bmf(kernels: &[Measured]) -> Value {
+    let mut out = Map::new();
+    for k in kernels {
+        let mut measures = Map::new();
+        if let Some((value, interval)) = k.latency() {
+            let mut m = json!({ "value": value });
+            if let Some((lo, hi)) = interval {
+                m["lower_value"] = json!(lo);
+                m["upper_value"] = json!(hi);
+            }
+            measures.insert("latency".into(), m);
+        }
+        if let Some(d) = k.ncu_duration_ns {
+            measures.insert("ncu-duration".into(), json!({ "value": d }));
+        }
+        if !measures.is_empty() {
+            out.insert(k.name.clone(), Value::Object(measures));
+        }
+    }
+    Value::Object(out)
+}
+
+/// github-action-benchmark's `customSmallerIsBetter` input: one entry per kernel with its
+/// latency in ns, `range` the half width of the 95 % interval (harness timings only) and
+/// `extra` the verdict and change against the baseline.
+pub fn github_benchmark(kernels: &[Measured]) -> Value {
+    let entries = kernels
+        .iter()
+        .filter_map(|k| {
+            let (value, interval) = k.latency()?;
+            let mut e = json!({ "name": k.name, "unit": "ns", "value": value });
+            if let Some((lo, hi)) = interval {
+                e["range"] = json!(range((hi - lo) / 2.0));
+            }
+            e["extra"] = json!(k.outcome());
+            Some(e)
+        })
+        .collect();
+    Value::Array(entries)
+}
+
+/// `± 7446` (ns; two decimals below 10 ns).
+fn range(half: f64) -> String {
+    if half.abs() >= 10.0 {
+        format!("± {half:.0}")
+    } else {
+        format!("± {half:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(median: f64) -> TimingFacts {
+        TimingFacts {
+            case: "k/x=1".into(),
+            mode: "hot".into(),
+            median_ns: median,
+            samples: 100,
+            rel_noise: 0.01,
+        }
+    }
+
+    #[test]
+    fn names_carry_the_package_when_there_is_one() {
+        assert_eq!(benchmark_name(Some("demo"), "hgemm_tiled"), "demo::hgemm_tiled");
+        assert_eq!(benchmark_name(None, "hgemm_tiled"), "hgemm_tiled");
+    }
+
+    #[test]
+    fn the_latency_is_the_harness_median_else_ncus_duration() {
+        let both = Measured {
+            name: "a".into(),
+            timing: Some(timed(1000.0)),
+            ncu_duration_ns: Some(1200.0),
+            comparison: None,
+        };
+        let ncu = Measured { name: "b".into(), timing: None, ncu_duration_ns: Some(500.0), comparison: None };
+        let none = Measured { name: "c".into(), timing: None, ncu_duration_ns: None, comparison: None };
+        let kernels = [both, ncu, none];
+        let b = bmf(&kernels);
+        let (lo, hi) = timed(1000.0).interval();
+        assert_eq!(
+            b["a"],
+            json!({"latency": {"value": 1000.0, "lower_value": lo, "upper_value": hi},
+                   "ncu-duration": {"value": 1200.0}})
+        );
+        assert_eq!(b["b"], json!({"latency": {"value": 500.0}, "ncu-duration": {"value": 500.0}}));
+        assert!(b.get("c").is_none(), "{b}");
+        let g = github_benchmark(&kernels);
+        assert_eq!(g.as_array().unwrap().len(), 2);
+        assert_eq!(g[0]["value"], 1000.0);
+        assert_eq!(g[0]["unit"], "ns");
+        assert_eq!(g[0]["range"], range((hi - lo) / 2.0));
+        assert_eq!(range(7445.6), "± 7446");
+        assert_eq!(range(2.345), "± 2.35");
+        assert_eq!(g[0]["extra"], "no baseline compared");
+        assert!(g[1].get("range").is_none(), "{g}");
+    }
+}

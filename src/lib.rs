@@ -7,8 +7,7 @@
 //!   only module that talks to cargo) builds with line info; [`archive`] packs a plan to
 //!   profile elsewhere; [`collect`] runs the ncu stages; [`analyze`] turns pages into a
 //!   summary, a verdict and hotspots; [`report`] renders them; [`compare`] puts two
-//!   profiles side by side and gates on regressions; [`targets`] lists what a workspace
-//!   could be profiled with before anything is configured.
+//!   profiles side by side and gates on regressions.
 //! - ground: [`profile`] (every path of a profile directory), [`model`] (one type per
 //!   concept), [`ncu`] (the only module that knows ncu's flags and CSV), [`references`],
 //!   [`process`] (the one process runner), [`shell`] (all output), [`units`] (one number
@@ -28,7 +27,6 @@ pub(crate) mod compare;
 pub mod config;
 pub(crate) mod plan;
 pub mod report;
-pub(crate) mod targets;
 
 // ground
 pub mod error;

@@ -224,7 +224,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     let configured_here = config.kernels.iter().any(|k| packages.is_empty() || packages.contains(&k.package));
     let unconfigured = |f: Failure, hint: Option<&str>| match configured_here {
         true => f,
-        false => crate::targets::offer_direct_forms(f, metadata, packages, hint),
+        false => crate::config::targets::offer_direct_forms(f, metadata, packages, hint),
     };
 
     if let Some(index) = args.index {

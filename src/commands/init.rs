@@ -20,10 +20,10 @@ use serde_json::json;
 
 use super::load_workspace;
 use crate::cli::InitArgs;
+use crate::config::targets::{self, RunnableTarget};
 use crate::config::{self, Runtime};
 use crate::error::{ExitCode, Failure};
 use crate::shell::Shell;
-use crate::targets::{self, RunnableTarget};
 
 /// What `init` appends to one manifest.
 struct Addition {

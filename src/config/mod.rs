@@ -58,6 +58,7 @@ use crate::error::{ExitCode, Failure};
 pub use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
 use crate::model::stage::StageSelection;
 mod table;
+pub(crate) mod targets;
 
 use crate::suggest::edit_distance;
 use table::{

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use cargo_metadata::{Metadata, Package, TargetKind};
 
-use crate::config::{CargoTargetKind, HARNESS_CRATE};
+use super::{CargoTargetKind, HARNESS_CRATE};
 use crate::error::Failure;
 use crate::process::shell_quote;
 

@@ -16,15 +16,7 @@ fn recordings() -> PathBuf {
 
 /// The one profile directory of a recorded run (`cost/auto-copy`, `nomatch`, ...).
 fn recorded_profile(run: &str) -> PathBuf {
-    let root = recordings().join(run).join("workspace/profile");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
+    crate::support::only_dir(&recordings().join(run).join("workspace/profile"))
 }
 
 /// The ncu arguments of each stage line of a commands.sh, in order.

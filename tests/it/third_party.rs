@@ -14,15 +14,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{recordings, shell_words, text, Workspace};
 
 fn recorded_profile(run: &str) -> PathBuf {
-    let root = recordings().join("third-party").join(run).join("profile");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    dirs.sort();
-    assert_eq!(dirs.len(), 1, "{dirs:?}");
-    dirs.pop().unwrap()
+    crate::support::only_dir(&recordings().join("third-party").join(run).join("profile"))
 }
 
 fn yaml(path: &Path) -> serde_yaml::Value {

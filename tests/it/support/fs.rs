@@ -90,3 +90,16 @@ pub fn shell_words(line: &str) -> Vec<String> {
     }
     words
 }
+
+/// The one folder under `root` (a recorded run's profile root holds one profile), failing
+/// the test when there are none or several.
+pub fn only_dir(root: &Path) -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.pop().unwrap()
+}

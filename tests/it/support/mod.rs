@@ -9,5 +9,7 @@ pub mod snapshot;
 pub mod tarball;
 pub mod workspace;
 
-pub use fs::{copy_dir, fixture_details, recording, recording_file, recordings, repo, shell_words, text};
+pub use fs::{
+    copy_dir, fixture_details, only_dir, recording, recording_file, recordings, repo, shell_words, text,
+};
 pub use workspace::{path_with, write_script, Workspace};

@@ -113,22 +113,8 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
         let pct = |s: f64| if total > 0.0 { 100.0 * s / total } else { 0.0 };
         // No line info: each instruction is ranked on its own.
         for r in &b.sass {
-            let n = number(b, &r.values, SAMPLES).unwrap_or(0.0);
-            let stalls = top_stalls(b, &r.values, 3);
-            let row = Hotspot {
-                kind: SourceKind::Sass,
-                function: b.function_name.clone(),
-                file: String::new(),
-                line: 0,
-                address: r.address.clone(),
-                source: r.instruction.trim().to_string(),
-                samples: n,
-                pct_of_kernel: pct(n),
-                top_stalls: stalls_text(&stalls),
-                instructions_executed: number(b, &r.values, INSTRUCTIONS),
-                stalls,
-            };
-            lines.push((n, vec![row]));
+            let row = sass_row(b, r, 0, &pct);
+            lines.push((row.samples, vec![row]));
         }
         for l in &b.lines {
             let samples = number(b, &l.values, SAMPLES).unwrap_or(0.0);
@@ -155,23 +141,7 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
                 .sass
                 .iter()
                 .filter(|s| s.address != "...")
-                .map(|s| {
-                    let n = number(b, &s.values, SAMPLES).unwrap_or(0.0);
-                    let stalls = top_stalls(b, &s.values, 3);
-                    Hotspot {
-                        kind: SourceKind::Sass,
-                        function: b.function_name.clone(),
-                        file: b.file_path.clone(),
-                        line: l.line_no,
-                        address: s.address.clone(),
-                        source: s.instruction.trim().to_string(),
-                        samples: n,
-                        pct_of_kernel: pct(n),
-                        top_stalls: stalls_text(&stalls),
-                        instructions_executed: number(b, &s.values, INSTRUCTIONS),
-                        stalls,
-                    }
-                })
+                .map(|s| sass_row(b, s, l.line_no, &pct))
                 .collect();
             sass.sort_by(|a, b| b.samples.total_cmp(&a.samples));
             rows.extend(sass);
@@ -180,6 +150,26 @@ pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>
     }
     lines.sort_by(|a, b| b.0.total_cmp(&a.0));
     lines.into_iter().flat_map(|(_, rows)| rows).collect()
+}
+
+/// One SASS instruction of block `b` as a hotspot row, under source line `line` (0 for a
+/// kernel without line info, whose block has no file).
+fn sass_row(b: &SourceBlock, s: &crate::ncu::parse::SassRow, line: u32, pct: &dyn Fn(f64) -> f64) -> Hotspot {
+    let n = number(b, &s.values, SAMPLES).unwrap_or(0.0);
+    let stalls = top_stalls(b, &s.values, 3);
+    Hotspot {
+        kind: SourceKind::Sass,
+        function: b.function_name.clone(),
+        file: b.file_path.clone(),
+        line,
+        address: s.address.clone(),
+        source: s.instruction.trim().to_string(),
+        samples: n,
+        pct_of_kernel: pct(n),
+        top_stalls: stalls_text(&stalls),
+        instructions_executed: number(b, &s.values, INSTRUCTIONS),
+        stalls,
+    }
 }
 
 /// Writes the table as CSV.

@@ -21,60 +21,57 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 /// created with `create_new`, so concurrent writers (two runs rewriting the profiles index)
 /// never write into each other's file, and nothing that already exists is opened.
 pub fn write_atomic_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
-    let (tmp, mut f) = create_temporary(path)?;
-    let written = (|| {
-        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
-        f.sync_all().ok();
-        drop(f);
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
-    })();
-    if written.is_err() {
-        std::fs::remove_file(&tmp).ok();
-    }
-    written
+    write_atomic_with(path, |out| Ok(out.write_all(bytes)?))
 }
 
 /// Like [`write_atomic_bytes`] for output too large to build in memory: `write` streams it
 /// into the temporary file (buffered), which is then renamed over `path`.
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let (tmp, f) = create_temporary(path)?;
-    let written = (|| {
-        let mut out = std::io::BufWriter::new(f);
-        write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
-        let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
-        f.sync_all().ok();
-        drop(f);
-        std::fs::rename(&tmp, path)
-            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()))
-    })();
-    if written.is_err() {
+    let tmp = written_temporary(path, write)?;
+    let renamed = std::fs::rename(&tmp, path)
+        .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display()));
+    if renamed.is_err() {
         std::fs::remove_file(&tmp).ok();
     }
-    written
+    renamed
 }
 
 /// Writes `bytes` to `path`, which must not exist, whole or not at all: through a temporary
 /// file in the same directory, linked into place (which fails when `path` exists, even
 /// when it appeared meanwhile). `Ok(false)`: `path` exists, and was left as it was.
 pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<bool> {
-    let (tmp, mut f) = create_temporary(path)?;
-    let written = (|| {
-        f.write_all(bytes).with_context(|| format!("could not write {}", tmp.display()))?;
-        f.sync_all().ok();
-        drop(f);
-        match std::fs::hard_link(&tmp, path) {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-            // A file system without hard links: the rename, after a last look.
-            Err(_) if path.symlink_metadata().is_ok() => Ok(false),
-            Err(_) => std::fs::rename(&tmp, path)
-                .map(|()| true)
-                .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display())),
-        }
-    })();
+    let tmp = written_temporary(path, |out| Ok(out.write_all(bytes)?))?;
+    let placed = match std::fs::hard_link(&tmp, path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        // A file system without hard links: the rename, after a last look.
+        Err(_) if path.symlink_metadata().is_ok() => Ok(false),
+        Err(_) => std::fs::rename(&tmp, path)
+            .map(|()| true)
+            .with_context(|| format!("could not rename {} to {}", tmp.display(), path.display())),
+    };
     std::fs::remove_file(&tmp).ok();
-    written
+    placed
+}
+
+/// A temporary file beside `path` (see [`create_temporary`]) holding what `write` wrote,
+/// synced; removed again when writing fails.
+fn written_temporary(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<PathBuf> {
+    let (tmp, f) = create_temporary(path)?;
+    let written = (|| {
+        let mut out = std::io::BufWriter::new(f);
+        write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
+        let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
+        f.sync_all().ok();
+        Ok(())
+    })();
+    match written {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            std::fs::remove_file(&tmp).ok();
+            Err(e)
+        }
+    }
 }
 
 /// A new file beside `path` under a name no other writer uses.

@@ -18,12 +18,14 @@ use crate::ncu::StageCollection;
 use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
+pub use ab::AbArgs;
 pub use exports::ExportArgs;
 pub use init::InitArgs;
 pub use kernel::KernelOptions;
 pub use launchers::LauncherArgs;
 pub use merge::MergeArgs;
 
+mod ab;
 mod exports;
 mod init;
 mod kernel;
@@ -162,7 +164,7 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// What to compare against: a saved baseline's name (profile/baselines/NAME/) or directory, or a profile directory
-    #[arg(long, value_name = "NAME", required_unless_present = "save_baseline")]
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["save_baseline", "base"])]
     pub baseline: Option<String>,
     /// Run only the harness timings: no ncu, fast (harness targets only)
     #[arg(long)]
@@ -187,6 +189,9 @@ pub struct CheckArgs {
     /// Result files for benchmark history tools.
     #[command(flatten)]
     pub exports: ExportArgs,
+    /// The A/B check against a git revision.
+    #[command(flatten)]
+    pub ab: AbArgs,
     /// What to profile, as for `cargo kprof`.
     #[command(flatten)]
     pub profile: ProfileArgs,
@@ -261,6 +266,10 @@ pub struct ArchiveArgs {
     /// The archive to write (a tar file; must not exist)
     #[arg(short = 'o', long = "output", value_name = "FILE", required = true)]
     pub output: PathBuf,
+    /// Also build and pack git revision REV, for `check --archive` to compare with (no REV:
+    /// the merge base with the upstream branch, or with origin/$GITHUB_BASE_REF in GitHub Actions)
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto")]
+    pub base: Option<String>,
     /// Launchers to write next to the archive.
     #[command(flatten)]
     pub launchers: LauncherArgs,

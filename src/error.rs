@@ -97,13 +97,16 @@ pub enum ExitCode {
     /// ncu itself failed: it was killed by a signal, or it exited 0 without writing a
     /// readable page.
     NcuFailed,
+    /// An A/B check (`check --base`) could not tell a change from noise for some kernel
+    /// and found no regression elsewhere (`--ambiguous=pass` exits 0 instead).
+    Ambiguous,
     /// Stopped by a signal; partial results stay on disk. The code is 128 + its number.
     Interrupted(Signal),
 }
 
 impl ExitCode {
     /// Every exit code, in the order of the README's table.
-    pub const ALL: [ExitCode; 18] = [
+    pub const ALL: [ExitCode; 19] = [
         ExitCode::Success,
         ExitCode::Failure,
         ExitCode::Usage,
@@ -118,6 +121,7 @@ impl ExitCode {
         ExitCode::Unimplemented,
         ExitCode::Filesystem,
         ExitCode::NcuFailed,
+        ExitCode::Ambiguous,
         ExitCode::Interrupted(Signal::Hup),
         ExitCode::Interrupted(Signal::Int),
         ExitCode::Interrupted(Signal::Quit),
@@ -141,6 +145,7 @@ impl ExitCode {
             ExitCode::Unimplemented => 11,
             ExitCode::Filesystem => 12,
             ExitCode::NcuFailed => 13,
+            ExitCode::Ambiguous => 14,
             ExitCode::Interrupted(signal) => 128 + signal.number(),
         }
     }
@@ -162,6 +167,7 @@ impl ExitCode {
             ExitCode::Unimplemented => "unimplemented",
             ExitCode::Filesystem => "filesystem",
             ExitCode::NcuFailed => "ncu-failed",
+            ExitCode::Ambiguous => "ambiguous",
             ExitCode::Interrupted(_) => "interrupted",
         }
     }
@@ -198,6 +204,10 @@ impl ExitCode {
             ExitCode::NcuFailed => {
                 "ncu itself failed: it was killed by a signal, or it exited 0 without writing a readable page \
                  (the message names the file)"
+            }
+            ExitCode::Ambiguous => {
+                "`check --base` could not tell a kernel's change from noise and found no regression \
+                 (`--ambiguous=pass` makes this 0)"
             }
             ExitCode::Interrupted(Signal::Hup) => "SIGHUP (the terminal or ssh session closed); as 130",
             ExitCode::Interrupted(Signal::Int) => {

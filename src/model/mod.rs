@@ -4,8 +4,9 @@
 //! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
 //! control and privilege; [`verdict`] the bottleneck class and confidence; [`names`] what
 //! kernel and environment variable names may hold; [`partition`] how a selection is split
-//! into shards.
+//! into shards; [`ab`] the words of an A/B check against a git revision.
 
+pub mod ab;
 pub mod filter;
 pub mod kinds;
 pub mod names;

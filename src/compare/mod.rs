@@ -13,6 +13,7 @@
 //! tolerance *and* the intervals do not overlap. Without timings, ncu's
 //! `gpu__time_duration.sum` of the profiled launch is compared against the tolerance.
 
+pub mod ab;
 pub mod baseline;
 pub mod exports;
 pub mod gate;

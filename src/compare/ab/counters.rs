@@ -1,0 +1,433 @@
+//! Clock-independent counters of an A/B check: what the kernel did, not how long it took.
+//!
+//! Timing needs many rounds to see a few percent; a count of executed instructions or
+//! memory sectors is the same on every run of the same code and input, so one ncu pass per
+//! side shows a change in work exactly, whatever the clocks did. The counters come in
+//! classes ([`CounterClass`]) that differ in how much they vary by themselves, and so in
+//! when they have *moved* (worth telling a reviewer) and when they are *gated* (a
+//! regression signal on their own). The caller reads the values from ncu's raw pages;
+//! this module only compares them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::model::ab::AbVerdict;
+
+/// How a counter behaves from run to run, which decides its thresholds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CounterClass {
+    /// Deterministic counts of work: identical on every run of the same code and input.
+    Exact,
+    /// Traffic that depends on what L2 holds when the kernel starts.
+    Cache,
+    /// Launch attributes: they explain a change, they are not a cost on their own.
+    Launch,
+    /// Elapsed cycles: a duration in clock ticks, reported only (timing gates time).
+    Cycles,
+}
+
+/// One compared counter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counter {
+    /// ncu's metric name.
+    pub metric: &'static str,
+    /// What reviewers read.
+    pub label: &'static str,
+    /// Its class.
+    pub class: CounterClass,
+}
+
+const fn counter(metric: &'static str, label: &'static str, class: CounterClass) -> Counter {
+    Counter { metric, label, class }
+}
+
+/// Every compared counter, in report order.
+pub const COUNTERS: &[Counter] = &[
+    counter("smsp__inst_executed.sum", "instructions", CounterClass::Exact),
+    counter("smsp__thread_inst_executed.sum", "thread instructions", CounterClass::Exact),
+    counter("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "global load sectors", CounterClass::Exact),
+    counter("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "global store sectors", CounterClass::Exact),
+    counter("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "local load sectors", CounterClass::Exact),
+    counter("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "local store sectors", CounterClass::Exact),
+    counter("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "shared wavefronts", CounterClass::Exact),
+    counter("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts", CounterClass::Exact),
+    counter("dram__bytes_read.sum", "DRAM bytes read", CounterClass::Cache),
+    counter("dram__bytes_write.sum", "DRAM bytes written", CounterClass::Cache),
+    counter("lts__t_sectors.sum", "L2 sectors", CounterClass::Cache),
+    counter("launch__registers_per_thread", "registers", CounterClass::Launch),
+    counter("launch__shared_mem_per_block_static", "static shared memory per block", CounterClass::Launch),
+    counter("launch__shared_mem_per_block_dynamic", "dynamic shared memory per block", CounterClass::Launch),
+    counter("gpc__cycles_elapsed.max", "cycles", CounterClass::Cycles),
+];
+
+/// An exact counter has moved beyond 0.1 %: the counts are deterministic, so any change
+/// is the code's, but a change this small (a loop epilogue, a guard) is not worth a
+/// reviewer's line.
+pub const EXACT_MOVED_PCT: f64 = 0.1;
+
+/// A cache counter has moved beyond 1 %: what L2 holds varies from run to run, and below
+/// 1 % that variation is all one sees.
+pub const CACHE_MOVED_PCT: f64 = 1.0;
+
+/// A cache counter gates only when it grows by more than this (or the tolerance, if
+/// larger): on an H200, DRAM and L2 traffic of an L2-resident kernel was measured to vary
+/// about 6 % between identical runs, so a smaller gate would fail on noise.
+pub const CACHE_GATE_MIN_PCT: f64 = 10.0;
+
+/// Elapsed cycles have moved beyond 1 %; they are never gated, since the timing is the
+/// measure of time and cycles follow the clock's own variation.
+pub const CYCLES_MOVED_PCT: f64 = 1.0;
+
+impl CounterClass {
+    /// The growth (percent) beyond which a counter of this class has moved; launch
+    /// attributes move on any change.
+    pub fn moved_pct(self) -> f64 {
+        match self {
+            CounterClass::Exact => EXACT_MOVED_PCT,
+            CounterClass::Cache => CACHE_MOVED_PCT,
+            CounterClass::Launch => 0.0,
+            CounterClass::Cycles => CYCLES_MOVED_PCT,
+        }
+    }
+
+    /// The growth (percent) beyond which a counter of this class is a regression signal at
+    /// tolerance `t`; `None` for classes that never gate. An exact counter also gates when
+    /// it appears from 0 (spills appearing as local sectors, bank conflicts appearing).
+    pub fn gate_pct(self, t: f64) -> Option<f64> {
+        match self {
+            CounterClass::Exact => Some(t.max(EXACT_MOVED_PCT)),
+            CounterClass::Cache => Some(t.max(CACHE_GATE_MIN_PCT)),
+            CounterClass::Launch | CounterClass::Cycles => None,
+        }
+    }
+}
+
+/// One counter, both sides.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterChange {
+    /// ncu's metric name.
+    pub metric: String,
+    /// What reviewers read.
+    pub label: String,
+    /// Its class.
+    pub class: CounterClass,
+    /// The base revision's value.
+    pub base: f64,
+    /// The working tree's value.
+    pub head: f64,
+    /// `(head - base) / base`, percent; `None` when base is 0.
+    pub change_pct: Option<f64>,
+    /// Beyond the class's noise: worth telling a reviewer.
+    pub moved: bool,
+    /// Grew beyond the class's gate: a regression signal.
+    pub gated: bool,
+}
+
+impl CounterChange {
+    /// Shrank by more than the class's gate at tolerance `t`: evidence of less work.
+    fn shrank(&self, t: f64) -> bool {
+        matches!((self.class.gate_pct(t), self.change_pct), (Some(g), Some(c)) if c < -g)
+    }
+
+    /// How big the change is, for ordering: a counter appearing from 0 is the biggest.
+    fn size(&self) -> f64 {
+        self.change_pct.map_or(f64::INFINITY, f64::abs)
+    }
+
+    /// `+12.0 % instructions`, `+1 register`, `bank conflicts 0 -> 3.1e7`.
+    fn phrase(&self) -> String {
+        let delta = self.head - self.base;
+        if self.metric == "launch__registers_per_thread" {
+            let plural = if delta.abs() == 1.0 { "" } else { "s" };
+            return format!("{delta:+.0} register{plural}");
+        }
+        if self.metric.starts_with("launch__shared_mem") {
+            return format!("{delta:+.0} B {}", self.label);
+        }
+        match self.change_pct {
+            Some(c) if self.head != 0.0 => format!("{c:+.1} % {}", self.label),
+            _ => format!("{} {} -> {}", self.label, short(self.base), short(self.head)),
+        }
+    }
+}
+
+/// A count for a phrase: whole numbers below 100 000 as they are, else `3.1e7`.
+fn short(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e5 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1e}")
+    }
+}
+
+/// Every counter compared, and the ones a side lacks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CounterChanges {
+    /// The counters both sides have, in [`COUNTERS`]' order.
+    pub changes: Vec<CounterChange>,
+    /// Metrics of [`COUNTERS`] missing (or not a number) on either side: never gated.
+    pub missing: Vec<String>,
+    /// The tolerance the gates were set with, percent.
+    pub tolerance_pct: f64,
+}
+
+/// Compares the counters of [`COUNTERS`] between `base` and `head` (metric name -> value)
+/// at a tolerance of `tolerance_pct` percent.
+pub fn compare_counters(
+    base: &BTreeMap<String, f64>,
+    head: &BTreeMap<String, f64>,
+    tolerance_pct: f64,
+) -> CounterChanges {
+    let t = if tolerance_pct.is_finite() { tolerance_pct.max(0.0) } else { 0.0 };
+    let mut changes = Vec::new();
+    let mut missing = Vec::new();
+    for c in COUNTERS {
+        let value = |m: &BTreeMap<String, f64>| m.get(c.metric).copied().filter(|v| v.is_finite());
+        let (Some(b), Some(h)) = (value(base), value(head)) else {
+            missing.push(c.metric.to_string());
+            continue;
+        };
+        let change_pct = (b != 0.0).then(|| (h - b) / b.abs() * 100.0);
+        let moved = match change_pct {
+            Some(p) if c.class == CounterClass::Launch => p != 0.0,
+            Some(p) => p.abs() > c.class.moved_pct(),
+            None => h != 0.0,
+        };
+        let gated = match (c.class.gate_pct(t), change_pct) {
+            (Some(g), Some(p)) => p > g,
+            (Some(_), None) => c.class == CounterClass::Exact && h > 0.0,
+            (None, _) => false,
+        };
+        changes.push(CounterChange {
+            metric: c.metric.to_string(),
+            label: c.label.to_string(),
+            class: c.class,
+            base: b,
+            head: h,
+            change_pct,
+            moved,
+            gated,
+        });
+    }
+    CounterChanges { changes, missing, tolerance_pct: t }
+}
+
+impl CounterChanges {
+    /// Regressed when any counter is gated; improved when an exact or cache counter shrank
+    /// by more than its gate and none is gated; ambiguous when no exact or cache counter
+    /// was compared at all (nothing to judge the work by); else unchanged.
+    pub fn verdict(&self) -> AbVerdict {
+        let judged = |c: &&CounterChange| matches!(c.class, CounterClass::Exact | CounterClass::Cache);
+        if self.changes.iter().any(|c| c.gated) {
+            AbVerdict::Regressed
+        } else if self.changes.iter().any(|c| c.shrank(self.tolerance_pct)) {
+            AbVerdict::Improved
+        } else if !self.changes.iter().any(|c| judged(&c)) {
+            AbVerdict::Ambiguous
+        } else {
+            AbVerdict::Unchanged
+        }
+    }
+
+    /// The moved counters for a reviewer, gated ones first, then biggest change first:
+    /// `bank conflicts 0 -> 3.1e7, +12.0 % instructions, +1 register, same DRAM bytes`.
+    /// `same DRAM bytes` when the DRAM counters were compared and did not move;
+    /// `counters unchanged` when nothing moved.
+    pub fn explain(&self) -> String {
+        if self.changes.is_empty() {
+            return "no counters on both sides".to_string();
+        }
+        let mut moved: Vec<&CounterChange> = self.changes.iter().filter(|c| c.moved).collect();
+        if moved.is_empty() {
+            return "counters unchanged".to_string();
+        }
+        moved.sort_by(|a, b| b.gated.cmp(&a.gated).then(b.size().total_cmp(&a.size())));
+        let mut parts: Vec<String> = moved.iter().map(|c| c.phrase()).collect();
+        let mut dram = self.changes.iter().filter(|c| c.metric.starts_with("dram__")).peekable();
+        if dram.peek().is_some() && dram.all(|c| !c.moved) {
+            parts.push("same DRAM bytes".to_string());
+        }
+        parts.join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plausible tiled GEMM's counters.
+    fn typical() -> BTreeMap<String, f64> {
+        [
+            ("smsp__inst_executed.sum", 1.2e8),
+            ("smsp__thread_inst_executed.sum", 3.8e9),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 6.7e7),
+            ("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 4.2e6),
+            ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 0.0),
+            ("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", 0.0),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 5.1e7),
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 0.0),
+            ("dram__bytes_read.sum", 1.0e8),
+            ("dram__bytes_write.sum", 3.4e7),
+            ("lts__t_sectors.sum", 9.0e7),
+            ("launch__registers_per_thread", 128.0),
+            ("launch__shared_mem_per_block_static", 16384.0),
+            ("launch__shared_mem_per_block_dynamic", 0.0),
+            ("gpc__cycles_elapsed.max", 2.0e6),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+    }
+
+    fn with(changes: &[(&str, f64)]) -> BTreeMap<String, f64> {
+        let mut m = typical();
+        for &(k, v) in changes {
+            m.insert(k.to_string(), v);
+        }
+        m
+    }
+
+    fn change<'a>(c: &'a CounterChanges, metric: &str) -> &'a CounterChange {
+        c.changes.iter().find(|c| c.metric == metric).unwrap()
+    }
+
+    #[test]
+    fn the_same_counters_are_unchanged() {
+        let c = compare_counters(&typical(), &typical(), 2.0);
+        assert_eq!(c.changes.len(), COUNTERS.len());
+        assert!(c.missing.is_empty());
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        assert_eq!(c.explain(), "counters unchanged");
+    }
+
+    #[test]
+    fn twelve_percent_more_instructions_is_gated() {
+        let c = compare_counters(&typical(), &with(&[("smsp__inst_executed.sum", 1.344e8)]), 2.0);
+        let i = change(&c, "smsp__inst_executed.sum");
+        assert!(i.moved && i.gated);
+        assert!((i.change_pct.unwrap() - 12.0).abs() < 1e-9);
+        assert_eq!(c.verdict(), AbVerdict::Regressed);
+        assert_eq!(c.explain(), "+12.0 % instructions, same DRAM bytes");
+        // Within the tolerance: moved, not gated.
+        let c = compare_counters(&typical(), &with(&[("smsp__inst_executed.sum", 1.218e8)]), 2.0);
+        let i = change(&c, "smsp__inst_executed.sum");
+        assert!(i.moved && !i.gated);
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+    }
+
+    #[test]
+    fn dram_noise_is_not_gated() {
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.06e8)]), 2.0);
+        let d = change(&c, "dram__bytes_read.sum");
+        assert!(d.moved && !d.gated, "{d:?}");
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        assert_eq!(c.explain(), "+6.0 % DRAM bytes read");
+        // Beyond 10 %: gated.
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.15e8)]), 2.0);
+        assert_eq!(c.verdict(), AbVerdict::Regressed);
+        // DRAM appearing from 0 is traffic L2 happened not to hold: moved, not gated.
+        let c = compare_counters(
+            &with(&[("dram__bytes_write.sum", 0.0)]),
+            &with(&[("dram__bytes_write.sum", 4096.0)]),
+            2.0,
+        );
+        assert!(!change(&c, "dram__bytes_write.sum").gated);
+        assert_eq!(c.explain(), "DRAM bytes written 0 -> 4096");
+    }
+
+    #[test]
+    fn bank_conflicts_and_spills_appearing_are_gated() {
+        let c = compare_counters(
+            &typical(),
+            &with(&[
+                ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 3.1e7),
+                ("smsp__inst_executed.sum", 1.344e8),
+                ("launch__registers_per_thread", 129.0),
+            ]),
+            2.0,
+        );
+        let b = change(&c, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum");
+        assert!(b.gated && b.change_pct.is_none());
+        assert_eq!(c.verdict(), AbVerdict::Regressed);
+        assert_eq!(
+            c.explain(),
+            "bank conflicts 0 -> 3.1e7, +12.0 % instructions, +1 register, same DRAM bytes"
+        );
+
+        let c = compare_counters(
+            &typical(),
+            &with(&[("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", 2048.0)]),
+            2.0,
+        );
+        assert!(change(&c, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum").gated);
+    }
+
+    #[test]
+    fn launch_attributes_move_but_never_gate() {
+        let c = compare_counters(&typical(), &with(&[("launch__registers_per_thread", 129.0)]), 2.0);
+        let r = change(&c, "launch__registers_per_thread");
+        assert!(r.moved && !r.gated);
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        assert_eq!(c.explain(), "+1 register, same DRAM bytes");
+
+        let c = compare_counters(
+            &typical(),
+            &with(&[
+                ("launch__registers_per_thread", 124.0),
+                ("launch__shared_mem_per_block_dynamic", 8192.0),
+            ]),
+            2.0,
+        );
+        assert_eq!(c.explain(), "+8192 B dynamic shared memory per block, -4 registers, same DRAM bytes");
+        // Cycles: reported, never gated.
+        let c = compare_counters(&typical(), &with(&[("gpc__cycles_elapsed.max", 3.0e6)]), 2.0);
+        assert!(!change(&c, "gpc__cycles_elapsed.max").gated);
+        assert_eq!(c.explain(), "+50.0 % cycles, same DRAM bytes");
+    }
+
+    #[test]
+    fn less_work_is_an_improvement() {
+        let c = compare_counters(
+            &typical(),
+            &with(&[("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 3.35e7)]),
+            2.0,
+        );
+        assert_eq!(c.verdict(), AbVerdict::Improved);
+        assert_eq!(c.explain(), "-50.0 % global load sectors, same DRAM bytes");
+        // ... unless something else is gated.
+        let c = compare_counters(
+            &typical(),
+            &with(&[
+                ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 3.35e7),
+                ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 512.0),
+            ]),
+            2.0,
+        );
+        assert_eq!(c.verdict(), AbVerdict::Regressed);
+    }
+
+    #[test]
+    fn a_missing_counter_is_listed_and_never_gated() {
+        let mut head = with(&[("smsp__inst_executed.sum", 2.4e8)]);
+        head.remove("smsp__inst_executed.sum");
+        head.insert("dram__bytes_read.sum".into(), f64::NAN);
+        let c = compare_counters(&typical(), &head, 2.0);
+        assert_eq!(c.missing, vec!["smsp__inst_executed.sum", "dram__bytes_read.sum"]);
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        // Nothing to judge the work by.
+        let c = compare_counters(&BTreeMap::new(), &typical(), 2.0);
+        assert_eq!(c.missing.len(), COUNTERS.len());
+        assert_eq!(c.verdict(), AbVerdict::Ambiguous);
+        assert_eq!(c.explain(), "no counters on both sides");
+    }
+
+    #[test]
+    fn counts_read_short() {
+        assert_eq!(short(0.0), "0");
+        assert_eq!(short(4096.0), "4096");
+        assert_eq!(short(3.1e7), "3.1e7");
+        assert_eq!(short(1.234e8), "1.2e8");
+    }
+}

@@ -1,0 +1,19 @@
+//! The pure half of an A/B check (`cargo kprof check --base REV`): from the numbers both
+//! sides produced to a verdict per kernel and an exit code.
+//!
+//! `check --base` builds the base revision (side A) and the working tree (side B), runs
+//! interleaved timing rounds, and collects clock-independent counters for both. This
+//! module only reads those numbers: [`rounds`] is the committed format of the rounds
+//! (`ab_rounds.json`); [`stats`] turns them into an estimate, a 95 % interval and a timing
+//! verdict; [`counters`] compares the counters class by class; [`verdict`] combines the
+//! two as `--gate` says, writes the reviewer's line and the rule, and picks the exit code.
+//! No I/O, no processes, no paths: the same numbers always give the same verdict.
+
+// The `check --base` flow that feeds these lands separately; until it does, only the
+// tests call them.
+#![cfg_attr(not(test), allow(dead_code))]
+
+pub mod counters;
+pub mod rounds;
+pub mod stats;
+pub mod verdict;

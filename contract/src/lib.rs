@@ -4,7 +4,8 @@
 //! reads back the JSON result described by [`ResultFile`]. Both crates use these names
 //! and types, so renaming a variable or a field on one side cannot silently break the
 //! other: it stops compiling. A change that renames or removes a result field bumps
-//! [`SCHEMA_VERSION`].
+//! [`SCHEMA_VERSION`]; adding an optional field (`#[serde(default)]`, absent in older
+//! results) does not.
 #![warn(missing_docs)]
 
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,10 @@ pub struct CaseResult {
     pub pct_dram_peak: Option<f64>,
     /// TFLOP/s as a percentage of the device's FP32 peak.
     pub pct_fp32_peak: Option<f64>,
+    /// The SM clock, MHz, measured by a clock64/globaltimer probe right after the last
+    /// sample; absent when the probe could not run (and in results of older harnesses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz: Option<f64>,
 }
 
 /// The parts of the result JSON `cargo kprof` reads (the harness writes more: the
@@ -170,5 +175,22 @@ mod tests {
         assert_eq!(r.case(Some("a")).unwrap().median_ns, 8.0);
         assert_eq!(r.case(None).unwrap().mode, Mode::Hot);
         assert!(r.case(Some("b")).is_none());
+        // A result without the optional clock reads as `None`.
+        assert!(r.cases.iter().all(|c| c.sm_clock_mhz.is_none()));
+    }
+
+    #[test]
+    fn the_sm_clock_reads_back_and_is_left_out_when_unknown() {
+        let json = r#"{"name":"a/n=1","mode":"hot","graph":false,"batch":4,"samples":6,"median_ns":8.0,
+            "min_ns":7.0,"max_ns":9.0,"mean_ns":8.0,"stddev_ns":0.5,"rel_noise":0.1,"rel_stddev":0.1,
+            "stop_reason":"converged","check":"none","bytes":null,"flops":null,"gbps":null,
+            "tflops":null,"pct_dram_peak":null,"pct_fp32_peak":null,"sm_clock_mhz":1980.0}"#;
+        let mut c: CaseResult = serde_json::from_str(json).unwrap();
+        assert_eq!(c.sm_clock_mhz, Some(1980.0));
+        let again: CaseResult = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert_eq!(again, c);
+        c.sm_clock_mhz = None;
+        let v = serde_json::to_value(&c).unwrap();
+        assert!(v.get("sm_clock_mhz").is_none(), "{v}");
     }
 }

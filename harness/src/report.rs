@@ -3,7 +3,10 @@
 //! The JSON is the contract with `cargo kprof` (and any script), so its field names are
 //! fixed by a test; a change that renames or removes a field bumps [`SCHEMA_VERSION`].
 //! Times are nanoseconds per launch; fields that cannot be known (no bytes given, a peak
-//! of an unknown architecture) are `null`, never guessed.
+//! of an unknown architecture) are `null`, never guessed. The one exception is
+//! `sm_clock_mhz`, the SM clock measured right after the last sample
+//! ([`crate::timing::Measurement::sm_clock_mhz`]): it is left out when the probe could not
+//! run, so that results of older harnesses and newer ones read alike.
 //!
 //! ```json
 //! {
@@ -22,7 +25,8 @@
 //!                "min_ns": 9.0e6, "max_ns": 9.3e6, "mean_ns": 9.1e6, "stddev_ns": 2.1e4,
 //!                "rel_noise": 0.0023, "rel_stddev": 0.0025, "stop_reason": "converged", "check": "passed",
 //!                "bytes": 134217728, "flops": 137438953472, "gbps": 14.7,
-//!                "tflops": 15.1, "pct_dram_peak": 0.3, "pct_fp32_peak": 22.6 } ]
+//!                "tflops": 15.1, "pct_dram_peak": 0.3, "pct_fp32_peak": 22.6,
+//!                "sm_clock_mhz": 1980.0 } ]
 //! }
 //! ```
 
@@ -120,6 +124,7 @@ pub fn case_result(
         tflops,
         pct_dram_peak: gbps.zip(device.dram_peak_gbps).map(|(g, p)| 100.0 * g / p),
         pct_fp32_peak: tflops.zip(device.fp32_peak_tflops).map(|(t, p)| 100.0 * t / p),
+        sm_clock_mhz: m.sm_clock_mhz,
     }
 }
 
@@ -234,10 +239,12 @@ mod tests {
             summary: Summary::of(&samples).unwrap(),
             samples,
             stop: StopReason::Converged,
+            sm_clock_mhz: Some(1980.0),
         };
         let dev = device();
         let with =
             case_result("copy/n=1", &m, false, "passed", Some(2_000_000_000), Some(1_000_000_000), &dev);
+        let m = Measurement { sm_clock_mhz: None, ..m };
         let without = case_result("tiny/n=1", &m, true, "none", None, None, &dev);
         Report {
             schema_version: SCHEMA_VERSION,
@@ -301,6 +308,7 @@ mod tests {
                 "rel_noise",
                 "rel_stddev",
                 "samples",
+                "sm_clock_mhz",
                 "stddev_ns",
                 "stop_reason",
                 "tflops",
@@ -313,6 +321,7 @@ mod tests {
         assert_eq!(c["samples"], 3);
         assert_eq!(c["gbps"], 2000.0);
         assert_eq!(c["tflops"], 1.0);
+        assert_eq!(c["sm_clock_mhz"], 1980.0);
         assert_eq!(v["device"]["compute_capability"], "9.0");
     }
 
@@ -323,6 +332,8 @@ mod tests {
         for k in ["bytes", "flops", "gbps", "tflops", "pct_dram_peak", "pct_fp32_peak"] {
             assert!(c[k].is_null(), "{k} = {}", c[k]);
         }
+        // An unmeasured SM clock is left out rather than null.
+        assert!(c.get("sm_clock_mhz").is_none(), "{c}");
     }
 
     #[test]

@@ -17,6 +17,13 @@
 //!   tried) leaves L2 full of dirty lines whose write-back then lands inside the timed
 //!   launch: on the H200 it made a 105 us DRAM-bound kernel measure 115 us.
 //! - Graph cases are captured once into a CUDA graph, and each launch replays it.
+//! - After a measurement's last sample a one-thread probe kernel (`clock_probe.ptx`) spins
+//!   for [`CLOCK_PROBE_CYCLES`] SM cycles (`%clock64`) and times them with `%globaltimer`
+//!   (ns); their ratio is the SM clock the GPU ran at when the measurement ended
+//!   ([`Measurement::sm_clock_mhz`]). cudarc has no NVML, and with unlocked clocks an A/B
+//!   check needs it to drop rounds run at a throttled clock. `%globaltimer` moves in steps of
+//!   about a microsecond, so over about 1 ms the error is about 0.1 %. The probe never fails a
+//!   measurement: when it cannot run, the clock is `None`.
 
 use std::time::{Duration, Instant};
 
@@ -98,6 +105,27 @@ pub struct Measurement {
     pub summary: Summary,
     /// Why sampling stopped.
     pub stop: StopReason,
+    /// The SM clock in MHz, measured by the clock probe right after the last sample; `None`
+    /// when the probe could not run or gave an implausible value.
+    pub sm_clock_mhz: Option<f64>,
+}
+
+/// SM cycles the clock probe spins for: about 1 ms at 2 GHz.
+pub const CLOCK_PROBE_CYCLES: u64 = 2_000_000;
+
+/// The SM clocks, in MHz, that a probe may report; anything outside is taken as a failed
+/// probe.
+pub const SM_CLOCK_MHZ_RANGE: std::ops::Range<f64> = 100.0..10_000.0;
+
+/// The SM clock in MHz of a probe that counted `delta_cycles` SM cycles in `delta_ns`
+/// nanoseconds, or `None` when that is outside [`SM_CLOCK_MHZ_RANGE`] (no time elapsed, a
+/// timer that did not move, a kernel that did not run).
+pub fn sm_clock_mhz(delta_cycles: u64, delta_ns: u64) -> Option<f64> {
+    if delta_ns == 0 {
+        return None;
+    }
+    let mhz = delta_cycles as f64 / delta_ns as f64 * 1000.0;
+    SM_CLOCK_MHZ_RANGE.contains(&mhz).then_some(mhz)
 }
 
 /// The PTX of the L2 flush kernel.
@@ -134,11 +162,66 @@ impl L2Flush {
     }
 }
 
-/// Timing-enabled events and the L2 flush, made once per run.
+/// The PTX of the SM clock probe kernel.
+const CLOCK_PROBE_PTX: &str = include_str!("clock_probe.ptx");
+
+/// The SM clock probe: its kernel and the two words it writes (cycles, nanoseconds).
+struct ClockProbe {
+    kernel: CudaFunction,
+    out: CudaSlice<u64>,
+}
+
+impl ClockProbe {
+    fn new(gpu: &Gpu) -> Result<ClockProbe> {
+        let kernel = gpu
+            .load_ptx(CLOCK_PROBE_PTX, "the harness' SM clock probe kernel")?
+            .function("kprof_clock_probe")?;
+        let out = gpu.zeros::<u64>(2).context("cannot allocate the clock probe's output")?;
+        Ok(ClockProbe { kernel, out })
+    }
+
+    /// Runs the probe once and waits for it; returns the SM cycles and nanoseconds it counted.
+    fn run(&mut self, gpu: &Gpu) -> Result<(u64, u64)> {
+        let stream = gpu.stream();
+        // Zeros read back as "no time elapsed", so a probe that did not write gives no clock.
+        stream.memset_zeros(&mut self.out).context("cannot clear the clock probe's output")?;
+        let cycles = CLOCK_PROBE_CYCLES;
+        // SAFETY: one thread writes two u64 to `out`, which holds two and outlives the
+        // launch; `cycles` is passed by value.
+        unsafe {
+            stream.launch_builder(&self.kernel).arg(&mut self.out).arg(&cycles).launch(crate::grid_1d(1, 1))
+        }
+        .context("the clock probe kernel failed to launch")?;
+        gpu.synchronize().context("the clock probe kernel failed")?;
+        let words = gpu.download(&self.out)?;
+        match words[..] {
+            [delta_cycles, delta_ns] => Ok((delta_cycles, delta_ns)),
+            _ => anyhow::bail!("the clock probe returned {} words, not 2", words.len()),
+        }
+    }
+}
+
+/// The clock probe of a run: loaded on first use, and given up on after its first failure
+/// so that a broken probe costs one attempt and one warning.
+enum Probe {
+    NotLoaded,
+    Ready(ClockProbe),
+    Failed,
+}
+
+/// Says on stderr why a measurement has no SM clock.
+fn warn_no_clock(why: &str) {
+    eprintln!("kprof: warning: {why}; the result carries no sm_clock_mhz");
+}
+
+/// Timing-enabled events, the L2 flush and the clock probe, made once per run.
 pub(crate) struct Timer {
     start: CudaEvent,
     end: CudaEvent,
     flush: Option<L2Flush>,
+    probe: Probe,
+    /// Whether an implausible probe reading has been warned about.
+    implausible_clock_seen: bool,
 }
 
 impl Timer {
@@ -148,7 +231,13 @@ impl Timer {
                 .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
                 .context("cannot create a timing CUDA event")
         };
-        Ok(Timer { start: event()?, end: event()?, flush: None })
+        Ok(Timer {
+            start: event()?,
+            end: event()?,
+            flush: None,
+            probe: Probe::NotLoaded,
+            implausible_clock_seen: false,
+        })
     }
 
     /// Evicts everything from L2 by reading a buffer of twice its size.
@@ -159,6 +248,42 @@ impl Timer {
         match self.flush.as_mut() {
             Some(flush) => flush.enqueue(gpu.stream()),
             None => anyhow::bail!("the L2 flush was not set up"),
+        }
+    }
+
+    /// The SM clock now, in MHz, from the clock probe; `None` when the probe cannot be loaded
+    /// or run (then it is not tried again this run) or reads an implausible value, each with
+    /// one warning on stderr per run, so that it never fails a measurement.
+    fn sm_clock_mhz(&mut self, gpu: &Gpu) -> Option<f64> {
+        if matches!(self.probe, Probe::NotLoaded) {
+            self.probe = match ClockProbe::new(gpu) {
+                Ok(probe) => Probe::Ready(probe),
+                Err(e) => {
+                    warn_no_clock(&format!("the SM clock probe cannot be loaded: {e:#}"));
+                    Probe::Failed
+                }
+            };
+        }
+        let Probe::Ready(probe) = &mut self.probe else {
+            return None;
+        };
+        match probe.run(gpu) {
+            Ok((delta_cycles, delta_ns)) => {
+                let mhz = sm_clock_mhz(delta_cycles, delta_ns);
+                if mhz.is_none() && !self.implausible_clock_seen {
+                    self.implausible_clock_seen = true;
+                    warn_no_clock(&format!(
+                        "the SM clock probe counted {delta_cycles} cycles in {delta_ns} ns, outside \
+                         {SM_CLOCK_MHZ_RANGE:?} MHz"
+                    ));
+                }
+                mhz
+            }
+            Err(e) => {
+                warn_no_clock(&format!("the SM clock probe failed: {e:#}"));
+                self.probe = Probe::Failed;
+                None
+            }
         }
     }
 
@@ -212,7 +337,8 @@ impl Timer {
             }
         };
         let summary = Summary::of(&samples).context("no valid timing samples")?;
-        Ok(Measurement { mode, batch, samples, summary, stop })
+        let sm_clock_mhz = self.sm_clock_mhz(gpu);
+        Ok(Measurement { mode, batch, samples, summary, stop, sm_clock_mhz })
     }
 }
 
@@ -240,5 +366,31 @@ mod tests {
         assert_eq!(batch_size(30_000.0), 2);
         assert_eq!(batch_size(0.0), MAX_BATCH);
         assert_eq!(batch_size(1.0), MAX_BATCH);
+    }
+
+    #[test]
+    fn sm_clock_is_cycles_per_microsecond() {
+        // 2e6 cycles in 1.0101 ms: 1980 MHz.
+        let mhz = sm_clock_mhz(2_000_000, 1_010_101).unwrap();
+        assert!((mhz - 1980.0).abs() < 0.01, "{mhz}");
+        assert_eq!(sm_clock_mhz(2_000_000, 2_000_000), Some(1000.0));
+    }
+
+    #[test]
+    fn implausible_sm_clocks_are_none() {
+        assert_eq!(sm_clock_mhz(0, 0), None);
+        assert_eq!(sm_clock_mhz(2_000_000, 0), None);
+        assert_eq!(sm_clock_mhz(0, 1_000_000), None);
+        // 20 GHz and 50 MHz.
+        assert_eq!(sm_clock_mhz(2_000_000, 100_000), None);
+        assert_eq!(sm_clock_mhz(2_000_000, 40_000_000), None);
+        assert_eq!(sm_clock_mhz(u64::MAX, 1), None);
+    }
+
+    #[test]
+    fn the_clock_probe_ptx_has_the_entry_the_harness_launches() {
+        assert!(CLOCK_PROBE_PTX.contains(".visible .entry kprof_clock_probe("));
+        assert!(CLOCK_PROBE_PTX.contains("%clock64") && CLOCK_PROBE_PTX.contains("%globaltimer"));
+        assert!(!CLOCK_PROBE_PTX.contains('\0'));
     }
 }

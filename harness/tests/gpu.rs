@@ -82,6 +82,9 @@ fn assert_sane(c: &CaseResult, min_samples: usize) {
     assert!(c.min_ns <= c.mean_ns && c.mean_ns <= c.max_ns, "{c:?}");
     assert!(c.stddev_ns >= 0.0 && c.rel_noise.is_finite(), "{c:?}");
     assert!(c.median_ns < 1e9, "a launch took over a second: {c:?}");
+    // The clock probe runs after every measurement on a real GPU.
+    let mhz = c.sm_clock_mhz.unwrap_or_else(|| panic!("{}: no SM clock measured: {c:?}", c.name));
+    assert!((100.0..10_000.0).contains(&mhz), "{}: SM clock {mhz} MHz", c.name);
 }
 
 #[test]
@@ -134,6 +137,10 @@ fn standalone_case_has_sane_stats_and_writes_json() {
     assert_eq!(json["schema_version"], 1);
     assert_eq!(json["cases"].as_array().unwrap().len(), 2);
     assert!(json["device"]["sm_count"].as_u64().unwrap() > 0);
+    for c in json["cases"].as_array().unwrap() {
+        let mhz = c["sm_clock_mhz"].as_f64().unwrap_or_else(|| panic!("no sm_clock_mhz in {c}"));
+        assert!((100.0..10_000.0).contains(&mhz), "{mhz} MHz");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -37,4 +37,5 @@ mod slurm;
 mod stage_metrics;
 mod third_party;
 mod visual;
+mod workflow;
 mod zoo;

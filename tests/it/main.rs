@@ -17,6 +17,7 @@ mod collect;
 mod config_manifests;
 mod demo;
 mod exit_codes;
+mod export_shapes;
 mod fuzz_parsers;
 mod gate;
 mod golden;

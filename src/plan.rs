@@ -159,6 +159,10 @@ pub struct KernelPlan {
     /// The shard it was profiled in, when the selection was split (`--partition`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
+    /// Stages collected besides the selection, after its first stages: an A/B check adds
+    /// `counters` (its second signal) and `source` (the hot line of each side).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extra_stages: Vec<crate::model::stage::Stage>,
 }
 
 impl KernelPlan {
@@ -173,13 +177,25 @@ impl KernelPlan {
 
     /// The stages to run for a known kernel (after discovery, if any).
     pub fn stage_collections(&self) -> Vec<StageCollection> {
+        let mut stages = self.requested_collections();
+        for extra in self.extra_stages.iter().map(|s| StageCollection::Named(*s)) {
+            if !stages.contains(&extra) {
+                stages.push(extra);
+            }
+        }
+        stages
+    }
+
+    fn requested_collections(&self) -> Vec<StageCollection> {
         use crate::model::stage::Stage;
         match &self.stages {
             StagePlan::Custom(c) => vec![c.clone()],
             StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
-            StagePlan::Stages(StageSelection::All) => {
-                Stage::ALL.into_iter().filter(|s| *s != Stage::Full).map(StageCollection::Named).collect()
-            }
+            StagePlan::Stages(StageSelection::All) => Stage::ALL
+                .into_iter()
+                .filter(|s| !matches!(s, Stage::Full | Stage::Counters))
+                .map(StageCollection::Named)
+                .collect(),
             StagePlan::Stages(StageSelection::List(l)) => {
                 l.iter().copied().map(StageCollection::Named).collect()
             }
@@ -429,6 +445,7 @@ fn from_entry(
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
         partition: None,
+        extra_stages: Vec::new(),
     };
     Ok(plan)
 }
@@ -503,6 +520,7 @@ fn ad_hoc(
         tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
         privilege: privilege(args.sudo, s.privilege),
         partition: None,
+        extra_stages: Vec::new(),
         name,
     })
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+pub mod counters;
 pub mod crosscheck;
 pub mod device;
 pub mod exports;

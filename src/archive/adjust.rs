@@ -197,6 +197,7 @@ mod tests {
             tolerance_pct: 2.0,
             privilege: Privilege::None,
             partition: None,
+            extra_stages: Vec::new(),
         }
     }
 

@@ -26,13 +26,16 @@ pub enum Stage {
     Roofline,
     /// Per source line and SASS instruction: samples, stalls, executed instructions.
     Source,
+    /// Counts that do not depend on clocks (instructions, bytes, sectors, registers), for
+    /// an A/B check's second signal. Never chosen as a follow-up, and not part of `all`.
+    Counters,
     /// Everything ncu's `full` set collects. Expensive.
     Full,
 }
 
 impl Stage {
     /// All stages in collection order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 9] = [
         Stage::Basic,
         Stage::SpeedOfLight,
         Stage::Memory,
@@ -40,6 +43,7 @@ impl Stage {
         Stage::Occupancy,
         Stage::Roofline,
         Stage::Source,
+        Stage::Counters,
         Stage::Full,
     ];
 
@@ -53,6 +57,7 @@ impl Stage {
             Stage::Occupancy => "occupancy",
             Stage::Roofline => "roofline",
             Stage::Source => "source",
+            Stage::Counters => "counters",
             Stage::Full => "full",
         }
     }
@@ -94,7 +99,8 @@ pub enum StageSelection {
     /// `basic`, then exactly one follow-up chosen from basic's metrics.
     #[default]
     Auto,
-    /// Every stage except `full` (which repeats them all).
+    /// Every analysis stage: all but `full` (which repeats them all) and `counters` (the
+    /// A/B check's).
     All,
     /// Exactly these stages, in collection order, without duplicates.
     List(Vec<Stage>),

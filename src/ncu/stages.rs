@@ -175,6 +175,29 @@ pub const ROOFLINE: &[&str] = &[
     "lts__t_sectors.sum",
 ];
 
+/// Counts that repeat run to run whatever the clocks do: the A/B check's second signal
+/// (`check --base`), read by `compare::ab::counters`. Instructions (warp and thread),
+/// global, local and shared-memory traffic, bank conflicts, DRAM bytes and L2 sectors,
+/// the launch's registers and shared memory, and the elapsed cycles.
+pub const COUNTERS: &[&str] = &[
+    "gpu__time_duration.sum",
+    "smsp__inst_executed.sum",
+    "smsp__thread_inst_executed.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "lts__t_sectors.sum",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+    "gpc__cycles_elapsed.max",
+];
+
 const MEMORY_STAGE: &[&str] = &concat_metrics::<{ MEMORY.len() + STALLS.len() }>(&[MEMORY, STALLS]);
 const COMPUTE: &[&str] =
     &concat_metrics::<{ PIPES_AND_FLOPS.len() + STALLS.len() }>(&[PIPES_AND_FLOPS, STALLS]);
@@ -199,7 +222,7 @@ const fn concat_metrics<const N: usize>(parts: &[&[&'static str]]) -> [&'static 
 }
 
 /// Every stage's definition, in [`Stage::ALL`] order.
-pub const DEFINITIONS: [StageDefinition; 8] = [
+pub const DEFINITIONS: [StageDefinition; 9] = [
     StageDefinition {
         stage: Stage::Basic,
         metrics: BASIC,
@@ -255,6 +278,14 @@ pub const DEFINITIONS: [StageDefinition; 8] = [
         set: None,
         page: Page::Source,
         passes_h200: Some(5),
+    },
+    StageDefinition {
+        stage: Stage::Counters,
+        metrics: COUNTERS,
+        sections: &[],
+        set: None,
+        page: Page::Raw,
+        passes_h200: Some(4),
     },
     StageDefinition {
         stage: Stage::Full,

@@ -42,6 +42,8 @@ pub fn raw_page_name(collection: &StageCollection) -> &'static str {
             Stage::Roofline => "06_roofline_raw.csv",
             Stage::Source => "07_source_raw.csv",
             Stage::Full => "08_full_raw.csv",
+            // Added after the others: the numbers of existing profiles stay as they are.
+            Stage::Counters => "09_counters_raw.csv",
         },
     }
 }

@@ -324,7 +324,7 @@ fn explain_names_the_stages_that_collect_a_metric() {
     let stages = |m: &str| {
         explained(m).lines().find(|l| l.starts_with("Collected by stages:")).unwrap_or_default().to_string()
     };
-    assert_eq!(stages("dram__bytes_read.sum"), "Collected by stages: memory, roofline, full");
+    assert_eq!(stages("dram__bytes_read.sum"), "Collected by stages: memory, roofline, counters, full");
     assert_eq!(
         stages("smsp__issue_active.avg.pct_of_peak_sustained_active"),
         "Collected by stages: compute, full"
@@ -335,7 +335,7 @@ fn explain_names_the_stages_that_collect_a_metric() {
     );
     assert_eq!(
         stages("launch__grid_size"),
-        "Collected by stages: basic, speed-of-light, memory, compute, occupancy, roofline, full"
+        "Collected by stages: basic, speed-of-light, memory, compute, occupancy, roofline, counters, full"
     );
     assert_eq!(
         stages("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"),

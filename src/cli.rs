@@ -164,7 +164,7 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// What to compare against: a saved baseline's name (profile/baselines/NAME/) or directory, or a profile directory
-    #[arg(long, value_name = "NAME", required_unless_present_any = ["save_baseline", "base"])]
+    #[arg(long, value_name = "NAME", required_unless_present_any = ["save_baseline", "base", "archive"])]
     pub baseline: Option<String>,
     /// Run only the harness timings: no ncu, fast (harness targets only)
     #[arg(long)]

@@ -19,6 +19,7 @@ use crate::plan::{KernelPlan, Plan, PlannedTarget};
 pub mod adjust;
 pub mod contents;
 pub mod emit;
+pub mod pair;
 pub use contents::Contents;
 
 /// The plan's file inside an archive.

@@ -13,8 +13,8 @@ pub struct AbArgs {
     /// in GitHub Actions)
     #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto", conflicts_with = "baseline")]
     pub base: Option<String>,
-    /// Interleaved timing rounds per side for --base (at least 6; default 10)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(6..=200), requires = "base")]
+    /// Interleaved timing rounds per side of an A/B check (at least 6; default 12)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(6..=200))]
     pub rounds: Option<u32>,
     /// What may fail an A/B check: the timing, the clock-independent counters, or both
     #[arg(long, value_name = "SIGNAL", value_enum, default_value_t = GateArg::Both)]

@@ -18,6 +18,7 @@ pub mod discover;
 pub mod environment;
 mod failure;
 pub mod prepare;
+pub mod rounds;
 pub mod timing;
 pub mod window;
 

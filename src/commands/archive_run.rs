@@ -40,6 +40,9 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     for note in &plan.notes {
         shell.note(note);
     }
+    if let Some(asked) = &a.base {
+        return archive_pair(a, asked, &request, plan, &config, shell);
+    }
     // The launchers' paths and --shards are checked before minutes of compilation, too.
     let launchers = emit::prepare(&a.output, plan.kernels.len(), &a.launchers.request())?;
     // The globs are checked before minutes of compilation.
@@ -61,6 +64,85 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
         l.write()?;
     }
     print_listing(&a.output, &manifest, &packed, launchers.as_ref(), shell);
+    Ok(ExitCode::Success)
+}
+
+/// `cargo kprof archive --base REV -o FILE`: both sides of an A/B check, each built and
+/// packed as a one-sided archive, then the two put in one file (see `archive::pair`).
+fn archive_pair(
+    a: &ArchiveArgs,
+    asked: &str,
+    request: &plan::Request,
+    head: plan::Plan,
+    config: &crate::config::Config,
+    shell: &Shell,
+) -> Result<ExitCode> {
+    if !a.launchers.request().launchers.is_empty() {
+        return Err(Failure::new(ExitCode::Config, "--emit does not go with --base")
+            .help(
+                "the launchers run one-sided archives; an A/B archive is checked with `check --archive FILE`",
+            )
+            .into());
+    }
+    let (head_tmp, base_tmp) = archive::pair::temporaries(&a.output)?;
+    let manifest_path = a.profile.packages.manifest_path.as_deref();
+    let (base, base_plan, base_config) =
+        super::check_base::base_side(request, &head, manifest_path, asked, shell)?;
+    let _deferral = crate::process::defer_signals();
+    let mut written = Vec::new();
+    let packed = (|| -> Result<()> {
+        for (plan, config, tmp, side) in
+            [(&head, config, &head_tmp, "head"), (&base_plan, &base_config, &base_tmp, "base")]
+        {
+            let globs = contents::applicable(plan, &config.include);
+            let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
+            let built = match &plan.build {
+                Some(req) => {
+                    shell.status(format!("Building the {side} with line info: {}", req.command()));
+                    Some(req.run(shell)?)
+                }
+                None => None,
+            };
+            crate::process::check_signal("after the build")?;
+            contents::add_build_outputs(&mut packed, plan, built.as_ref());
+            written.push(tmp.clone());
+            archive::write(plan, built.as_ref(), &packed, tmp)?;
+        }
+        let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
+        let pair = archive::pair::PairManifest {
+            schema_version: 1,
+            kprof_version: env!("CARGO_PKG_VERSION").into(),
+            base_asked: base.asked.clone(),
+            base_commit: base.commit.clone(),
+            head_commit: crate::build::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
+        };
+        archive::pair::write(&pair, &head_tmp, &base_tmp, &a.output)
+    })();
+    if let Err(e) = packed {
+        for tmp in written {
+            std::fs::remove_file(tmp).ok();
+        }
+        return Err(e);
+    }
+    if shell.is_json() {
+        shell.json(&json!({
+            "reason": "archive-written",
+            "archive": a.output,
+            "base": { "asked": base.asked, "commit": base.commit },
+            "kernels": head.kernels.iter().map(|k| &k.name).collect::<Vec<_>>(),
+        }));
+    } else {
+        shell.out(format!(
+            "Archive: {} (A/B: this tree and base {} ({}))",
+            a.output.display(),
+            base.short(),
+            base.asked
+        ));
+        shell.out(format!(
+            "  check it on the GPU machine: cargo-kprof kprof check --archive {} --workspace-remap DIR",
+            a.output.display()
+        ));
+    }
     Ok(ExitCode::Success)
 }
 

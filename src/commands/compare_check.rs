@@ -80,6 +80,29 @@ pub(crate) fn compare(c: &CompareArgs, shell: &Shell) -> Result<ExitCode> {
 /// saved baseline, and fail on a regression.
 pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     check_export_files(&c.exports)?;
+    let ab_archive = match (&c.archive, c.baseline.is_none() && c.save_baseline.is_none()) {
+        (Some(a), true) => crate::archive::pair::read_manifest(a)?.is_some(),
+        _ => false,
+    };
+    if c.ab.base.is_some() || ab_archive {
+        if c.save_baseline.is_some() {
+            return Err(Failure::new(ExitCode::Config, "--save-baseline does not go with an A/B check")
+                .help("an A/B check compares with the base revision; save baselines from a plain `check`")
+                .into());
+        }
+        return super::check_base::check_ab(c, shell);
+    }
+    if c.baseline.is_none() && c.save_baseline.is_none() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!(
+                "{} holds one side only: check it against --baseline NAME, or save one with --save-baseline NAME",
+                c.archive.as_deref().unwrap_or(Path::new("the archive")).display()
+            ),
+        )
+        .help("for an A/B check against a git revision, pack both sides: cargo kprof archive --base REV -o FILE")
+        .into());
+    }
     let (plan, built) = match &c.archive {
         Some(archive) => {
             let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
@@ -92,6 +115,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
                     Ok(archive::adjust::adjust(k, &request, &mut notes)?)
                 })?;
             plan.notes.extend(notes);
+            plan.dry_run = request.dry_run;
             plan.batch = !request.no_batch;
             plan.partition = request.partition.as_ref().map(|s| s.partition);
             plan.assign_gpus(&request.gpus);
@@ -137,7 +161,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         // An archive's profiles go under --workspace-remap, which kprof made itself.
         super::create_profiles_root(&plan.profile_root, shell)?;
     }
-    let extras = Extras { timing: true, timing_only: c.timing_only };
+    let extras = Extras { timing: true, timing_only: c.timing_only, dirs_only: false };
     let profiles = execute_profiles(&plan, built, extras, shell)?;
     if plan.dry_run {
         return Ok(ExitCode::Success);
@@ -224,6 +248,26 @@ fn check_export_files(exports: &ExportArgs) -> Result<(), Failure> {
 fn taken(flag: &str, path: &Path) -> Failure {
     Failure::new(ExitCode::Filesystem, format!("{flag} {}: the file exists", path.display()))
         .help("result files are never overwritten: pick a new name or remove the file")
+}
+
+/// `--bmf` and `--github-benchmark` of an A/B check: the head's timing over the rounds
+/// (else its profiled launch), with the A/B verdict.
+pub(super) fn write_ab_exports(
+    exports: &ExportArgs,
+    outcome: &crate::compare::ab::run::AbOutcome,
+    shell: &Shell,
+) -> Result<()> {
+    let measured: Vec<Measured> = outcome
+        .kernels
+        .iter()
+        .map(|k| Measured {
+            name: exports::benchmark_name(k.package.as_deref(), &k.ab.kernel),
+            timing: k.head_timing.clone(),
+            ncu_duration_ns: k.ncu_duration_ns,
+            comparison: None,
+        })
+        .collect();
+    write_export_files(exports, &measured, shell)
 }
 
 /// Writes `--bmf` and `--github-benchmark`, each whole and none over an existing file.

@@ -5,6 +5,7 @@
 //! cargo does. Nothing below this folder prints except [`crate::shell`].
 
 mod archive_run;
+mod check_base;
 mod compare_check;
 mod doctor;
 mod explain;

@@ -47,6 +47,9 @@ pub struct Extras {
     pub timing: bool,
     /// Only time them: no ncu at all.
     pub timing_only: bool,
+    /// Only write the profile directories, as a dry run does, and run nothing: an A/B
+    /// check's `--timing-only`, whose timing is its rounds.
+    pub dirs_only: bool,
 }
 
 /// Checks the machine, builds (unless `prebuilt` supplies the executables, as an archive
@@ -73,7 +76,7 @@ pub(crate) fn execute_profiles<'a>(
         // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
         checks.retain(|c| c.what != CheckId::Ncu);
     }
-    if extras.timing_only {
+    if extras.timing_only || extras.dirs_only {
         // No ncu: the harness itself says when there is no GPU or driver.
         checks.clear();
     }
@@ -107,10 +110,10 @@ pub(crate) fn execute_profiles<'a>(
     for kernel in &plan.kernels {
         prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu_for(kernel))?);
     }
-    if !extras.timing_only {
+    if !extras.timing_only && !extras.dirs_only {
         report_prepared(plan, &prepared, shell);
     }
-    if plan.dry_run {
+    if plan.dry_run || extras.dirs_only {
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
     let rules = Rules::builtin();

@@ -5,6 +5,7 @@
 //! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
 //! checks and creates the places a run writes so that a failure leaves nothing behind.
 
+pub mod ab;
 pub mod dir;
 pub mod fs;
 pub mod import;

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod ab;
 mod analysis_fixtures;
 mod archive_options;
 mod archive_runs;

@@ -20,6 +20,9 @@ use crate::model::ab::AbVerdict;
 pub enum CounterClass {
     /// Deterministic counts of work: identical on every run of the same code and input.
     Exact,
+    /// Counts that depend on how warps happen to interleave: shared-memory bank conflicts
+    /// (on an H200 they varied by up to 1.4 % between identical runs).
+    Contended,
     /// Traffic that depends on what L2 holds when the kernel starts.
     Cache,
     /// Launch attributes: they explain a change, they are not a cost on their own.
@@ -52,7 +55,7 @@ pub const COUNTERS: &[Counter] = &[
     counter("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "local load sectors", CounterClass::Exact),
     counter("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "local store sectors", CounterClass::Exact),
     counter("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "shared wavefronts", CounterClass::Exact),
-    counter("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts", CounterClass::Exact),
+    counter("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts", CounterClass::Contended),
     counter("dram__bytes_read.sum", "DRAM bytes read", CounterClass::Cache),
     counter("dram__bytes_write.sum", "DRAM bytes written", CounterClass::Cache),
     counter("lts__t_sectors.sum", "L2 sectors", CounterClass::Cache),
@@ -67,14 +70,22 @@ pub const COUNTERS: &[Counter] = &[
 /// reviewer's line.
 pub const EXACT_MOVED_PCT: f64 = 0.1;
 
-/// A cache counter has moved beyond 1 %: what L2 holds varies from run to run, and below
-/// 1 % that variation is all one sees.
-pub const CACHE_MOVED_PCT: f64 = 1.0;
+/// A contended counter has moved beyond 5 %, and gates when it grows by more than 25 % (or
+/// the tolerance, if larger) or appears from 0. Twelve A/A checks of the demo's tiled hgemm
+/// on an H200 (same binary against itself) moved its bank conflicts by -0.5 % to +1.4 %;
+/// a real conflict (a transposed tile) multiplied them by 1400.
+pub const CONTENDED_MOVED_PCT: f64 = 5.0;
+/// See [`CONTENDED_MOVED_PCT`].
+pub const CONTENDED_GATE_MIN_PCT: f64 = 25.0;
 
-/// A cache counter gates only when it grows by more than this (or the tolerance, if
-/// larger): on an H200, DRAM and L2 traffic of an L2-resident kernel was measured to vary
-/// about 6 % between identical runs, so a smaller gate would fail on noise.
-pub const CACHE_GATE_MIN_PCT: f64 = 10.0;
+/// A cache counter has moved beyond 20 %, and gates only when it grows by more than 50 %
+/// (or the tolerance, if larger). What L2 holds when a kernel starts varies from run to
+/// run: in twelve A/A checks of the tiled hgemm on an H200 (its inputs nearly fit in L2),
+/// DRAM bytes read moved by -9.5 % to +16.3 % and L2 sectors by -1.2 % to +1.6 %. A first
+/// gate at 10 % failed three of ten A/A checks on DRAM bytes alone.
+pub const CACHE_MOVED_PCT: f64 = 20.0;
+/// See [`CACHE_MOVED_PCT`].
+pub const CACHE_GATE_MIN_PCT: f64 = 50.0;
 
 /// Elapsed cycles have moved beyond 1 %; they are never gated, since the timing is the
 /// measure of time and cycles follow the clock's own variation.
@@ -86,6 +97,7 @@ impl CounterClass {
     pub fn moved_pct(self) -> f64 {
         match self {
             CounterClass::Exact => EXACT_MOVED_PCT,
+            CounterClass::Contended => CONTENDED_MOVED_PCT,
             CounterClass::Cache => CACHE_MOVED_PCT,
             CounterClass::Launch => 0.0,
             CounterClass::Cycles => CYCLES_MOVED_PCT,
@@ -98,6 +110,7 @@ impl CounterClass {
     pub fn gate_pct(self, t: f64) -> Option<f64> {
         match self {
             CounterClass::Exact => Some(t.max(EXACT_MOVED_PCT)),
+            CounterClass::Contended => Some(t.max(CONTENDED_GATE_MIN_PCT)),
             CounterClass::Cache => Some(t.max(CACHE_GATE_MIN_PCT)),
             CounterClass::Launch | CounterClass::Cycles => None,
         }
@@ -197,7 +210,7 @@ pub fn compare_counters(
         };
         let gated = match (c.class.gate_pct(t), change_pct) {
             (Some(g), Some(p)) => p > g,
-            (Some(_), None) => c.class == CounterClass::Exact && h > 0.0,
+            (Some(_), None) => matches!(c.class, CounterClass::Exact | CounterClass::Contended) && h > 0.0,
             (None, _) => false,
         };
         changes.push(CounterChange {
@@ -219,7 +232,9 @@ impl CounterChanges {
     /// by more than its gate and none is gated; ambiguous when no exact or cache counter
     /// was compared at all (nothing to judge the work by); else unchanged.
     pub fn verdict(&self) -> AbVerdict {
-        let judged = |c: &&CounterChange| matches!(c.class, CounterClass::Exact | CounterClass::Cache);
+        let judged = |c: &&CounterChange| {
+            matches!(c.class, CounterClass::Exact | CounterClass::Contended | CounterClass::Cache)
+        };
         if self.changes.iter().any(|c| c.gated) {
             AbVerdict::Regressed
         } else if self.changes.iter().any(|c| c.shrank(self.tolerance_pct)) {
@@ -319,13 +334,16 @@ mod tests {
 
     #[test]
     fn dram_noise_is_not_gated() {
-        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.06e8)]), 2.0);
+        // +16 %, as an A/A check of an L2-resident kernel showed: neither moved nor gated.
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.16e8)]), 2.0);
         let d = change(&c, "dram__bytes_read.sum");
-        assert!(d.moved && !d.gated, "{d:?}");
+        assert!(!d.moved && !d.gated, "{d:?}");
         assert_eq!(c.verdict(), AbVerdict::Unchanged);
-        assert_eq!(c.explain(), "+6.0 % DRAM bytes read");
-        // Beyond 10 %: gated.
-        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.15e8)]), 2.0);
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.3e8)]), 2.0);
+        assert!(change(&c, "dram__bytes_read.sum").moved && !change(&c, "dram__bytes_read.sum").gated);
+        assert_eq!(c.explain(), "+30.0 % DRAM bytes read");
+        // Beyond 50 %: gated.
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_read.sum", 1.55e8)]), 2.0);
         assert_eq!(c.verdict(), AbVerdict::Regressed);
         // DRAM appearing from 0 is traffic L2 happened not to hold: moved, not gated.
         let c = compare_counters(

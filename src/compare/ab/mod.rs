@@ -7,13 +7,15 @@
 //! (`ab_rounds.json`); [`stats`] turns them into an estimate, a 95 % interval and a timing
 //! verdict; [`counters`] compares the counters class by class; [`verdict`] combines the
 //! two as `--gate` says, writes the reviewer's line and the rule, and picks the exit code.
-//! No I/O, no processes, no paths: the same numbers always give the same verdict.
-
-// The `check --base` flow that feeds these lands separately; until it does, only the
-// tests call them.
-#![cfg_attr(not(test), allow(dead_code))]
+//! Those four do no I/O and start no process: the same numbers always give the same
+//! verdict. [`run`] drives a check (it runs the rounds through `collect::rounds` and reads
+//! the counters pages) and [`report`] writes what it found.
 
 pub mod counters;
+#[cfg(test)]
+mod recorded;
+pub mod report;
 pub mod rounds;
+pub mod run;
 pub mod stats;
 pub mod verdict;

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::counters::{CounterChanges, CACHE_GATE_MIN_PCT, EXACT_MOVED_PCT};
+use super::counters::{CounterChanges, CACHE_GATE_MIN_PCT, CONTENDED_GATE_MIN_PCT, EXACT_MOVED_PCT};
 use super::stats::{TimeChange, CLOCK_DROP, EXACT_UP_TO, MIN_ROUNDS};
 use crate::error::ExitCode;
 use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal};
@@ -209,10 +209,11 @@ pub fn decision_rule_markdown(tolerance_pct: f64, gate: GateSignal) -> String {
          - **Minimum effect: ±{t} %.** Regressed: the whole interval at or above +{t} %. \
          Improved: at or below -{t} %. Unchanged: inside (-{t} %, +{t} %). Otherwise \
          ambiguous: the run cannot tell a change of {t} % from noise.\n\
-         - **Counters.** Deterministic counts (instructions, memory sectors, bank conflicts) gate \
-         when they grow by more than {exact_gate} %, or appear from zero; cache traffic (DRAM \
-         bytes, L2 sectors) gates beyond {cache_gate} %, since it varies by itself; launch \
-         attributes and cycles never gate.\n\
+         - **Counters.** Deterministic counts (instructions, memory sectors) gate when they grow \
+         by more than {exact_gate} %, or appear from zero; bank conflicts, which vary a little \
+         with how warps interleave, beyond {contended_gate} % or from zero; cache traffic (DRAM \
+         bytes, L2 sectors) beyond {cache_gate} %, since it varies by itself; launch attributes \
+         and cycles never gate.\n\
          - **Gate `{gate}`:** {gate_rule}\n\
          - **Exit code.** 10 when any kernel regressed; else 14 when any is ambiguous (0 with \
          `--ambiguous pass`); else 0.\n",
@@ -220,6 +221,7 @@ pub fn decision_rule_markdown(tolerance_pct: f64, gate: GateSignal) -> String {
         exact = EXACT_UP_TO,
         min = MIN_ROUNDS,
         exact_gate = t.max(EXACT_MOVED_PCT),
+        contended_gate = t.max(CONTENDED_GATE_MIN_PCT),
         cache_gate = t.max(CACHE_GATE_MIN_PCT),
         gate = gate.name(),
     )
@@ -371,10 +373,12 @@ mod tests {
     #[test]
     fn the_rule_names_its_numbers() {
         let md = decision_rule_markdown(2.0, GateSignal::Both);
-        for needle in ["±2 %", "95 %", "3 % below", "beyond 10 %", "more than 2 %", "Gate `both`", "14"] {
+        for needle in
+            ["±2 %", "95 %", "3 % below", "beyond 50 %", "beyond 25 %", "more than 2 %", "Gate `both`", "14"]
+        {
             assert!(md.contains(needle), "{needle} in\n{md}");
         }
-        assert!(decision_rule_markdown(15.0, GateSignal::Time).contains("beyond 15 %"));
+        assert!(decision_rule_markdown(60.0, GateSignal::Time).contains("beyond 60 %"));
         assert!(decision_rule_markdown(2.0, GateSignal::Counters).contains("only the counters decide"));
     }
 }

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Runs the A/B checks of #16 on a GPU machine from the archives `ab-history.sh` wrote.
+#
+#   ab-run.sh KPROF ARCHIVES_DIR OUT_DIR CASE...
+#
+# CASE is `aa:N` (N checks of ab-aa.tar, the base against itself), or `bank`, `slow3`,
+# `insts` (ab-<case>.tar once), or `insts-time` (ab-insts.tar with --gate time). Each check
+# unpacks into OUT_DIR/<case>[-n] and its console goes to OUT_DIR/<case>[-n].log, which
+# ends with the exit status and the wall time of the whole check (unpacking, both sides'
+# profiles, the rounds; no build: the archives hold the executables).
+set -u
+kprof=${1:?usage: ab-run.sh KPROF ARCHIVES_DIR OUT_DIR CASE...}
+archives=${2:?}
+out=${3:?}
+shift 3
+mkdir -p "$out"
+check() { # name, archive, extra args...
+  local name=$1 archive=$2 t0 t1 rc
+  shift 2
+  t0=$(date +%s.%N)
+  {
+    echo "\$ cargo-kprof kprof check --archive $(basename "$archive") --workspace-remap $name $* --message-format json"
+    "$kprof" kprof check --archive "$archive" --workspace-remap "$out/$name" "$@" --message-format json
+    rc=$?
+    t1=$(date +%s.%N)
+    echo "exit $rc, wall $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"
+  } >"$out/$name.log" 2>&1
+  tail -n 1 "$out/$name.log" | sed "s/^/$name: /"
+}
+for c in "$@"; do
+  case $c in
+    aa:*)
+      for n in $(seq 1 "${c#aa:}"); do check "aa-$n" "$archives/ab-aa.tar"; done
+      ;;
+    insts-time) check insts-time "$archives/ab-insts.tar" --gate time ;;
+    *) check "$c" "$archives/ab-$c.tar" ;;
+  esac
+done

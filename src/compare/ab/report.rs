@@ -1,0 +1,170 @@
+//! What an A/B check writes: per kernel, `comparison/ab_rounds.json`, `comparison/ab.json`
+//! and `comparison/regression_report.md` in the head's profile (led by the reviewer's
+//! line, then the rounds, the counters, the decision rule, and the single-launch
+//! comparison of the two profiles); for the run, the step summary.
+
+use std::fmt::Write as _;
+
+use anyhow::Result;
+
+use super::rounds::Rounds;
+use super::run::{AbOptions, AbPair};
+use super::verdict::{decision_rule_markdown, reviewer_line, KernelAb};
+use crate::compare::{self, markdown, Snapshot};
+use crate::model::ab::AbVerdict;
+use crate::profile::fs::write_atomic;
+use crate::units;
+
+/// Where the head's time goes and whether that moved: `hgemm.cu:48 (72.2 % -> 80.4 %)`,
+/// or `moved from hgemm.cu:24 (97.6 %) to hgemm.cu:48 (72.2 %)`.
+pub fn hotspot_phrase(base: &Snapshot, head: &Snapshot) -> Option<String> {
+    let h = head.hotspots.first()?;
+    Some(match base.hotspots.first() {
+        Some(b) if b.location == h.location => format!("{} ({:.1} % -> {:.1} %)", h.location, b.pct, h.pct),
+        Some(b) => format!("moved from {} ({:.1} %) to {} ({:.1} %)", b.location, b.pct, h.location, h.pct),
+        None => format!("{} ({:.1} %)", h.location, h.pct),
+    })
+}
+
+/// Writes the kernel's A/B files into the head's `comparison/`.
+pub fn write(
+    p: &AbPair<'_>,
+    ab: &KernelAb,
+    rounds: Option<&Rounds>,
+    base: Option<&Snapshot>,
+    head: Option<&Snapshot>,
+    opts: &AbOptions,
+) -> Result<()> {
+    let dir = p.head_dir;
+    dir.ensure_dir(&dir.comparison_dir())?;
+    if let Some(r) = rounds {
+        write_atomic(&dir.ab_rounds_path(), &(serde_json::to_string_pretty(r)? + "\n"))?;
+    }
+    let doc = serde_json::json!({
+        "schema_version": 1,
+        "base": opts.base_label,
+        "base_profile": p.base_dir.path(),
+        "head_profile": p.head_dir.path(),
+        "result": ab,
+        "line": reviewer_line(ab),
+    });
+    write_atomic(&dir.ab_result_path(), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
+    let mut md = markdown_for(p, ab, rounds, opts);
+    if let (Some(b), Some(h)) = (base, head) {
+        // The profiles' own comparison (one profiled launch per side) follows, for the
+        // metrics and hot lines it lays side by side; its duration is not the gate's.
+        let c = compare::compare(b, h, ab.time.as_ref().map_or(2.0, |t| t.tolerance_pct));
+        md.push_str(
+            "\n---\n\n# The two profiles side by side\n\nOne profiled launch per side, as ncu measured it; \
+             the verdict above, from the interleaved rounds and the counters, is the gate's.\n\n",
+        );
+        md.push_str(&markdown::render_markdown(&c));
+        write_atomic(&dir.regression_json_path(), &(serde_json::to_string_pretty(&c)? + "\n"))?;
+    }
+    write_atomic(&dir.regression_report_path(), &md)?;
+    Ok(())
+}
+
+fn markdown_for(p: &AbPair<'_>, ab: &KernelAb, rounds: Option<&Rounds>, opts: &AbOptions) -> String {
+    let mut md = format!("# A/B check: `{}` against base {}\n\n", ab.kernel, opts.base_label);
+    let _ = writeln!(md, "**{}**\n", reviewer_line(ab));
+    let _ = writeln!(md, "- head (this tree): `{}`", p.head_dir.path().display());
+    let _ = writeln!(md, "- base: `{}`", p.base_dir.path().display());
+    let _ = writeln!(md, "- decided by: {}; gate: {}\n", ab.decided_by, ab.gate.name());
+    if let Some(t) = &ab.time {
+        let _ = writeln!(
+            md,
+            "## Timing\n\nHead against base: {:+.2} %, 95 % interval [{:+.2} %, {:+.2} %] (achieved confidence \
+             {:.1} %), over {} kept round(s); the run resolves changes of about ±{:.2} %; tolerance {} %.",
+            t.estimate_pct,
+            t.lo_pct,
+            t.hi_pct,
+            t.confidence * 100.0,
+            t.rounds,
+            t.resolution_pct,
+            t.tolerance_pct
+        );
+        match t.clock_drift_pct {
+            Some(d) => {
+                let _ = writeln!(md, "SM clocks of the kept rounds spread {d:.2} % around their median.");
+            }
+            None => {
+                let _ = writeln!(md, "No SM clock readings: clock drift is not screened.");
+            }
+        }
+        for d in &t.discarded {
+            let _ = writeln!(md, "- discarded: {d}");
+        }
+        md.push('\n');
+    }
+    if let Some(r) = rounds {
+        md.push_str("| round | first | base | head | head / base | base SM clock | head SM clock |\n");
+        md.push_str("|---|---|---|---|---|---|---|\n");
+        let mhz = |m: Option<f64>| m.map(|m| format!("{m:.0} MHz")).unwrap_or_else(|| "-".into());
+        for round in &r.rounds {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} | {:+.2} % | {} | {} |",
+                round.index + 1,
+                round.first.name(),
+                units::duration(round.base.median_ns),
+                units::duration(round.head.median_ns),
+                (round.head.median_ns / round.base.median_ns - 1.0) * 100.0,
+                mhz(round.base.sm_clock_mhz),
+                mhz(round.head.sm_clock_mhz)
+            );
+        }
+        md.push('\n');
+    }
+    if let Some(c) = &ab.counters {
+        md.push_str("## Counters (one profiled launch per side; they do not depend on clocks)\n\n");
+        md.push_str("| counter | base | head | change | |\n|---|---|---|---|---|\n");
+        for ch in &c.changes {
+            let change = match ch.change_pct {
+                Some(v) => format!("{v:+.2} %"),
+                None if ch.head == 0.0 => "none".into(),
+                None => "from 0".into(),
+            };
+            let mark = if ch.gated {
+                "**gated**"
+            } else if ch.moved {
+                "moved"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                md,
+                "| {} (`{}`) | {} | {} | {change} | {mark} |",
+                ch.label, ch.metric, ch.base, ch.head
+            );
+        }
+        if !c.missing.is_empty() {
+            let _ = writeln!(md, "\nMissing on a side: {}", c.missing.join(", "));
+        }
+        md.push('\n');
+    }
+    md.push_str(&decision_rule_markdown(ab.time.as_ref().map_or(2.0, |t| t.tolerance_pct), ab.gate));
+    md.push('\n');
+    md
+}
+
+/// The step summary of the run: one line per kernel, the rule folded away.
+pub fn step_summary(abs: &[KernelAb], opts: &AbOptions) -> String {
+    let count = |v: AbVerdict| abs.iter().filter(|a| a.verdict == v).count();
+    let head = match (count(AbVerdict::Regressed), count(AbVerdict::Ambiguous)) {
+        (0, 0) => "no regression".to_string(),
+        (0, a) => format!("{a} kernel(s) ambiguous"),
+        (r, _) => format!("{r} regression(s)"),
+    };
+    let mut md = format!("## cargo kprof check against base {}: {head}\n\n", opts.base_label);
+    for a in abs {
+        let _ = writeln!(md, "- {}", reviewer_line(a));
+    }
+    let t = abs.iter().find_map(|a| a.time.as_ref().map(|t| t.tolerance_pct)).unwrap_or(2.0);
+    let _ = write!(
+        md,
+        "\n<details><summary>How this was decided</summary>\n\n{}\n</details>\n\n",
+        decision_rule_markdown(t, opts.gate)
+    );
+    md
+}

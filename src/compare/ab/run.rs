@@ -1,0 +1,267 @@
+//! One A/B check over paired kernels: the interleaved timing rounds, the counters of both
+//! sides, the verdict of each kernel, its reports, and the check's exit code.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::json;
+
+use super::counters::{compare_counters, CounterChanges};
+use super::report;
+use super::rounds::{Rounds, SideSample};
+use super::stats::time_change;
+use super::verdict::{self, combine, reviewer_line, KernelAb};
+use crate::build::BuildOutput;
+use crate::collect::prepare::target_command;
+use crate::collect::rounds::{run_rounds, RoundSide, SideRun};
+use crate::collect::timing::TimingFacts;
+use crate::compare::Snapshot;
+use crate::error::ExitCode;
+use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal, Side};
+use crate::model::kinds::Runtime;
+use crate::plan::KernelPlan;
+use crate::profile::dir::ProfileDir;
+use crate::shell::Shell;
+
+/// Rounds per side unless `--rounds` says otherwise. One disturbed round contributes `n`
+/// of the `n(n+1)/2` Walsh averages; the exact 95 % interval cuts `k - 1` of them off each
+/// end (k = 9 at 10 rounds, 14 at 12). From 12 rounds on, `k - 1` exceeds `n`, so one odd
+/// round cannot move either bound: at 10, a single round off by +40 % turned an A/A
+/// interval into [-0.25, +17.9] % (ambiguous); at 12 the same round leaves [-0.18, +0.44] %.
+pub const DEFAULT_ROUNDS: u32 = 12;
+
+/// One kernel on both sides, profiled.
+pub struct AbPair<'a> {
+    /// The head's plan of it.
+    pub head_kernel: &'a KernelPlan,
+    /// The base's plan of it.
+    pub base_kernel: &'a KernelPlan,
+    /// The head's profile.
+    pub head_dir: &'a ProfileDir,
+    /// The base's profile.
+    pub base_dir: &'a ProfileDir,
+    /// The head's executables.
+    pub head_built: Option<&'a BuildOutput>,
+    /// The base's executables.
+    pub base_built: Option<&'a BuildOutput>,
+}
+
+/// How to check.
+#[derive(Debug, Clone)]
+pub struct AbOptions {
+    /// Timing rounds per side.
+    pub rounds: u32,
+    /// `--tolerance-pct`; else each kernel's own.
+    pub tolerance_pct: Option<f64>,
+    /// Which signals may fail the gate.
+    pub gate: GateSignal,
+    /// What an ambiguous kernel does to the exit code.
+    pub ambiguous: AmbiguousPolicy,
+    /// `--timeout` of each timing run.
+    pub timeout: Option<Duration>,
+    /// How to name the base (`3f2a1c9d0e1b (HEAD~1)`).
+    pub base_label: String,
+}
+
+/// One kernel's outcome.
+#[derive(Debug, Clone)]
+pub struct AbKernel {
+    /// The verdict and its evidence.
+    pub ab: KernelAb,
+    /// The kernel's package, for result files.
+    pub package: Option<String>,
+    /// The head's timing over the rounds: the median of its round medians.
+    pub head_timing: Option<TimingFacts>,
+    /// ncu's duration of the head's profiled launch, ns.
+    pub ncu_duration_ns: Option<f64>,
+}
+
+/// The check's outcome.
+#[derive(Debug, Clone)]
+pub struct AbOutcome {
+    /// Every kernel, in selection order.
+    pub kernels: Vec<AbKernel>,
+    /// 0, 10 (a regression) or 14 (ambiguous, unless `--ambiguous pass`).
+    pub exit_code: ExitCode,
+}
+
+/// Times, compares and reports every pair.
+pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOutcome> {
+    let mut kernels = Vec::new();
+    for p in pairs {
+        let k = p.head_kernel;
+        let t = opts.tolerance_pct.unwrap_or(k.tolerance_pct);
+        let rounds = if k.runtime == Runtime::Harness && p.base_kernel.runtime == Runtime::Harness {
+            let head = target_command(k, p.head_built)?;
+            let base = target_command(p.base_kernel, p.base_built)?;
+            shell.status(format!("Timing `{}`: {} interleaved rounds of base and head", k.name, opts.rounds));
+            let runs = run_rounds(
+                [
+                    RoundSide { side: Side::Base, target: &base, dir: p.base_dir },
+                    RoundSide { side: Side::Head, target: &head, dir: p.head_dir },
+                ],
+                k.case.as_deref(),
+                opts.rounds,
+                opts.timeout,
+                shell,
+            )?;
+            let rounds = to_rounds(k, &runs);
+            if let Err(e) = rounds.check() {
+                shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
+            }
+            Some(rounds)
+        } else {
+            shell.note(format!(
+                "`{}` runs as `{}`, not on the harness: no interleaved timing; the verdict rests on the \
+                 counters and on one profiled launch per side, weaker evidence than timed rounds",
+                k.name,
+                k.runtime.name()
+            ));
+            None
+        };
+        let time = rounds.as_ref().map(|r| time_change(r, t));
+        let counters = read_counters(p, t)?;
+        let (head_snap, base_snap) =
+            (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
+        let mut ab = combine(&k.name, time, counters, opts.gate);
+        ab.hotspot = match (&base_snap, &head_snap) {
+            (Some(b), Some(h)) => report::hotspot_phrase(b, h),
+            _ => None,
+        };
+        report::write(p, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref(), opts)?;
+        print_kernel(&ab, p, shell);
+        kernels.push(AbKernel {
+            head_timing: rounds.as_ref().and_then(head_timing),
+            ncu_duration_ns: head_snap.as_ref().and_then(|s| s.kernel.get("duration_ns")),
+            package: k.package.clone(),
+            ab,
+        });
+    }
+    let abs: Vec<KernelAb> = kernels.iter().map(|k| k.ab.clone()).collect();
+    let exit_code = verdict::exit_code(&abs, opts.ambiguous);
+    crate::compare::gate::write_step_summary(&report::step_summary(&abs, opts))?;
+    Ok(AbOutcome { kernels, exit_code })
+}
+
+/// Both sides' counters pages compared, when both have one.
+fn read_counters(p: &AbPair<'_>, t: f64) -> Result<Option<CounterChanges>> {
+    let head = crate::analyze::counters::read(p.head_dir)?;
+    let base = crate::analyze::counters::read(p.base_dir)?;
+    Ok(match (base, head) {
+        (Some(b), Some(h)) => Some(compare_counters(&b, &h, t)),
+        _ => None,
+    })
+}
+
+/// The rounds document from the runs as they happened.
+fn to_rounds(k: &KernelPlan, runs: &[SideRun]) -> Rounds {
+    let case = runs.first().map(|r| r.facts.case.clone()).or_else(|| k.case.clone());
+    let mode = runs.first().map(|r| r.facts.mode.clone()).unwrap_or_else(|| "hot".into());
+    let mut rounds = Rounds::new(&k.name, case.as_deref(), &mode, "harness");
+    let sample = |r: &SideRun| SideSample {
+        median_ns: r.facts.median_ns,
+        samples: r.facts.samples,
+        rel_noise: r.facts.rel_noise,
+        sm_clock_mhz: r.sm_clock_mhz,
+    };
+    let last = runs.iter().map(|r| r.round).max();
+    for index in 0..last.map_or(0, |l| l + 1) {
+        let of = |side: Side| runs.iter().find(|r| r.round == index && r.side == side);
+        if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
+            rounds.push(sample(b), sample(h));
+        }
+    }
+    rounds
+}
+
+/// The head's timing over the rounds, for result files: the median of its round medians,
+/// with the rounds' spread (median absolute deviation, scaled to a standard deviation) as
+/// its noise and the round count as its sample count.
+fn head_timing(rounds: &Rounds) -> Option<TimingFacts> {
+    let mut medians: Vec<f64> = rounds.rounds.iter().map(|r| r.head.median_ns).collect();
+    let median = crate::analyze::summary::median(&mut medians)?;
+    let mut dev: Vec<f64> = medians.iter().map(|m| (m - median).abs()).collect();
+    let mad = crate::analyze::summary::median(&mut dev).unwrap_or(0.0);
+    Some(TimingFacts {
+        case: rounds.case.clone().unwrap_or_default(),
+        mode: rounds.mode.clone(),
+        median_ns: median,
+        samples: medians.len(),
+        rel_noise: 1.4826 * mad / median,
+    })
+}
+
+fn print_kernel(ab: &KernelAb, p: &AbPair<'_>, shell: &Shell) {
+    if shell.is_json() {
+        shell.json(&json!({
+            "reason": "ab-comparison",
+            "kernel": ab.kernel,
+            "verdict": ab.verdict.name(),
+            "decided_by": ab.decided_by,
+            "time": ab.time,
+            "counters": ab.counters,
+            "hotspot": ab.hotspot,
+            "line": reviewer_line(ab),
+            "head_profile": p.head_dir.path(),
+            "base_profile": p.base_dir.path(),
+            "report": p.head_dir.regression_report_path(),
+        }));
+    } else {
+        shell.out(reviewer_line(ab));
+        shell.out(format!("Comparison: {}", p.head_dir.regression_report_path().display()));
+    }
+}
+
+/// The last words: a machine verdict for `--message-format json`, else one line.
+pub fn finish(outcome: &AbOutcome, opts: &AbOptions, shell: &Shell) {
+    let abs: Vec<&KernelAb> = outcome.kernels.iter().map(|k| &k.ab).collect();
+    let code = outcome.exit_code;
+    let of =
+        |v: AbVerdict| abs.iter().filter(|a| a.verdict == v).map(|a| a.kernel.as_str()).collect::<Vec<_>>();
+    let (regressed, ambiguous) = (of(AbVerdict::Regressed), of(AbVerdict::Ambiguous));
+    let overall = if !regressed.is_empty() {
+        "regressed"
+    } else if !ambiguous.is_empty() {
+        "ambiguous"
+    } else {
+        "clean"
+    };
+    if shell.is_json() {
+        shell.json(&json!({
+            "reason": "check-finished",
+            "mode": "ab",
+            "base": opts.base_label,
+            "verdict": overall,
+            "exit_code": code.code(),
+            "regressions": regressed,
+            "ambiguous": ambiguous,
+            "improved": of(AbVerdict::Improved),
+            "unchanged": of(AbVerdict::Unchanged),
+            "kernels": abs.len(),
+        }));
+        return;
+    }
+    if !regressed.is_empty() {
+        shell.error(format!(
+            "check: regression in {} against base {}",
+            regressed.join(", "),
+            opts.base_label
+        ));
+    } else if !ambiguous.is_empty() {
+        let how = match opts.ambiguous {
+            AmbiguousPolicy::Fail => "exit 14; --ambiguous pass lets it pass",
+            AmbiguousPolicy::Pass => "passing, as --ambiguous pass asks",
+        };
+        shell.warn(format!(
+            "check: cannot tell {} from noise against base {} ({how}); more --rounds narrow the interval",
+            ambiguous.join(", "),
+            opts.base_label
+        ));
+    } else {
+        shell.status(format!(
+            "check: {} kernel(s) against base {}, no regression",
+            abs.len(),
+            opts.base_label
+        ));
+    }
+}

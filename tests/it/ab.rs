@@ -1,0 +1,240 @@
+//! `cargo kprof check --base REV` without a GPU: the worktree of the base, both sides
+//! built, the interleaved rounds, the verdict and its exit code, replayed from harness
+//! results recorded on the H200.
+//!
+//! The package's bench stands in for the harness: each run copies the next recorded round
+//! of its side (`base` or `head`, a constant that the two revisions spell differently) to
+//! `$KPROF_RESULT`, as the real bench wrote it during the recorded A/B check.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::support::{recordings, text, Workspace};
+
+/// The stand-in bench of side `side`.
+fn bench(side: &str) -> String {
+    format!(
+        r#"const SIDE: &str = "{side}";
+fn main() {{
+    assert!(std::env::var_os("KPROF_PROFILE").is_none(), "a timing run has no profiling window");
+    let result = std::env::var("KPROF_RESULT").expect("KPROF_RESULT");
+    let rounds = std::path::PathBuf::from(std::env::var(format!("FAKE_ROUNDS_{{}}", SIDE.to_uppercase())).expect("FAKE_ROUNDS_<SIDE>"));
+    let state = std::path::PathBuf::from(std::env::var("FAKE_STATE").expect("FAKE_STATE"));
+    for n in 0..1000 {{
+        let marker = state.join(format!("{{SIDE}}_{{n:02}}"));
+        if std::fs::OpenOptions::new().write(true).create_new(true).open(&marker).is_ok() {{
+            let recorded = rounds.join(format!("round_{{n:02}}.json"));
+            std::fs::copy(&recorded, &result).unwrap_or_else(|e| panic!("{{}}: {{e}}", recorded.display()));
+            return;
+        }}
+    }}
+}}
+"#
+    )
+}
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
+}
+
+/// A package whose committed bench is the base's stand-in and whose working tree holds
+/// the head's (uncommitted: the working tree is what a check checks). `None` without git.
+fn repository() -> Option<Workspace> {
+    Command::new("git").arg("--version").output().ok()?;
+    let ws = Workspace::with_harness(
+        "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n",
+    );
+    std::fs::write(ws.root().join(".gitignore"), "/target/\n/profile/\n").unwrap();
+    std::fs::write(ws.root().join("benches/copy.rs"), bench("base")).unwrap();
+    git(ws.root(), &["init", "-q"]);
+    for (k, v) in [("user.email", "t@example.com"), ("user.name", "t"), ("commit.gpgsign", "false")] {
+        git(ws.root(), &["config", k, v]);
+    }
+    git(ws.root(), &["add", "-A"]);
+    git(ws.root(), &["commit", "-qm", "base"]);
+    std::fs::write(ws.root().join("benches/copy.rs"), bench("head")).unwrap();
+    Some(ws)
+}
+
+/// `check --base HEAD --timing-only ARGS`, each side replaying its rounds of the recorded
+/// A/B check `run` (`fixtures/h200/ab-runs/<run>/<side>/profile/*/details/rounds/`).
+fn check(ws: &Workspace, run: &str, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "check", "--base", "HEAD", "--timing-only"]).args(args);
+    cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
+    cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .env("FAKE_ROUNDS_BASE", recorded_rounds(run, "base"))
+        .env("FAKE_ROUNDS_HEAD", recorded_rounds(run, "head"))
+        .env("FAKE_STATE", state.path())
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_BASE_REF")
+        .env_remove("NCU");
+    cmd.output().unwrap()
+}
+
+fn recorded_rounds(run: &str, side: &str) -> PathBuf {
+    only(&recordings().join("ab-runs").join(run).join(side).join("profile"), "").join("details/rounds")
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The one directory under `root` whose name starts with `prefix`.
+fn only(root: &Path, prefix: &str) -> PathBuf {
+    let found: Vec<PathBuf> = std::fs::read_dir(root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() && p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+        .collect();
+    assert_eq!(found.len(), 1, "{prefix}* under {}: {found:?}", root.display());
+    found.into_iter().next().unwrap()
+}
+
+#[test]
+fn a_change_against_its_base_revision_is_timed_in_interleaved_rounds_and_judged() {
+    let Some(ws) = repository() else { return };
+    let out = check(&ws, "bank", &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    // The verdict the H200 run printed from the same rounds.
+    assert!(
+        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds"),
+        "{stdout}"
+    );
+    // Both sides ran in every round, the first side alternating.
+    let profiles = ws.root().join("profile");
+    let head = only(&profiles, "hgemm_tiled_");
+    let base = only(&only(&profiles, "base-"), "hgemm_tiled_");
+    for n in 0..12 {
+        assert!(head.join(format!("details/rounds/round_{n:02}.json")).is_file());
+        assert!(base.join(format!("details/rounds/round_{n:02}.json")).is_file());
+    }
+    let rounds = json(&head.join("comparison/ab_rounds.json"));
+    let firsts: Vec<&str> =
+        rounds["rounds"].as_array().unwrap().iter().map(|r| r["first"].as_str().unwrap()).collect();
+    assert_eq!(firsts[..4], ["base", "head", "base", "head"]);
+    let ab = json(&head.join("comparison/ab.json"));
+    assert_eq!(ab["result"]["verdict"], "regressed");
+    // kprof's worktree of the base sits beside its line-info builds, at the base commit.
+    let wt = ws.root().join("target/kprof-base");
+    assert!(std::fs::read_to_string(wt.join("benches/copy.rs")).unwrap().contains("\"base\""));
+    let report = std::fs::read_to_string(head.join("comparison/regression_report.md")).unwrap();
+    assert!(report.starts_with("# A/B check: `hgemm_tiled` against base"), "{report}");
+    assert!(report.contains("## Decision rule"), "{report}");
+}
+
+/// A/A rounds pass; a second check reuses the base's worktree and build; `--bmf` carries
+/// the head's median over the rounds.
+#[test]
+fn an_a_a_check_passes_and_the_base_worktree_is_reused() {
+    let Some(ws) = repository() else { return };
+    let bmf = ws.root().join("bmf.json");
+    let out = check(&ws, "aa-13", &["--bmf", bmf.to_str().unwrap()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hgemm_tiled: unchanged, +0.0 %"), "{stdout}");
+    assert!(stderr.contains("a worktree at"), "{stderr}");
+    let b = json(&bmf);
+    let latency = &b["demo::hgemm_tiled"]["latency"];
+    let mut medians: Vec<f64> = std::fs::read_dir(recorded_rounds("aa-13", "head"))
+        .unwrap()
+        .map(|e| json(&e.unwrap().path())["cases"][0]["median_ns"].as_f64().unwrap())
+        .collect();
+    medians.sort_by(f64::total_cmp);
+    assert_eq!(medians.len(), 12);
+    let v = latency["value"].as_f64().unwrap();
+    assert!((v - (medians[5] + medians[6]) / 2.0).abs() < 1e-6, "{b}");
+    assert!(latency["lower_value"].as_f64().unwrap() < v && v < latency["upper_value"].as_f64().unwrap());
+    // Again: the worktree is at the base already, and nothing is rebuilt there.
+    let out = check(&ws, "aa-13", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("reusing"), "{}", text(&out.stderr));
+}
+
+/// The 3 % slowdown's recorded rounds ([+2.8, +3.0] %) at a tolerance of 2.9 %: the
+/// interval straddles it, so the run cannot tell: exit 14, or 0 with `--ambiguous pass`.
+#[test]
+fn an_interval_across_the_tolerance_is_ambiguous_and_exits_14_unless_allowed() {
+    let Some(ws) = repository() else { return };
+    let out = check(&ws, "slow3", &["--tolerance-pct", "2.9", "--message-format", "json"]);
+    assert_eq!(out.status.code(), Some(14), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).expect("JSON lines only")).collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["reason"], "check-finished");
+    assert_eq!(last["verdict"], "ambiguous");
+    assert_eq!(last["exit_code"], 14);
+    assert_eq!(last["ambiguous"], serde_json::json!(["hgemm_tiled"]));
+    let kernel = lines.iter().find(|l| l["reason"] == "ab-comparison").unwrap();
+    assert!(kernel["line"].as_str().unwrap().contains("cannot tell at ±2.9 %"), "{kernel}");
+    let out = check(&ws, "slow3", &["--tolerance-pct", "2.9", "--ambiguous", "pass"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot tell hgemm_tiled from noise"), "{}", text(&out.stderr));
+    // At the default tolerance the same rounds are a regression.
+    assert_eq!(check(&ws, "slow3", &[]).status.code(), Some(10));
+}
+
+/// Build here, check there: `archive --base` packs both sides into one file, and `check
+/// --archive` unpacks them under `--workspace-remap` (`head/`, `base/`) and runs the same
+/// A/B check, without cargo.
+#[test]
+fn an_a_b_archive_carries_both_sides_and_checks_without_cargo() {
+    let Some(ws) = repository() else { return };
+    let tar = ws.root().join("ab.tar");
+    let out = ws.kprof(&["archive", "--base", "HEAD", "-o", tar.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("(A/B: this tree and base "), "{}", text(&out.stdout));
+    // No temporary side archive is left beside it.
+    let left: Vec<_> = std::fs::read_dir(ws.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("partial"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    // A one-sided check of it needs nothing else; a pair is refused as a one-sided archive.
+    let state = tempfile::tempdir().unwrap();
+    let remap = ws.root().join("there");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(&tar).arg("--workspace-remap").arg(&remap);
+    cmd.env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
+        .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))
+        .env("FAKE_STATE", state.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
+    let head = only(&remap.join("head/workspace/profile"), "hgemm_tiled_");
+    let base = only(&remap.join("base/workspace/profile"), "hgemm_tiled_");
+    assert!(head.join("comparison/ab.json").is_file());
+    assert!(base.join("details/rounds/round_11.json").is_file());
+    assert!(!remap.join(".kprof-ab-archives").exists(), "the inner archives are removed once unpacked");
+    // The same remap directory again: refused, nothing overwritten.
+    let again = cmd.output().unwrap();
+    assert_eq!(again.status.code(), Some(12), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("is not empty"), "{}", text(&again.stderr));
+}
+
+/// A one-sided archive has nothing to compare with unless a baseline is named.
+#[test]
+fn a_one_sided_archive_without_a_baseline_is_refused_with_the_way_out() {
+    let Some(ws) = repository() else { return };
+    let tar = ws.root().join("one.tar");
+    let out = ws.kprof(&["archive", "-o", tar.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "check", "--archive"])
+        .arg(&tar)
+        .arg("--workspace-remap")
+        .arg(ws.root().join("there"))
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("holds one side only") && stderr.contains("archive --base REV"), "{stderr}");
+    assert!(!ws.root().join("there").exists(), "nothing unpacked");
+}

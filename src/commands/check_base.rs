@@ -10,13 +10,13 @@
 //! both sides for a GPU machine without cargo.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::Result;
 
 use super::load_workspace;
 use super::profile::{execute_profiles, Extras};
-use crate::archive::{self, pair};
+use crate::archive::pair;
 use crate::build::worktree::{self, BaseRevision};
 use crate::build::{self, BuildOutput};
 use crate::cli::CheckArgs;
@@ -211,18 +211,8 @@ fn from_archive(c: &CheckArgs, archive: &Path, shell: &Shell) -> Result<(BaseRev
     }
     std::fs::create_dir_all(&remap)?;
     let (head_tar, base_tar) = pair::extract_sides(archive, &remap)?;
-    let request = super::with_engine_shard(c.profile.kernel.request()?)?;
-    let timeout = c.profile.timeout.map(Duration::from_secs);
     let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
-        let mut notes = Vec::new();
-        let (mut plan, built) = archive::unpack_adjusted(tar, &remap.join(side.name()), timeout, |k| {
-            Ok(archive::adjust::adjust(k, &request, &mut notes)?)
-        })?;
-        plan.notes.extend(notes);
-        plan.dry_run = request.dry_run;
-        plan.batch = !request.no_batch;
-        plan.partition = request.partition.as_ref().map(|s| s.partition);
-        plan.assign_gpus(&request.gpus);
+        let (plan, built) = super::compare_check::unpack_for_check(c, tar, &remap.join(side.name()))?;
         Ok(SidePlan { plan, built: Some(built) })
     };
     let head = unpack(&head_tar, Side::Head)?;

@@ -106,19 +106,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     let (plan, built) = match &c.archive {
         Some(archive) => {
             let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
-            // `--kernel`, `--stages`, the window and `--env` change the archived plan as
-            // they do for `run --archive`.
-            let request = super::with_engine_shard(c.profile.kernel.request()?)?;
-            let mut notes = Vec::new();
-            let (mut plan, built) =
-                archive::unpack_adjusted(archive, &remap, c.profile.timeout.map(Duration::from_secs), |k| {
-                    Ok(archive::adjust::adjust(k, &request, &mut notes)?)
-                })?;
-            plan.notes.extend(notes);
-            plan.dry_run = request.dry_run;
-            plan.batch = !request.no_batch;
-            plan.partition = request.partition.as_ref().map(|s| s.partition);
-            plan.assign_gpus(&request.gpus);
+            let (plan, built) = unpack_for_check(c, archive, &remap)?;
             (plan, Some(built))
         }
         None => {
@@ -214,6 +202,28 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         shell.error(format!("check: regression in {}", regressed.join(", ")));
     }
     Ok(code)
+}
+
+/// Unpacks an archive for `check` into `remap`: `--kernel`, `--stages`, the window and
+/// `--env` change the archived plan as they do for `run --archive`, and the run's own
+/// options (`--dry-run`, `--no-batch`, the shard, `--gpus`) apply.
+pub(super) fn unpack_for_check(
+    c: &CheckArgs,
+    archive: &Path,
+    remap: &Path,
+) -> Result<(crate::plan::Plan, crate::build::BuildOutput)> {
+    let request = super::with_engine_shard(c.profile.kernel.request()?)?;
+    let mut notes = Vec::new();
+    let (mut plan, built) =
+        archive::unpack_adjusted(archive, remap, c.profile.timeout.map(Duration::from_secs), |k| {
+            Ok(archive::adjust::adjust(k, &request, &mut notes)?)
+        })?;
+    plan.notes.extend(notes);
+    plan.dry_run = request.dry_run;
+    plan.batch = !request.no_batch;
+    plan.partition = request.partition.as_ref().map(|s| s.partition);
+    plan.assign_gpus(&request.gpus);
+    Ok((plan, built))
 }
 
 /// Refuses, before any work, a result file that exists or cannot be created, and one file

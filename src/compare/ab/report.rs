@@ -34,6 +34,7 @@ pub fn write(
     base: Option<&Snapshot>,
     head: Option<&Snapshot>,
     opts: &AbOptions,
+    tolerance_pct: f64,
 ) -> Result<()> {
     let dir = p.head_dir;
     dir.ensure_dir(&dir.comparison_dir())?;
@@ -49,11 +50,11 @@ pub fn write(
         "line": reviewer_line(ab),
     });
     write_atomic(&dir.ab_result_path(), &(serde_json::to_string_pretty(&doc)? + "\n"))?;
-    let mut md = markdown_for(p, ab, rounds, opts);
+    let mut md = markdown_for(p, ab, rounds, opts, tolerance_pct);
     if let (Some(b), Some(h)) = (base, head) {
         // The profiles' own comparison (one profiled launch per side) follows, for the
         // metrics and hot lines it lays side by side; its duration is not the gate's.
-        let c = compare::compare(b, h, ab.time.as_ref().map_or(2.0, |t| t.tolerance_pct));
+        let c = compare::compare(b, h, tolerance_pct);
         md.push_str(
             "\n---\n\n# The two profiles side by side\n\nOne profiled launch per side, as ncu measured it; \
              the verdict above, from the interleaved rounds and the counters, is the gate's.\n\n",
@@ -65,7 +66,13 @@ pub fn write(
     Ok(())
 }
 
-fn markdown_for(p: &AbPair<'_>, ab: &KernelAb, rounds: Option<&Rounds>, opts: &AbOptions) -> String {
+fn markdown_for(
+    p: &AbPair<'_>,
+    ab: &KernelAb,
+    rounds: Option<&Rounds>,
+    opts: &AbOptions,
+    tolerance_pct: f64,
+) -> String {
     let mut md = format!("# A/B check: `{}` against base {}\n\n", ab.kernel, opts.base_label);
     let _ = writeln!(md, "**{}**\n", reviewer_line(ab));
     let _ = writeln!(md, "- head (this tree): `{}`", p.head_dir.path().display());
@@ -143,13 +150,14 @@ fn markdown_for(p: &AbPair<'_>, ab: &KernelAb, rounds: Option<&Rounds>, opts: &A
         }
         md.push('\n');
     }
-    md.push_str(&decision_rule_markdown(ab.time.as_ref().map_or(2.0, |t| t.tolerance_pct), ab.gate));
+    md.push_str(&decision_rule_markdown(tolerance_pct, ab.gate));
     md.push('\n');
     md
 }
 
-/// The step summary of the run: one line per kernel, the rule folded away.
-pub fn step_summary(abs: &[KernelAb], opts: &AbOptions) -> String {
+/// The step summary of the run: one line per kernel, the rule (at the first kernel's
+/// tolerance `tolerance_pct`) folded away.
+pub fn step_summary(abs: &[KernelAb], opts: &AbOptions, tolerance_pct: f64) -> String {
     let count = |v: AbVerdict| abs.iter().filter(|a| a.verdict == v).count();
     let head = match (count(AbVerdict::Regressed), count(AbVerdict::Ambiguous)) {
         (0, 0) => "no regression".to_string(),
@@ -160,7 +168,7 @@ pub fn step_summary(abs: &[KernelAb], opts: &AbOptions) -> String {
     for a in abs {
         let _ = writeln!(md, "- {}", reviewer_line(a));
     }
-    let t = abs.iter().find_map(|a| a.time.as_ref().map(|t| t.tolerance_pct)).unwrap_or(2.0);
+    let t = tolerance_pct;
     let _ = write!(
         md,
         "\n<details><summary>How this was decided</summary>\n\n{}\n</details>\n\n",

@@ -128,7 +128,7 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
             (Some(b), Some(h)) => report::hotspot_phrase(b, h),
             _ => None,
         };
-        report::write(p, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref(), opts)?;
+        report::write(p, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref(), opts, t)?;
         print_kernel(&ab, p, shell);
         kernels.push(AbKernel {
             head_timing: rounds.as_ref().and_then(head_timing),
@@ -139,7 +139,12 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
     }
     let abs: Vec<KernelAb> = kernels.iter().map(|k| k.ab.clone()).collect();
     let exit_code = verdict::exit_code(&abs, opts.ambiguous);
-    crate::compare::gate::write_step_summary(&report::step_summary(&abs, opts))?;
+    let t = match (opts.tolerance_pct, pairs.first()) {
+        (Some(t), _) => t,
+        (None, Some(p)) => p.head_kernel.tolerance_pct,
+        (None, None) => crate::plan::defaults::TOLERANCE_PCT,
+    };
+    crate::compare::gate::write_step_summary(&report::step_summary(&abs, opts, t))?;
     Ok(AbOutcome { kernels, exit_code })
 }
 

@@ -105,7 +105,7 @@ pub(crate) fn check_ab(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     };
     let outcome = ab_run::run(&ab_pairs, &opts, shell)?;
     shell.status(format!(
-        "A/B on the GPU machine: {:.1} s for {} kernel(s) (builds excluded)",
+        "A/B: both sides' profiles and the rounds of {1} kernel(s) took {0:.1} s (builds excluded)",
         gpu_began.elapsed().as_secs_f64(),
         ab_pairs.len()
     ));

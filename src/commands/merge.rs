@@ -9,6 +9,7 @@ use crate::cli::MergeArgs;
 use crate::compare::gate;
 use crate::compare::merge;
 use crate::error::ExitCode;
+use crate::model::ab::AbVerdict;
 use crate::profile::dir::index_md_path;
 use crate::shell::Shell;
 
@@ -50,12 +51,37 @@ pub(crate) fn merge(m: &MergeArgs, shell: &Shell) -> Result<ExitCode> {
     for r in &merged.results {
         print_result(r, shell);
     }
-    let regressed: Vec<&str> = merged
+    for a in &merged.ab {
+        if shell.is_json() {
+            shell.json(&json!({
+                "reason": "ab-comparison",
+                "kernel": a.kernel,
+                "verdict": a.verdict.name(),
+                "line": a.line,
+                "profile": a.profile,
+            }));
+        } else {
+            shell.out(&a.line);
+        }
+    }
+    let ab_of = |v: AbVerdict| -> Vec<&str> {
+        merged.ab.iter().filter(|a| a.verdict == v).map(|a| a.kernel.as_str()).collect()
+    };
+    if !merged.ab.is_empty() {
+        let mut md = format!("## cargo kprof merge: {} A/B verdict(s)\n\n", merged.ab.len());
+        for a in &merged.ab {
+            md.push_str(&format!("- {}\n", a.line));
+        }
+        gate::write_step_summary(&(md + "\n"))?;
+    }
+    let mut regressed: Vec<&str> = merged
         .results
         .iter()
         .filter(|r| r.comparison.regression)
         .map(|r| r.comparison.current.identity.kernel.as_str())
         .collect();
+    regressed.extend(ab_of(AbVerdict::Regressed));
+    let ambiguous = ab_of(AbVerdict::Ambiguous);
     if !merged.results.is_empty() {
         let tolerance = merged.results.iter().map(|r| r.comparison.tolerance_pct).fold(0.0, f64::max);
         gate::write_step_summary(&gate::step_summary(&merged.results, tolerance))?;
@@ -73,22 +99,33 @@ pub(crate) fn merge(m: &MergeArgs, shell: &Shell) -> Result<ExitCode> {
             "shards": shards,
             "missing_shards": merged.record.missing_shards,
             "forced": merged.record.forced,
-            "comparisons": merged.results.len(),
+            "comparisons": merged.results.len() + merged.ab.len(),
             "regressions": regressed,
+            "ambiguous": ambiguous,
         }));
     } else if !regressed.is_empty() {
         shell.error(format!("merge: regression in {}", regressed.join(", ")));
+    } else if !ambiguous.is_empty() {
+        shell.warn(format!(
+            "merge: the A/B checks could not tell {} from noise (exit 14)",
+            ambiguous.join(", ")
+        ));
     } else {
         shell.status(format!(
             "merge: {} profile(s) from {} shard(s){}",
             merged.copied.len(),
             merged.sources.len(),
-            if merged.results.is_empty() {
-                String::new()
-            } else {
-                format!(", {} comparison(s), no regression beyond tolerance", merged.results.len())
+            match merged.results.len() + merged.ab.len() {
+                0 => String::new(),
+                n => format!(", {n} comparison(s), no regression beyond tolerance"),
             }
         ));
     }
-    Ok(gate::exit_code(&merged.results))
+    Ok(if !regressed.is_empty() {
+        ExitCode::Regression
+    } else if !ambiguous.is_empty() {
+        ExitCode::Ambiguous
+    } else {
+        gate::exit_code(&merged.results)
+    })
 }

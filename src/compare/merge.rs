@@ -63,6 +63,8 @@ pub struct Merged {
     pub record: MergeRecord,
     /// The comparisons the merged profiles carry (`check`'s), one per profile.
     pub results: Vec<GateResult>,
+    /// The A/B verdicts the merged profiles carry (`check --base`'s), one per profile.
+    pub ab: Vec<AbRecord>,
     /// Warnings for people: missing or repeated shards, mixed partitions.
     pub warnings: Vec<String>,
 }
@@ -168,12 +170,50 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged> {
     };
     index::write_merged(out, &record)?;
     let results = copied.iter().filter_map(|c| comparison(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
-    Ok(Merged { sources, copied, record, results, warnings })
+    let ab = copied.iter().filter_map(|c| ab_record(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
+    Ok(Merged { sources, copied, record, results, ab, warnings })
+}
+
+/// One kernel's A/B verdict, as `check --base` left it in `comparison/ab.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AbRecord {
+    /// The kernel.
+    pub kernel: String,
+    /// Its verdict.
+    pub verdict: crate::model::ab::AbVerdict,
+    /// The reviewer's line, as the check printed it.
+    pub line: String,
+    /// The profile (in the merged root).
+    pub profile: PathBuf,
+}
+
+fn ab_record(dir: &Path) -> Result<Option<AbRecord>> {
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        result: DocResult,
+        line: String,
+    }
+    #[derive(serde::Deserialize)]
+    struct DocResult {
+        kernel: String,
+        verdict: crate::model::ab::AbVerdict,
+    }
+    let Some(doc) = read_json::<Doc>(&ProfileDir::at(dir).ab_result_path())? else { return Ok(None) };
+    Ok(Some(AbRecord {
+        kernel: doc.result.kernel,
+        verdict: doc.result.verdict,
+        line: doc.line,
+        profile: dir.into(),
+    }))
 }
 
 /// The comparison `check` or `compare` left in the profile at `dir`, if any.
 fn comparison(dir: &Path) -> Result<Option<GateResult>> {
     let profile = ProfileDir::at(dir);
+    if profile.ab_result_path().is_file() {
+        // An A/B check's verdict is its ab.json (see `ab_record`).
+        return Ok(None);
+    }
     let Some(comparison) = read_json::<Comparison>(&profile.regression_json_path())? else { return Ok(None) };
     Ok(Some(GateResult {
         profile: dir.to_path_buf(),

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::{recordings, text, Workspace};
+use crate::support::{fake_ncu, recordings, text, Workspace};
 
 /// The stand-in bench of side `side`.
 fn bench(side: &str) -> String {
@@ -41,10 +41,16 @@ fn git(dir: &Path, args: &[&str]) {
 /// A package whose committed bench is the base's stand-in and whose working tree holds
 /// the head's (uncommitted: the working tree is what a check checks). `None` without git.
 fn repository() -> Option<Workspace> {
+    repository_with(KERNEL)
+}
+
+const KERNEL: &str =
+    "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n";
+
+/// [`repository`] with these kernel entries.
+fn repository_with(kernels: &str) -> Option<Workspace> {
     Command::new("git").arg("--version").output().ok()?;
-    let ws = Workspace::with_harness(
-        "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n",
-    );
+    let ws = Workspace::with_harness(kernels);
     std::fs::write(ws.root().join(".gitignore"), "/target/\n/profile/\n").unwrap();
     std::fs::write(ws.root().join("benches/copy.rs"), bench("base")).unwrap();
     git(ws.root(), &["init", "-q"]);
@@ -237,4 +243,82 @@ fn a_one_sided_archive_without_a_baseline_is_refused_with_the_way_out() {
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("holds one side only") && stderr.contains("archive --base REV"), "{stderr}");
     assert!(!ws.root().join("there").exists(), "nothing unpacked");
+}
+
+/// The pages of the recorded run `run`, as the fake ncu replays them call by call: the
+/// head's stages first (basic, counters, source, then the follow-up the rules chose), then
+/// the base's, as `check --base` runs them.
+fn replay_pages(run: &str, into: &Path) {
+    let pages = ["01_basic_raw.csv", "09_counters_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"];
+    for (side, first) in [("head", 1), ("base", 1 + pages.len())] {
+        let details =
+            only(&recordings().join("ab-runs").join(run).join(side).join("profile"), "").join("details");
+        for (n, page) in pages.iter().enumerate() {
+            let call = into.join(format!("call-{}", first + n));
+            std::fs::create_dir_all(&call).unwrap();
+            std::fs::copy(details.join(page), call.join(page)).unwrap();
+        }
+    }
+}
+
+/// The whole check with ncu: both sides profiled with the same stages plus counters and
+/// source (the fake ncu replays the H200's pages and records its calls), the rounds, and
+/// a verdict with the counters and hot line as evidence, as the H200 run printed it.
+/// `merge` of the profile root then carries the verdict and the exit code.
+#[test]
+fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
+    let Some(ws) = repository() else { return };
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu::write(&tools);
+    let (argv, replay) = (tools.join("argv.txt"), tools.join("replay"));
+    replay_pages("bank", &replay);
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "check", "--base", "HEAD", "--clock-control", "none", "--manifest-path"])
+        .arg(ws.manifest())
+        .current_dir(ws.root())
+        .env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .env("NCU", &ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_ARGV", &argv)
+        .env("FAKE_NCU_REPLAY", &replay)
+        .env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
+        .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))
+        .env("FAKE_STATE", state.path())
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_BASE_REF")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds, resolution ±0.3 %); counters: +141676.4 % bank conflicts, +507.3 % shared wavefronts"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("hotspot: hgemm.cu:48 (72.1 % -> 74.7 %)"), "{stdout}");
+    // Each side: basic, then counters and source, then the follow-up; the same filter.
+    let calls: Vec<Vec<String>> =
+        fake_ncu::calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    assert_eq!(calls.len(), 8, "{calls:?}");
+    let metrics = |a: &Vec<String>| a.iter().position(|x| x == "--metrics").map(|i| a[i + 1].clone());
+    assert!(metrics(&calls[1]).unwrap().contains("smsp__inst_executed.sum"), "{:?}", calls[1]);
+    assert!(calls[2].iter().any(|x| x == "SourceCounters"), "{:?}", calls[2]);
+    for (h, b) in calls[..4].iter().zip(&calls[4..]) {
+        let args = |a: &Vec<String>| a.iter().filter(|x| !x.contains('/')).cloned().collect::<Vec<_>>();
+        assert_eq!(args(h), args(b), "both sides are profiled alike");
+    }
+    let merged = ws.root().join("merged");
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "merge"])
+        .arg(ws.root().join("profile"))
+        .arg("--output-dir")
+        .arg(&merged)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
+    assert!(stderr.contains("merge: regression in hgemm_tiled"), "{stderr}");
 }

@@ -59,8 +59,9 @@ pub fn write(
             "\n---\n\n# The two profiles side by side\n\nOne profiled launch per side, as ncu measured it; \
              the verdict above, from the interleaved rounds and the counters, is the gate's.\n\n",
         );
+        // No regression.json: its verdict, of one launch per side, is not the gate's, and
+        // `merge` reads the A/B verdict from ab.json.
         md.push_str(&markdown::render_markdown(&c));
-        write_atomic(&dir.regression_json_path(), &(serde_json::to_string_pretty(&c)? + "\n"))?;
     }
     write_atomic(&dir.regression_report_path(), &md)?;
     Ok(())

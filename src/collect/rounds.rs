@@ -57,15 +57,6 @@ pub struct SideRun {
     pub sm_clock_mhz: Option<f64>,
 }
 
-/// The side that runs first in `round`: base in even rounds, head in odd ones.
-pub fn first_side(round: u32) -> Side {
-    if round % 2 == 0 {
-        Side::Base
-    } else {
-        Side::Head
-    }
-}
-
 /// The command a side runs in `round`: the target with the round's settings.
 pub fn round_target(target: &TargetCommand, round: u32) -> TargetCommand {
     let mut t = target.clone();
@@ -97,7 +88,7 @@ pub fn run_rounds(
     let mut out = Vec::new();
     for round in 0..rounds {
         crate::process::check_signal("between timing rounds")?;
-        let first = first_side(round);
+        let first = Side::first_in_round(round);
         let order = [first, first.other()];
         for side in order {
             let Some(s) = sides.iter().find(|s| s.side == side) else { continue };
@@ -139,7 +130,7 @@ mod tests {
     #[test]
     fn sides_alternate_and_only_the_first_round_checks() {
         assert_eq!(
-            (0..4).map(first_side).collect::<Vec<_>>(),
+            (0..4).map(Side::first_in_round).collect::<Vec<_>>(),
             [Side::Base, Side::Head, Side::Base, Side::Head]
         );
         let mut env = std::collections::BTreeMap::new();

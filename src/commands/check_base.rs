@@ -81,7 +81,7 @@ pub(crate) fn check_ab(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let mut ab_pairs = Vec::new();
-    for (name, _) in &pairs {
+    for name in &pairs {
         let h = head_dirs.iter().find(|(k, _)| &k.name == name);
         let b = base_dirs.iter().find(|(k, _)| &k.name == name);
         if let (Some((hk, hd)), Some((bk, bd))) = (h, b) {
@@ -224,8 +224,8 @@ fn from_archive(c: &CheckArgs, archive: &Path, shell: &Shell) -> Result<(BaseRev
 }
 
 /// Keeps, in both plans, the kernels both sides have, in the head's order; the base's
-/// kernel runs on the head's GPU. Returns the kept names, each with the head's index.
-fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<(String, usize)> {
+/// kernel runs on the head's GPU. Returns the kept names.
+fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<String> {
     let names: Vec<String> = head
         .kernels
         .iter()
@@ -247,7 +247,7 @@ fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<(String,
             None => b.env.remove(plan::VISIBLE_DEVICES),
         };
     }
-    names.into_iter().enumerate().map(|(i, n)| (n, i)).collect()
+    names
 }
 
 /// The base's profiles root gets the head's `ncu_path`, so both sides run the same ncu.

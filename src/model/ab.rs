@@ -23,6 +23,16 @@ impl Side {
         }
     }
 
+    /// The side that runs first in round `index` of an A/B check: base in even rounds,
+    /// head in odd ones, so that a drift of the GPU over the rounds lands on both alike.
+    pub fn first_in_round(index: u32) -> Side {
+        if index % 2 == 0 {
+            Side::Base
+        } else {
+            Side::Head
+        }
+    }
+
     /// The other side.
     pub fn other(self) -> Side {
         match self {

@@ -2,7 +2,7 @@
 //! profile directory.
 //!
 //! In round `r` each side's bench runs once, one after the other, and yields a median
-//! time per launch. Which side goes first alternates ([`first_side`]) so that a warm-up
+//! time per launch. Which side goes first alternates ([`Side::first_in_round`]) so that a warm-up
 //! or a clock ramp inside a round favours neither side. The file keeps every number the
 //! statistic ([`super::stats`]) reads, so that a verdict can be recomputed from it alone.
 
@@ -64,15 +64,6 @@ pub struct SideSample {
     pub sm_clock_mhz: Option<f64>,
 }
 
-/// The side that runs first in round `index`: base in even rounds, head in odd ones.
-pub fn first_side(index: u32) -> Side {
-    if index % 2 == 0 {
-        Side::Base
-    } else {
-        Side::Head
-    }
-}
-
 impl Round {
     /// One side's measurement.
     pub fn sample(&self, side: Side) -> &SideSample {
@@ -96,10 +87,10 @@ impl Rounds {
         }
     }
 
-    /// Appends the next round, with the side that ran first taken from [`first_side`].
+    /// Appends the next round, with the side that ran first taken from [`Side::first_in_round`].
     pub fn push(&mut self, base: SideSample, head: SideSample) {
         let index = self.rounds.len() as u32;
-        self.rounds.push(Round { index, first: first_side(index), base, head });
+        self.rounds.push(Round { index, first: Side::first_in_round(index), base, head });
     }
 
     /// Whether the file can be trusted: the schema version is known, the mode and source
@@ -126,7 +117,7 @@ impl Rounds {
                     r.index
                 ));
             }
-            if r.first != first_side(r.index) {
+            if r.first != Side::first_in_round(r.index) {
                 return Err(format!(
                     "round {i}: {} ran first (sides alternate: base first in even rounds)",
                     r.first.name()
@@ -174,10 +165,10 @@ mod tests {
 
     #[test]
     fn sides_alternate_base_first() {
-        assert_eq!(first_side(0), Side::Base);
-        assert_eq!(first_side(1), Side::Head);
-        assert_eq!(first_side(2), Side::Base);
-        assert_eq!(first_side(9), Side::Head);
+        assert_eq!(Side::first_in_round(0), Side::Base);
+        assert_eq!(Side::first_in_round(1), Side::Head);
+        assert_eq!(Side::first_in_round(2), Side::Base);
+        assert_eq!(Side::first_in_round(9), Side::Head);
         let r = two_rounds();
         assert_eq!(r.rounds[1].index, 1);
         assert_eq!(r.rounds[1].first, Side::Head);

@@ -275,6 +275,7 @@ pub(super) fn write_ab_exports(
             timing: k.head_timing.clone(),
             ncu_duration_ns: k.ncu_duration_ns,
             comparison: None,
+            ab_line: Some(crate::compare::ab::verdict::reviewer_line(&k.ab)),
         })
         .collect();
     write_export_files(exports, &measured, shell)

@@ -23,6 +23,8 @@ pub struct Measured {
     pub ncu_duration_ns: Option<f64>,
     /// The comparison with the baseline, when one was asked for.
     pub comparison: Option<Comparison>,
+    /// An A/B check's reviewer line (`check --base`), which then is the outcome.
+    pub ab_line: Option<String>,
 }
 
 /// `package::kernel`, or `kernel` without a package.
@@ -41,6 +43,7 @@ impl Measured {
             timing: current.timing.clone(),
             ncu_duration_ns: current.kernel.get("duration_ns"),
             comparison: comparison.cloned(),
+            ab_line: None,
         }
     }
 
@@ -54,6 +57,9 @@ impl Measured {
 
     /// The verdict and the change against the baseline, in a few words.
     pub fn outcome(&self) -> String {
+        if let Some(line) = &self.ab_line {
+            return line.clone();
+        }
         let Some(c) = &self.comparison else { return "no baseline compared".into() };
         match &c.duration {
             Some(d) => format!(
@@ -149,9 +155,22 @@ mod tests {
             timing: Some(timed(1000.0)),
             ncu_duration_ns: Some(1200.0),
             comparison: None,
+            ab_line: None,
         };
-        let ncu = Measured { name: "b".into(), timing: None, ncu_duration_ns: Some(500.0), comparison: None };
-        let none = Measured { name: "c".into(), timing: None, ncu_duration_ns: None, comparison: None };
+        let ncu = Measured {
+            name: "b".into(),
+            timing: None,
+            ncu_duration_ns: Some(500.0),
+            comparison: None,
+            ab_line: None,
+        };
+        let none = Measured {
+            name: "c".into(),
+            timing: None,
+            ncu_duration_ns: None,
+            comparison: None,
+            ab_line: None,
+        };
         let kernels = [both, ncu, none];
         let b = bmf(&kernels);
         let (lo, hi) = timed(1000.0).interval();

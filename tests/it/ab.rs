@@ -137,8 +137,9 @@ fn a_change_against_its_base_revision_is_timed_in_interleaved_rounds_and_judged(
 #[test]
 fn an_a_a_check_passes_and_the_base_worktree_is_reused() {
     let Some(ws) = repository() else { return };
-    let bmf = ws.root().join("bmf.json");
-    let out = check(&ws, "aa-13", &["--bmf", bmf.to_str().unwrap()]);
+    let (bmf, gh) = (ws.root().join("bmf.json"), ws.root().join("gh.json"));
+    let out =
+        check(&ws, "aa-13", &["--bmf", bmf.to_str().unwrap(), "--github-benchmark", gh.to_str().unwrap()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stdout.contains("hgemm_tiled: unchanged, +0.0 %"), "{stdout}");
@@ -154,6 +155,9 @@ fn an_a_a_check_passes_and_the_base_worktree_is_reused() {
     let v = latency["value"].as_f64().unwrap();
     assert!((v - (medians[5] + medians[6]) / 2.0).abs() < 1e-6, "{b}");
     assert!(latency["lower_value"].as_f64().unwrap() < v && v < latency["upper_value"].as_f64().unwrap());
+    // github-action-benchmark's `extra` is the reviewer's line.
+    let g = json(&gh);
+    assert!(g[0]["extra"].as_str().unwrap().starts_with("hgemm_tiled: unchanged, +0.0 %"), "{g}");
     // Again: the worktree is at the base already, and nothing is rebuilt there.
     let out = check(&ws, "aa-13", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -14,15 +14,23 @@
 //! (`KPROF_TIMEOUT`), unless the kernel's own environment sets them; the correctness
 //! check runs in the first round only.
 
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::Result;
 use kprof_contract::env as contract;
 use kprof_contract::ResultFile;
 
-use super::timing::{run_timing, TimingFacts};
+use super::timing::{run_timing, timing_command, TimingFacts};
+use crate::analyze::summary::{median, unit_scale};
+use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
-use crate::ncu::TargetCommand;
+use crate::model::filter::KernelFilter;
+use crate::model::kinds::{ClockControl, Privilege};
+use crate::ncu::command::stage_command;
+use crate::ncu::parse::RawPage;
+use crate::ncu::{LaunchWindow, StageCollection, StageRun, TargetCommand};
+use crate::process::{self, Ending, RunOptions};
 use crate::profile::dir::ProfileDir;
 use crate::shell::Shell;
 
@@ -73,8 +81,8 @@ pub fn round_target(target: &TargetCommand, round: u32) -> TargetCommand {
     t
 }
 
-/// Runs `rounds` interleaved rounds of both sides; `case` picks the measured case out of
-/// each harness result.
+/// Runs `rounds` interleaved rounds of both sides' harness benches; `case` picks the
+/// measured case out of each harness result.
 pub fn run_rounds(
     sides: [RoundSide<'_>; 2],
     case: Option<&str>,
@@ -83,31 +91,174 @@ pub fn run_rounds(
     shell: &Shell,
 ) -> Result<Vec<SideRun>> {
     for s in &sides {
-        std::fs::create_dir_all(s.dir.rounds_dir())?;
+        let cmd = timing_command(&round_target(s.target, 1), &s.dir.round_result_path(1));
+        let why = "A/B timing rounds: round 2's command; each round ran it with its own result file \
+                   (round 1 without KPROF_NO_CHECK)";
+        note_command(s.dir, why, &cmd)?;
     }
-    let mut out = Vec::new();
+    interleave(rounds, shell, |side, round| {
+        let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
+        let result = s.dir.round_result_path(round);
+        run_timing(&round_target(s.target, round), &result, timeout, shell)?;
+        let doc: Option<ResultFile> = crate::profile::fs::read_json(&result)?;
+        let Some(doc) = doc else {
+            anyhow::bail!("{}: the harness wrote no result", result.display());
+        };
+        let Some(facts) = TimingFacts::of(&doc, case) else {
+            anyhow::bail!(
+                "{}: no measurement of case `{}` in the harness result",
+                result.display(),
+                case.unwrap_or("(any)")
+            );
+        };
+        let sm_clock_mhz = doc.case(case).and_then(|c| c.sm_clock_mhz);
+        Ok(SideRun { side, round, facts, sm_clock_mhz })
+    })
+}
+
+/// One side of rounds timed by ncu, for a program that is not a harness bench: the
+/// kernel's own filter and window, durations only (one pass per launch).
+#[derive(Clone, Copy)]
+pub struct NcuRoundSide<'a> {
+    /// Base or head.
+    pub side: Side,
+    /// The ncu the side's profile ran.
+    pub ncu: &'a Path,
+    /// The program, as profiling runs it.
+    pub target: &'a TargetCommand,
+    /// The kernel filter.
+    pub filter: &'a KernelFilter,
+    /// The window the side's stages ran with (fitted, when kprof fitted it).
+    pub window: LaunchWindow,
+    /// ncu's clock control.
+    pub clock_control: ClockControl,
+    /// How ncu is started.
+    pub privilege: Privilege,
+    /// The side's profile directory.
+    pub dir: &'a ProfileDir,
+    /// The profiled kernel's function, as ncu names it: the launches kept.
+    pub function: Option<&'a str>,
+}
+
+/// Runs `rounds` interleaved rounds of both sides under ncu, each round's page kept as
+/// `details/rounds/round_NN_raw.csv`. A round's measurement is the median of ncu's
+/// `gpu__time_duration.sum` over the window's launches of the kernel; ncu replays each
+/// launch with caches flushed, so it is a `cold` time, and the clocks are not read.
+pub fn run_ncu_rounds(
+    sides: [NcuRoundSide<'_>; 2],
+    rounds: u32,
+    timeout: Option<Duration>,
+    shell: &Shell,
+) -> Result<Vec<SideRun>> {
+    let command = |s: &NcuRoundSide<'_>, log: &Path| {
+        stage_command(
+            s.ncu,
+            &StageRun {
+                collection: &StageCollection::Discovery,
+                filter: Some(s.filter),
+                window: s.window,
+                clock_control: s.clock_control,
+                log_file: log,
+                target: s.target,
+                privilege: s.privilege,
+            },
+        )
+    };
+    for s in &sides {
+        let cmd = command(s, &s.dir.round_page_path(0));
+        note_command(
+            s.dir,
+            "A/B timing rounds (ncu durations): round 1's command; each round wrote its own page",
+            &cmd,
+        )?;
+    }
+    interleave(rounds, shell, |side, round| {
+        let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
+        let log = s.dir.round_page_path(round);
+        let cmd = command(s, &log);
+        let done = process::run(&cmd, RunOptions { timeout, ..Default::default() }, shell);
+        let failed = |what: String| -> anyhow::Error {
+            Failure::new(ExitCode::NcuFailed, what)
+                .help(format!("the command was: {}", cmd.command_line()))
+                .into()
+        };
+        match &done.ending {
+            Ending::Interrupted(signal) => {
+                return Err(process::interrupted(*signal, "during a timing round").into())
+            }
+            Ending::TimedOut => {
+                return Err(Failure::new(
+                    ExitCode::Timeout,
+                    "a timing round ran past --timeout and was stopped",
+                )
+                .help(format!("the command was: {}", cmd.command_line()))
+                .into())
+            }
+            Ending::Exited(status) if status.success() && log.is_file() => {}
+            other => {
+                return Err(failed(format!(
+                    "ncu's timing round {} of the {} failed: {other}",
+                    round + 1,
+                    side.name()
+                )))
+            }
+        }
+        let text = std::fs::read_to_string(&log)?;
+        let page = RawPage::parse(&text, &log.display().to_string()).map_err(|e| failed(e.to_string()))?;
+        let mut durations: Vec<f64> = page
+            .launches()
+            .filter(|l| s.function.is_none_or(|f| l.kernel_name() == f))
+            .filter_map(|l| {
+                let unit = l.unit(DURATION).map(unit_scale).unwrap_or(1.0);
+                l.number(DURATION).map(|v| v * unit)
+            })
+            .collect();
+        let samples = durations.len();
+        let Some(median_ns) = median(&mut durations) else {
+            return Err(Failure::new(
+                ExitCode::NoKernelMatched,
+                format!(
+                    "{}: no launch of `{}` in the timing round",
+                    log.display(),
+                    s.function.unwrap_or("the kernel")
+                ),
+            )
+            .into());
+        };
+        let mut dev: Vec<f64> = durations.iter().map(|d| (d - median_ns).abs()).collect();
+        let rel_noise = median(&mut dev).map_or(0.0, |m| 1.4826 * m / median_ns);
+        let facts = TimingFacts {
+            case: s.function.unwrap_or_default().to_string(),
+            mode: "cold".into(),
+            median_ns,
+            samples,
+            rel_noise,
+        };
+        Ok(SideRun { side, round, facts, sm_clock_mhz: None })
+    })
+}
+
+/// ncu's duration metric.
+const DURATION: &str = "gpu__time_duration.sum";
+
+/// Adds a round's command to `commands.sh`, under `why`.
+fn note_command(dir: &ProfileDir, why: &str, cmd: &crate::process::ProcessBuilder) -> Result<()> {
+    std::fs::create_dir_all(dir.rounds_dir())?;
+    super::append_command(dir, &format!("\n# {why}\n{}\n", cmd.command_line()))
+}
+
+/// The rounds: in each, both sides once, the first alternating; `run` measures one side.
+fn interleave(
+    rounds: u32,
+    shell: &Shell,
+    mut run: impl FnMut(Side, u32) -> Result<SideRun>,
+) -> Result<Vec<SideRun>> {
+    let mut out: Vec<SideRun> = Vec::new();
     for round in 0..rounds {
         crate::process::check_signal("between timing rounds")?;
         let first = Side::first_in_round(round);
-        let order = [first, first.other()];
-        for side in order {
-            let Some(s) = sides.iter().find(|s| s.side == side) else { continue };
-            let result = s.dir.round_result_path(round);
-            let target = round_target(s.target, round);
-            run_timing(&target, &result, timeout, shell)?;
-            let doc: Option<ResultFile> = crate::profile::fs::read_json(&result)?;
-            let Some(doc) = doc else {
-                anyhow::bail!("{}: the harness wrote no result", result.display());
-            };
-            let Some(facts) = TimingFacts::of(&doc, case) else {
-                anyhow::bail!(
-                    "{}: no measurement of case `{}` in the harness result",
-                    result.display(),
-                    case.unwrap_or("(any)")
-                );
-            };
-            let sm_clock_mhz = doc.case(case).and_then(|c| c.sm_clock_mhz);
-            out.push(SideRun { side, round, facts, sm_clock_mhz });
+        for side in [first, first.other()] {
+            out.push(run(side, round)?);
         }
         let of = |side: Side| out.iter().rev().find(|r| r.round == round && r.side == side);
         if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {

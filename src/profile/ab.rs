@@ -24,6 +24,12 @@ impl ProfileDir {
         self.rounds_dir().join(format!("round_{round:02}.json"))
     }
 
+    /// `details/rounds/round_NN_raw.csv`: ncu's page of a round timed by ncu (a program
+    /// that is not a harness bench).
+    pub fn round_page_path(&self, round: u32) -> PathBuf {
+        self.rounds_dir().join(format!("round_{round:02}_raw.csv"))
+    }
+
     /// `comparison/ab_rounds.json`: both sides' rounds, interleaved as they ran.
     pub fn ab_rounds_path(&self) -> PathBuf {
         self.comparison_dir().join(AB_ROUNDS)

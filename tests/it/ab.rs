@@ -326,3 +326,83 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
     assert!(stderr.contains("merge: regression in hgemm_tiled"), "{stderr}");
 }
+
+/// A program that is not a harness bench (a `command` target: PyTorch's layer norm) gets
+/// rounds of ncu durations: each round runs both sides under ncu, durations only, with the
+/// kernel's filter and window, the first side alternating. The fake ncu replays the H200's
+/// pages of that kernel (its memory and source stages, and a basic page, which carries the
+/// duration, for every round), the same on both sides: no change.
+#[test]
+fn a_command_target_is_timed_by_interleaved_ncu_rounds() {
+    let entry = "[[package.metadata.kprof.kernels]]\nname = \"torch_layernorm\"\ncommand = [\"python3\", \"torch_layernorm.py\"]\nruntime = \"command\"\nregex = \"layer_norm|LayerNorm\"\nlaunch-skip = 10\nlaunch-count = 1\n";
+    let Some(ws) = repository_with(entry) else { return };
+    let tools = ws.root().join("tools");
+    let replay = tools.join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    let ncu = fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let third = recordings().join("third-party");
+    let pages = only(&third.join("torch_layernorm-source/profile"), "torch_layernorm_").join("details");
+    for page in ["03_memory_raw.csv", "07_source_raw.csv"] {
+        std::fs::copy(pages.join(page), replay.join(page)).unwrap();
+    }
+    let basic =
+        only(&third.join("torch_layernorm/profile"), "torch_layernorm_").join("details/01_basic_raw.csv");
+    for n in 0..6 {
+        std::fs::copy(&basic, replay.join(format!("round_{n:02}_raw.csv"))).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args([
+            "kprof",
+            "check",
+            "--base",
+            "HEAD",
+            "--gate",
+            "time",
+            "--stages",
+            "memory,source",
+            "--rounds",
+            "6",
+        ])
+        .arg("--manifest-path")
+        .arg(ws.manifest())
+        .current_dir(ws.root())
+        .env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .env("NCU", &ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_ARGV", &argv)
+        .env("FAKE_NCU_REPLAY", &replay)
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_BASE_REF")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("its rounds are ncu's durations"), "{stderr}");
+    assert!(stdout.contains("torch_layernorm: unchanged, +0.0 % [+0.0, +0.0] (97 %, 6 rounds"), "{stdout}");
+    // Two stages per side, then six rounds per side: durations only, the kernel's filter
+    // and window, alternating sides.
+    let calls: Vec<Vec<String>> =
+        fake_ncu::calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    assert_eq!(calls.len(), 4 + 12, "{calls:?}");
+    let log_of = |a: &Vec<String>| a[a.iter().position(|x| x == "--log-file").unwrap() + 1].clone();
+    for (n, call) in calls[4..].iter().enumerate() {
+        let joined = call.join(" ");
+        assert!(joined.contains("--metrics gpu__time_duration.sum --csv --page raw"), "{joined}");
+        assert!(
+            joined.contains("--launch-skip 10 --launch-count 1 --kernel-name regex:layer_norm|LayerNorm"),
+            "{joined}"
+        );
+        let round = n / 2;
+        let base_first = round % 2 == 0;
+        let is_base = log_of(call).contains("/base-");
+        assert_eq!(is_base, (n % 2 == 0) == base_first, "call {n}: {}", log_of(call));
+        assert!(log_of(call).ends_with(&format!("details/rounds/round_{round:02}_raw.csv")));
+    }
+    let head = only(&ws.root().join("profile"), "torch_layernorm_");
+    let rounds = json(&head.join("comparison/ab_rounds.json"));
+    assert_eq!(rounds["source"], "ncu");
+    assert_eq!(rounds["mode"], "cold");
+    let script = std::fs::read_to_string(head.join("commands.sh")).unwrap();
+    assert!(script.contains("# A/B timing rounds (ncu durations)"), "{script}");
+}

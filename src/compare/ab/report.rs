@@ -105,6 +105,15 @@ fn markdown_for(
         }
         md.push('\n');
     }
+    if let Some(r) = rounds.filter(|r| r.source == "ncu") {
+        let _ = writeln!(
+            md,
+            "These rounds are ncu's durations of `{}`'s launches in its window (the program is not a \
+             harness bench): a few launches per round, each replayed by ncu with caches flushed, and no \
+             clock readings. Weaker evidence than harness rounds.\n",
+            r.kernel
+        );
+    }
     if let Some(r) = rounds {
         md.push_str("| round | first | base | head | head / base | base SM clock | head SM clock |\n");
         md.push_str("|---|---|---|---|---|---|---|\n");

@@ -13,7 +13,7 @@ use super::stats::time_change;
 use super::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::build::BuildOutput;
 use crate::collect::prepare::target_command;
-use crate::collect::rounds::{run_rounds, RoundSide, SideRun};
+use crate::collect::rounds::{run_ncu_rounds, run_rounds, NcuRoundSide, RoundSide, SideRun};
 use crate::collect::timing::TimingFacts;
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
@@ -91,11 +91,14 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
     for p in pairs {
         let k = p.head_kernel;
         let t = opts.tolerance_pct.unwrap_or(k.tolerance_pct);
-        let rounds = if k.runtime == Runtime::Harness && p.base_kernel.runtime == Runtime::Harness {
+        let (head_snap, base_snap) =
+            (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
+        let harness = k.runtime == Runtime::Harness && p.base_kernel.runtime == Runtime::Harness;
+        shell.status(format!("Timing `{}`: {} interleaved rounds of base and head", k.name, opts.rounds));
+        let runs = if harness {
             let head = target_command(k, p.head_built)?;
             let base = target_command(p.base_kernel, p.base_built)?;
-            shell.status(format!("Timing `{}`: {} interleaved rounds of base and head", k.name, opts.rounds));
-            let runs = run_rounds(
+            Some(run_rounds(
                 [
                     RoundSide { side: Side::Base, target: &base, dir: p.base_dir },
                     RoundSide { side: Side::Head, target: &head, dir: p.head_dir },
@@ -104,21 +107,17 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
                 opts.rounds,
                 opts.timeout,
                 shell,
-            )?;
-            let rounds = to_rounds(k, &runs);
+            )?)
+        } else {
+            ncu_rounds(p, opts, base_snap.as_ref(), head_snap.as_ref(), shell)?
+        };
+        let rounds = runs.map(|runs| {
+            let rounds = to_rounds(k, &runs, if harness { "harness" } else { "ncu" });
             if let Err(e) = rounds.check() {
                 shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
             }
-            Some(rounds)
-        } else {
-            shell.note(format!(
-                "`{}` runs as `{}`, not on the harness: no interleaved timing; the verdict rests on the \
-                 counters and on one profiled launch per side, weaker evidence than timed rounds",
-                k.name,
-                k.runtime.name()
-            ));
-            None
-        };
+            rounds
+        });
         let time = rounds.as_ref().map(|r| time_change(r, t));
         let counters = read_counters(p, t)?;
         let (head_snap, base_snap) =
@@ -148,6 +147,83 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
     Ok(AbOutcome { kernels, exit_code })
 }
 
+/// The rounds of a program that is not a harness bench: ncu's durations of the kernel's
+/// launches in its window, each side's program under ncu in turn. Weaker evidence than
+/// harness rounds (a few launches per round, each replayed by ncu with caches flushed, no
+/// clock readings), and the report says so. `None` when a side was never profiled (no
+/// kernel filter, or no profile to read the window and function from).
+fn ncu_rounds(
+    p: &AbPair<'_>,
+    opts: &AbOptions,
+    base: Option<&Snapshot>,
+    head: Option<&Snapshot>,
+    shell: &Shell,
+) -> Result<Option<Vec<SideRun>>> {
+    let k = p.head_kernel;
+    let (Some(head_filter), Some(base_filter), Some(hs), Some(bs)) =
+        (k.filter.as_ref(), p.base_kernel.filter.as_ref(), head, base)
+    else {
+        shell.note(format!(
+            "`{}`: no kernel filter or no profile on a side: no timing rounds; the verdict rests on the counters",
+            k.name
+        ));
+        return Ok(None);
+    };
+    shell.note(format!(
+        "`{}` runs as `{}`, not on the harness: its rounds are ncu's durations of the launches in its window, \
+         weaker evidence than harness rounds",
+        k.name,
+        k.runtime.name()
+    ));
+    let window = |dir: &ProfileDir, plan: &KernelPlan| {
+        crate::profile::run_manifest::RunManifest::read(dir)
+            .ok()
+            .and_then(|m| m.window)
+            .map_or(plan.window, |w| w.window)
+    };
+    let head_target = target_command(k, p.head_built)?;
+    let base_target = target_command(p.base_kernel, p.base_built)?;
+    let head_ncu = ncu_of(k, p.head_dir)?;
+    let base_ncu = ncu_of(p.base_kernel, p.base_dir)?;
+    let sides = [
+        NcuRoundSide {
+            side: Side::Base,
+            ncu: base_ncu.as_path(),
+            target: &base_target,
+            filter: base_filter,
+            window: window(p.base_dir, p.base_kernel),
+            clock_control: p.base_kernel.clock_control,
+            privilege: p.base_kernel.privilege,
+            dir: p.base_dir,
+            function: Some(bs.kernel.kernel.as_str()).filter(|f| !f.is_empty()),
+        },
+        NcuRoundSide {
+            side: Side::Head,
+            ncu: head_ncu.as_path(),
+            target: &head_target,
+            filter: head_filter,
+            window: window(p.head_dir, k),
+            clock_control: k.clock_control,
+            privilege: k.privilege,
+            dir: p.head_dir,
+            function: Some(hs.kernel.kernel.as_str()).filter(|f| !f.is_empty()),
+        },
+    ];
+    Ok(Some(run_ncu_rounds(sides, opts.rounds, opts.timeout, shell)?))
+}
+
+/// The ncu a side's profile ran: `profile/ncu_path` under `--sudo`, else as located.
+fn ncu_of(k: &KernelPlan, dir: &ProfileDir) -> Result<std::path::PathBuf> {
+    let root = dir.path().parent().unwrap_or(dir.path());
+    if k.privilege == crate::model::kinds::Privilege::Sudo {
+        return Ok(crate::profile::dir::read_ncu_path(root)?);
+    }
+    let file = crate::profile::dir::ensure_ncu_path(root)?;
+    crate::ncu::locate_ncu(std::env::var_os("NCU").as_deref(), std::env::var_os("PATH").as_deref(), &file)
+        .map(|l| l.path)
+        .map_err(|e| anyhow::anyhow!("{e}"))
+}
+
 /// Both sides' counters pages compared, when both have one.
 fn read_counters(p: &AbPair<'_>, t: f64) -> Result<Option<CounterChanges>> {
     let head = crate::analyze::counters::read(p.head_dir)?;
@@ -159,10 +235,10 @@ fn read_counters(p: &AbPair<'_>, t: f64) -> Result<Option<CounterChanges>> {
 }
 
 /// The rounds document from the runs as they happened.
-fn to_rounds(k: &KernelPlan, runs: &[SideRun]) -> Rounds {
+fn to_rounds(k: &KernelPlan, runs: &[SideRun], source: &str) -> Rounds {
     let case = runs.first().map(|r| r.facts.case.clone()).or_else(|| k.case.clone());
     let mode = runs.first().map(|r| r.facts.mode.clone()).unwrap_or_else(|| "hot".into());
-    let mut rounds = Rounds::new(&k.name, case.as_deref(), &mode, "harness");
+    let mut rounds = Rounds::new(&k.name, case.as_deref(), &mode, source);
     let sample = |r: &SideRun| SideSample {
         median_ns: r.facts.median_ns,
         samples: r.facts.samples,

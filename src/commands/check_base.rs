@@ -122,6 +122,7 @@ fn from_tree(c: &CheckArgs, shell: &Shell) -> Result<(BaseRevision, SidePlan, Si
     let (metadata, config) = load_workspace(manifest, shell)?;
     let request = super::with_engine_shard(c.profile.request()?)?;
     let head_plan = plan::resolve(&request, &metadata, &config, build::cargo_binary())?;
+    refuse_timing_only(c, &head_plan)?;
     let (base, base_plan, _) = base_side(&request, &head_plan, manifest, asked, shell)?;
     let head = build_side(Side::Head, head_plan, shell)?;
     let other = build_side(Side::Base, base_plan, shell)?;
@@ -216,6 +217,7 @@ fn from_archive(c: &CheckArgs, archive: &Path, shell: &Shell) -> Result<(BaseRev
         Ok(SidePlan { plan, built: Some(built) })
     };
     let head = unpack(&head_tar, Side::Head)?;
+    refuse_timing_only(c, &head.plan)?;
     let other = unpack(&base_tar, Side::Base)?;
     pair::remove_sides(&remap);
     shell.status(format!("Unpacked both sides of {} into {}", archive.display(), remap.display()));
@@ -248,6 +250,19 @@ fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<String> 
         };
     }
     names
+}
+
+/// `--timing-only` times harness benches only: other programs' rounds run under ncu.
+fn refuse_timing_only(c: &CheckArgs, plan: &Plan) -> Result<()> {
+    match plan.kernels.iter().find(|k| k.runtime != crate::model::kinds::Runtime::Harness) {
+        Some(k) if c.timing_only => Err(Failure::new(
+            ExitCode::Config,
+            format!("--timing-only needs harness targets; `{}` runs as `{}`", k.name, k.runtime.name()),
+        )
+        .help("drop --timing-only (its rounds are then timed by ncu), or select harness kernels only")
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// The base's profiles root gets the head's `ncu_path`, so both sides run the same ncu.

@@ -351,6 +351,20 @@ fn a_command_target_is_timed_by_interleaved_ncu_rounds() {
     for n in 0..6 {
         std::fs::copy(&basic, replay.join(format!("round_{n:02}_raw.csv"))).unwrap();
     }
+    // Only harness benches can be timed without ncu: refused before anything is built.
+    let refused = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "check", "--base", "HEAD", "--timing-only", "--manifest-path"])
+        .arg(ws.manifest())
+        .current_dir(ws.root())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(3), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("--timing-only needs harness targets"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert!(!ws.root().join("target/kprof-base").exists(), "no worktree made");
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .args([
             "kprof",

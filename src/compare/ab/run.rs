@@ -120,8 +120,6 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
         });
         let time = rounds.as_ref().map(|r| time_change(r, t));
         let counters = read_counters(p, t)?;
-        let (head_snap, base_snap) =
-            (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
         let mut ab = combine(&k.name, time, counters, opts.gate);
         ab.hotspot = match (&base_snap, &head_snap) {
             (Some(b), Some(h)) => report::hotspot_phrase(b, h),

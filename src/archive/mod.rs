@@ -152,25 +152,7 @@ pub fn unpack_adjusted(
     timeout: Option<std::time::Duration>,
     adjust: impl FnOnce(Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
 ) -> Result<(Plan, BuildOutput)> {
-    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
-        return Err(Failure::new(
-            ExitCode::Filesystem,
-            format!("--workspace-remap {} exists and is not a directory", dir.display()),
-        )
-        .help("pass --workspace-remap NEW_DIR")
-        .into());
-    }
-    if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(Failure::new(
-            ExitCode::Filesystem,
-            format!(
-                "--workspace-remap {} is not empty; an archive is unpacked only into a new or empty directory",
-                dir.display()
-            ),
-        )
-        .help("pass --workspace-remap NEW_DIR")
-        .into());
-    }
+    require_new_or_empty(dir)?;
     let (manifest, kernels, files) = check(archive)?;
     let kernels = adjust(kernels.into_iter().map(|(k, _)| k).collect())?
         .into_iter()
@@ -233,6 +215,29 @@ pub fn unpack_adjusted(
 }
 
 /// A refusal of `archive`, naming what in it is wrong (exit 3).
+/// Refuses a `--workspace-remap` that exists and is not a directory, or is not empty: an
+/// archive is unpacked only into a new or empty directory, so nothing there is overwritten.
+pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
+    if std::fs::symlink_metadata(dir).is_ok() && !dir.is_dir() {
+        return Err(Failure::new(
+            ExitCode::Filesystem,
+            format!("--workspace-remap {} exists and is not a directory", dir.display()),
+        )
+        .help("pass --workspace-remap NEW_DIR"));
+    }
+    if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
+        return Err(Failure::new(
+            ExitCode::Filesystem,
+            format!(
+                "--workspace-remap {} is not empty; an archive is unpacked only into a new or empty directory",
+                dir.display()
+            ),
+        )
+        .help("pass --workspace-remap NEW_DIR"));
+    }
+    Ok(())
+}
+
 fn refuse(archive: &Path, what: impl std::fmt::Display) -> Failure {
     Failure::new(ExitCode::Config, format!("{}: {what}", archive.display())).help(
         "use an archive written by `cargo kprof archive -o FILE`, as it was written; \

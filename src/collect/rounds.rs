@@ -22,7 +22,7 @@ use kprof_contract::env as contract;
 use kprof_contract::ResultFile;
 
 use super::timing::{run_timing, timing_command, TimingFacts};
-use crate::analyze::summary::{median, unit_scale};
+use crate::analyze::summary::{median_and_spread, unit_scale};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
 use crate::model::filter::KernelFilter;
@@ -214,7 +214,7 @@ pub fn run_ncu_rounds(
             })
             .collect();
         let samples = durations.len();
-        let Some(median_ns) = median(&mut durations) else {
+        let Some((median_ns, rel_noise)) = median_and_spread(&mut durations) else {
             return Err(Failure::new(
                 ExitCode::NoKernelMatched,
                 format!(
@@ -225,8 +225,6 @@ pub fn run_ncu_rounds(
             )
             .into());
         };
-        let mut dev: Vec<f64> = durations.iter().map(|d| (d - median_ns).abs()).collect();
-        let rel_noise = median(&mut dev).map_or(0.0, |m| 1.4826 * m / median_ns);
         let facts = TimingFacts {
             case: s.function.unwrap_or_default().to_string(),
             mode: "cold".into(),

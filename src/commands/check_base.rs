@@ -202,14 +202,7 @@ fn from_archive(c: &CheckArgs, archive: &Path, shell: &Shell) -> Result<(BaseRev
         .into());
     };
     let remap = c.workspace_remap.clone().unwrap_or_else(|| PathBuf::from("kprof-archive"));
-    if remap.exists() && std::fs::read_dir(&remap).map(|mut d| d.next().is_some()).unwrap_or(true) {
-        return Err(Failure::new(
-            ExitCode::Filesystem,
-            format!("--workspace-remap {} is not empty; an archive is unpacked only into a new or empty directory", remap.display()),
-        )
-        .help("pass --workspace-remap NEW_DIR")
-        .into());
-    }
+    crate::archive::require_new_or_empty(&remap)?;
     std::fs::create_dir_all(&remap)?;
     let (head_tar, base_tar) = pair::extract_sides(archive, &remap)?;
     let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {

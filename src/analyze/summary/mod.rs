@@ -107,6 +107,15 @@ pub fn median(values: &mut [f64]) -> Option<f64> {
     Some(if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 })
 }
 
+/// The median of some values and their spread relative to it: the median absolute
+/// deviation, scaled by 1.4826 to estimate a standard deviation, over the median.
+pub fn median_and_spread(values: &mut [f64]) -> Option<(f64, f64)> {
+    let m = median(values)?;
+    let mut dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    let spread = median(&mut dev).map_or(0.0, |d| 1.4826 * d / m);
+    Some((m, spread))
+}
+
 /// Summarises the launches of every kernel in `pages` (all stages of one profile).
 /// `kernel_filter`, when given, keeps only kernels whose name it matches.
 pub fn summarize<'p>(

@@ -258,15 +258,13 @@ fn to_rounds(k: &KernelPlan, runs: &[SideRun], source: &str) -> Rounds {
 /// its noise and the round count as its sample count.
 fn head_timing(rounds: &Rounds) -> Option<TimingFacts> {
     let mut medians: Vec<f64> = rounds.rounds.iter().map(|r| r.head.median_ns).collect();
-    let median = crate::analyze::summary::median(&mut medians)?;
-    let mut dev: Vec<f64> = medians.iter().map(|m| (m - median).abs()).collect();
-    let mad = crate::analyze::summary::median(&mut dev).unwrap_or(0.0);
+    let (median_ns, rel_noise) = crate::analyze::summary::median_and_spread(&mut medians)?;
     Some(TimingFacts {
         case: rounds.case.clone().unwrap_or_default(),
         mode: rounds.mode.clone(),
-        median_ns: median,
+        median_ns,
         samples: medians.len(),
-        rel_noise: 1.4826 * mad / median,
+        rel_noise,
     })
 }
 

@@ -63,21 +63,41 @@ fn repository_with(kernels: &str) -> Option<Workspace> {
     Some(ws)
 }
 
-/// `check --base HEAD --timing-only ARGS`, each side replaying its rounds of the recorded
-/// A/B check `run` (`fixtures/h200/ab-runs/<run>/<side>/profile/*/details/rounds/`).
-fn check(ws: &Workspace, run: &str, args: &[&str]) -> Output {
-    let state = tempfile::tempdir().unwrap();
+/// `cargo-kprof kprof check --base HEAD ARGS` on `ws`, with nothing of the caller's CI
+/// (step summary, base branch) or ncu leaking in.
+fn check_base(ws: &Workspace, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
-    cmd.args(["kprof", "check", "--base", "HEAD", "--timing-only"]).args(args);
+    cmd.args(["kprof", "check", "--base", "HEAD"]).args(args);
     cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
     cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
-        .env("FAKE_ROUNDS_BASE", recorded_rounds(run, "base"))
-        .env("FAKE_ROUNDS_HEAD", recorded_rounds(run, "head"))
-        .env("FAKE_STATE", state.path())
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_BASE_REF")
         .env_remove("NCU");
-    cmd.output().unwrap()
+    cmd
+}
+
+/// The fake ncu at `ncu`, recording its calls in `argv` and replaying the pages in `replay`.
+fn with_fake_ncu<'c>(cmd: &'c mut Command, ncu: &Path, argv: &Path, replay: &Path) -> &'c mut Command {
+    cmd.env("NCU", ncu)
+        .env("KPROF_SKIP_GPU_CHECK", "1")
+        .env("FAKE_NCU_ARGV", argv)
+        .env("FAKE_NCU_REPLAY", replay)
+}
+
+/// The stand-in bench of each side replays its rounds of the recorded A/B check `run`
+/// (`fixtures/h200/ab-runs/<run>/<side>/profile/*/details/rounds/`), keeping its place in
+/// `state`.
+fn with_rounds<'c>(cmd: &'c mut Command, run: &str, state: &Path) -> &'c mut Command {
+    cmd.env("FAKE_ROUNDS_BASE", recorded_rounds(run, "base"))
+        .env("FAKE_ROUNDS_HEAD", recorded_rounds(run, "head"))
+        .env("FAKE_STATE", state)
+}
+
+/// `check --base HEAD --timing-only ARGS`, each side replaying its rounds of `run`.
+fn check(ws: &Workspace, run: &str, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = check_base(ws, &[&["--timing-only"], args].concat());
+    with_rounds(&mut cmd, run, state.path()).output().unwrap()
 }
 
 fn recorded_rounds(run: &str, side: &str) -> PathBuf {
@@ -278,22 +298,9 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     let (argv, replay) = (tools.join("argv.txt"), tools.join("replay"));
     replay_pages("bank", &replay);
     let state = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "check", "--base", "HEAD", "--clock-control", "none", "--manifest-path"])
-        .arg(ws.manifest())
-        .current_dir(ws.root())
-        .env("CARGO_TARGET_DIR", ws.root().join("target"))
-        .env("NCU", &ncu)
-        .env("KPROF_SKIP_GPU_CHECK", "1")
-        .env("FAKE_NCU_ARGV", &argv)
-        .env("FAKE_NCU_REPLAY", &replay)
-        .env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
-        .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))
-        .env("FAKE_STATE", state.path())
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_BASE_REF")
-        .output()
-        .unwrap();
+    let mut cmd = check_base(&ws, &["--clock-control", "none"]);
+    with_fake_ncu(&mut cmd, &ncu, &argv, &replay);
+    let out = with_rounds(&mut cmd, "bank", state.path()).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
     assert!(
@@ -352,12 +359,7 @@ fn a_command_target_is_timed_by_interleaved_ncu_rounds() {
         std::fs::copy(&basic, replay.join(format!("round_{n:02}_raw.csv"))).unwrap();
     }
     // Only harness benches can be timed without ncu: refused before anything is built.
-    let refused = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "check", "--base", "HEAD", "--timing-only", "--manifest-path"])
-        .arg(ws.manifest())
-        .current_dir(ws.root())
-        .output()
-        .unwrap();
+    let refused = check_base(&ws, &["--timing-only"]).output().unwrap();
     assert_eq!(refused.status.code(), Some(3), "{}", text(&refused.stderr));
     assert!(
         text(&refused.stderr).contains("--timing-only needs harness targets"),
@@ -365,31 +367,8 @@ fn a_command_target_is_timed_by_interleaved_ncu_rounds() {
         text(&refused.stderr)
     );
     assert!(!ws.root().join("target/kprof-base").exists(), "no worktree made");
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args([
-            "kprof",
-            "check",
-            "--base",
-            "HEAD",
-            "--gate",
-            "time",
-            "--stages",
-            "memory,source",
-            "--rounds",
-            "6",
-        ])
-        .arg("--manifest-path")
-        .arg(ws.manifest())
-        .current_dir(ws.root())
-        .env("CARGO_TARGET_DIR", ws.root().join("target"))
-        .env("NCU", &ncu)
-        .env("KPROF_SKIP_GPU_CHECK", "1")
-        .env("FAKE_NCU_ARGV", &argv)
-        .env("FAKE_NCU_REPLAY", &replay)
-        .env_remove("GITHUB_STEP_SUMMARY")
-        .env_remove("GITHUB_BASE_REF")
-        .output()
-        .unwrap();
+    let mut cmd = check_base(&ws, &["--gate", "time", "--stages", "memory,source", "--rounds", "6"]);
+    let out = with_fake_ncu(&mut cmd, &ncu, &argv, &replay).output().unwrap();
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert!(stderr.contains("its rounds are ncu's durations"), "{stderr}");

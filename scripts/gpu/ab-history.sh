@@ -13,6 +13,10 @@
 #           3 % more inner-loop work with the same code and registers, a small real slowdown)
 #   insts   copy_kernel does 16 integer multiply-adds per element that change nothing: more
 #           instructions, hidden behind DRAM, so the time should not move
+#   pyslow  the Triton softmax of examples/python (a `python-triton` command target, timed by
+#           ncu rounds, not by the harness) also loads the row half the matrix away and adds
+#           0.0 times it: the result is the same, DRAM reads double (256 MiB more per
+#           launch, far beyond L2), so a DRAM-bound kernel should run about 50 % slower
 #
 # and writes, with `cargo kprof archive --base`:
 #
@@ -20,6 +24,8 @@
 #   DEST/ab-bank.tar   bank against base (hgemm_tiled)
 #   DEST/ab-slow3.tar  slow3 against base (hgemm_tiled)
 #   DEST/ab-insts.tar  insts against base (copy)
+#   DEST/ab-py-aa.tar  base against itself (triton_softmax): an A/A check by ncu rounds
+#   DEST/ab-py-slow.tar  pyslow against base (triton_softmax)
 #
 # Then, on the GPU machine (no cargo needed), for example:
 #   cargo-kprof kprof check --archive ab-bank.tar --workspace-remap bank
@@ -35,13 +41,13 @@ dest=$(cd "$dest" && pwd)
 repo=$dest/repo
 
 # The demo and the two crates it builds against; no build output, no profiles.
-(cd "$here" && tar cf - --exclude=target --exclude=profile examples/demo harness contract) | (cd "$repo" && tar xf -)
-printf '/examples/demo/target/\n/examples/demo/profile/\n' >"$repo/.gitignore"
+(cd "$here" && tar cf - --exclude=target --exclude=profile examples/demo examples/python harness contract) | (cd "$repo" && tar xf -)
+printf '/examples/*/target/\n/examples/*/profile/\n' >"$repo/.gitignore"
 # The two crates inherit their package fields from this repository's workspace.
 cat >"$repo/Cargo.toml" <<'EOF'
 [workspace]
 members = ["contract", "harness"]
-exclude = ["examples/demo"]
+exclude = ["examples/demo", "examples/python"]
 resolver = "2"
 
 [workspace.package]
@@ -115,14 +121,31 @@ open(p, "w").write(s)
 EOF
 commit "copy: 16 integer multiply-adds per element that change nothing"
 
+branch pyslow
+python3 - "$repo/examples/python/triton_softmax.py" <<'EOF'
+import sys
+p = sys.argv[1]; s = open(p).read()
+old = "    shifted = x - tl.max(x, axis=0)"
+assert old in s
+# The row n_rows / 2 away: far apart in time, so it comes from DRAM, not L2. Its values
+# are finite (randn), and 0.0 * finite is 0.0, so the result is unchanged; the compiler
+# may not drop an IEEE multiply by zero.
+new = """    far = (row + tl.num_programs(0) // 2) % tl.num_programs(0)
+    x2 = tl.load(in_ptr + far * in_row_stride + cols, mask=mask, other=0.0)
+    shifted = x - tl.max(x, axis=0) + 0.0 * x2"""
+s = s.replace(old, new)
+open(p, "w").write(s)
+EOF
+commit "triton_softmax: also load the row half the matrix away (DRAM reads double)"
+
 manifest=$repo/examples/demo/Cargo.toml
 times=$dest/build-times.txt
 : >"$times"
-archive() { # branch, base, kernel, out
+archive() { # branch, base, kernel, out [manifest]
   git -C "$repo" checkout -q "$1"
-  local t0 t1
+  local t0 t1 m=${5:-$manifest}
   t0=$(date +%s.%N)
-  (cd "$repo/examples/demo" && "$kprof" kprof archive --manifest-path "$manifest" --base "$2" \
+  (cd "$(dirname "$m")" && "$kprof" kprof archive --manifest-path "$m" --base "$2" \
     --kernel "$3" --clock-control none -o "$4")
   t1=$(date +%s.%N)
   echo "$(basename "$4"): $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s (both sides built with line info)" | tee -a "$times"
@@ -131,6 +154,9 @@ archive main HEAD hgemm_tiled "$dest/ab-aa.tar"
 archive bank main hgemm_tiled "$dest/ab-bank.tar"
 archive slow3 main hgemm_tiled "$dest/ab-slow3.tar"
 archive insts main copy "$dest/ab-insts.tar"
+py=$repo/examples/python/Cargo.toml
+archive main HEAD triton_softmax "$dest/ab-py-aa.tar" "$py"
+archive pyslow main triton_softmax "$dest/ab-py-slow.tar" "$py"
 git -C "$repo" checkout -q main
 git -C "$repo" log --oneline --all >"$dest/history.txt"
 echo "archives in $dest"

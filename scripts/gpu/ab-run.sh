@@ -3,8 +3,11 @@
 #
 #   ab-run.sh KPROF ARCHIVES_DIR OUT_DIR CASE...
 #
-# CASE is `aa:N` (N checks of ab-aa.tar, the base against itself), or `bank`, `slow3`,
-# `insts` (ab-<case>.tar once), or `insts-time` (ab-insts.tar with --gate time). Each check
+# CASE is `aa:N` (N checks of ab-aa.tar, the base against itself, named aa-1 ... aa-N) or
+# `aa:M-N` (aa-M ... aa-N), `insts-time` (ab-insts.tar with --gate time), or any other
+# name, checked once from ab-<case>.tar (`bank`, `slow3`, `insts`, `py-aa`, `py-slow`).
+# With STOP_AFTER=S in the environment, no new check starts once S seconds have passed
+# (a GPU session's call has a wall-clock limit; the skipped cases are printed). Each check
 # unpacks into OUT_DIR/<case>[-n] and its console goes to OUT_DIR/<case>[-n].log, which
 # ends with the exit status and the wall time of the whole check (unpacking, both sides'
 # profiles, the rounds; no build: the archives hold the executables).
@@ -14,9 +17,14 @@ archives=${2:?}
 out=${3:?}
 shift 3
 mkdir -p "$out"
+start=$(date +%s)
 check() { # name, archive, extra args...
   local name=$1 archive=$2 t0 t1 rc
   shift 2
+  if [ -n "${STOP_AFTER:-}" ] && [ $(($(date +%s) - start)) -ge "$STOP_AFTER" ]; then
+    echo "$name: skipped, STOP_AFTER=$STOP_AFTER s reached"
+    return
+  fi
   t0=$(date +%s.%N)
   {
     echo "\$ cargo-kprof kprof check --archive $(basename "$archive") --workspace-remap $name $* --message-format json"
@@ -30,7 +38,12 @@ check() { # name, archive, extra args...
 for c in "$@"; do
   case $c in
     aa:*)
-      for n in $(seq 1 "${c#aa:}"); do check "aa-$n" "$archives/ab-aa.tar"; done
+      range=${c#aa:}
+      case $range in
+        *-*) first=${range%-*} last=${range#*-} ;;
+        *) first=1 last=$range ;;
+      esac
+      for n in $(seq "$first" "$last"); do check "aa-$n" "$archives/ab-aa.tar"; done
       ;;
     insts-time) check insts-time "$archives/ab-insts.tar" --gate time ;;
     *) check "$c" "$archives/ab-$c.tar" ;;

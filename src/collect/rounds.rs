@@ -204,35 +204,44 @@ pub fn run_ncu_rounds(
             }
         }
         let text = std::fs::read_to_string(&log)?;
-        let page = RawPage::parse(&text, &log.display().to_string()).map_err(|e| failed(e.to_string()))?;
-        let mut durations: Vec<f64> = page
-            .launches()
-            .filter(|l| s.function.is_none_or(|f| l.kernel_name() == f))
-            .filter_map(|l| {
-                let unit = l.unit(DURATION).map(unit_scale).unwrap_or(1.0);
-                l.number(DURATION).map(|v| v * unit)
-            })
-            .collect();
-        let samples = durations.len();
-        let Some((median_ns, rel_noise)) = median_and_spread(&mut durations) else {
-            return Err(Failure::new(
-                ExitCode::NoKernelMatched,
-                format!(
-                    "{}: no launch of `{}` in the timing round",
-                    log.display(),
-                    s.function.unwrap_or("the kernel")
-                ),
-            )
-            .into());
-        };
-        let facts = TimingFacts {
-            case: s.function.unwrap_or_default().to_string(),
-            mode: "cold".into(),
-            median_ns,
-            samples,
-            rel_noise,
-        };
+        let facts = ncu_round_facts(&text, &log.display().to_string(), s.function).map_err(|e| {
+            if e.is::<Failure>() {
+                e
+            } else {
+                failed(e.to_string())
+            }
+        })?;
         Ok(SideRun { side, round, facts, sm_clock_mhz: None })
+    })
+}
+
+/// What one ncu round measured: the median of `gpu__time_duration.sum` over the page's
+/// launches of `function` (every launch when `None`), in nanoseconds, as a `cold` time.
+/// `origin` names the page in errors.
+pub fn ncu_round_facts(text: &str, origin: &str, function: Option<&str>) -> Result<TimingFacts> {
+    let page = RawPage::parse(text, origin)?;
+    let mut durations: Vec<f64> = page
+        .launches()
+        .filter(|l| function.is_none_or(|f| l.kernel_name() == f))
+        .filter_map(|l| {
+            let unit = l.unit(DURATION).map(unit_scale).unwrap_or(1.0);
+            l.number(DURATION).map(|v| v * unit)
+        })
+        .collect();
+    let samples = durations.len();
+    let Some((median_ns, rel_noise)) = median_and_spread(&mut durations) else {
+        return Err(Failure::new(
+            ExitCode::NoKernelMatched,
+            format!("{origin}: no launch of `{}` in the timing round", function.unwrap_or("the kernel")),
+        )
+        .into());
+    };
+    Ok(TimingFacts {
+        case: function.unwrap_or_default().to_string(),
+        mode: "cold".into(),
+        median_ns,
+        samples,
+        rel_noise,
     })
 }
 

@@ -28,7 +28,7 @@ use crate::units::approx as num;
 use serde::{Deserialize, Serialize};
 
 pub use markdown::write_reports;
-pub use snapshot::{Conditions, Identity, Snapshot};
+pub use snapshot::{counterpart, Conditions, HotLine, Identity, Snapshot};
 
 /// `comparison/regression.json`'s shape version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -284,26 +284,50 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
         })
         .collect();
 
-    let mut lines: Vec<String> = Vec::new();
-    for h in base.hotspots.iter().take(3).chain(cur.hotspots.iter().take(3)) {
-        if !lines.contains(&h.location) {
-            lines.push(h.location.clone());
+    // The three hottest lines of each side, each with its counterpart on the other side
+    // (the same text, wherever the line moved; see `snapshot::counterpart`).
+    let mut rows: Vec<(Option<&HotLine>, Option<&HotLine>)> = Vec::new();
+    let seen = |rows: &[(Option<&HotLine>, Option<&HotLine>)], b: Option<&HotLine>, c: Option<&HotLine>| {
+        rows.iter().any(|(rb, rc)| {
+            b.zip(*rb).is_some_and(|(x, y)| std::ptr::eq(x, y))
+                || c.zip(*rc).is_some_and(|(x, y)| std::ptr::eq(x, y))
+        })
+    };
+    for b in base.hotspots.iter().take(3) {
+        let c = counterpart(&cur.hotspots, &base.hotspots, b);
+        if !seen(&rows, Some(b), c) {
+            rows.push((Some(b), c));
         }
     }
-    let share = |s: &Snapshot, loc: &str| -> Option<f64> {
-        if s.hotspots.is_empty() {
-            return None;
+    for c in cur.hotspots.iter().take(3) {
+        let b = counterpart(&base.hotspots, &cur.hotspots, c);
+        if !seen(&rows, b, Some(c)) {
+            rows.push((b, Some(c)));
         }
-        Some(s.hotspots.iter().find(|h| h.location == loc).map(|h| h.pct).unwrap_or(0.0))
+    }
+    // A line absent from a side that has hot lines took none of its samples.
+    let share = |s: &Snapshot, l: Option<&HotLine>| -> Option<f64> {
+        (!s.hotspots.is_empty()).then(|| l.map_or(0.0, |l| l.pct))
     };
-    let hotspots = lines
+    let hotspots = rows
         .iter()
-        .map(|loc| {
-            let (b, c) = (share(base, loc), share(cur, loc));
+        .map(|&(bl, cl)| {
+            let loc = cl.or(bl).map(|l| l.location.clone()).unwrap_or_default();
+            let label = match (bl, cl) {
+                (Some(b), Some(c)) if b.location != c.location => {
+                    format!(
+                        "samples on {} (base: line {})",
+                        c.location,
+                        b.line().map_or(b.location.clone(), |n| n.to_string())
+                    )
+                }
+                _ => format!("samples on {loc}"),
+            };
+            let (b, c) = (share(base, bl), share(cur, cl));
             let moved = b.zip(c).map(|(b, c)| (c - b).abs() > tolerance_pct);
             MetricDelta {
                 metric: format!("hotspot:{loc}"),
-                label: format!("samples on {loc}"),
+                label,
                 unit: "%".into(),
                 baseline: b,
                 current: c,
@@ -397,18 +421,22 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
     }
     let mut evidence: Vec<String> = Vec::new();
     match (base.hotspots.first(), cur.hotspots.first()) {
-        (Some(b), Some(n)) if b.location != n.location => evidence.push(format!(
-            "the hottest line moved from {} ({:.1} %{}) to {} ({:.1} %{})",
-            b.location,
-            b.pct,
-            quote(&b.source),
-            n.location,
-            n.pct,
-            quote(&n.source)
-        )),
+        (Some(b), Some(n))
+            if !counterpart(&base.hotspots, &cur.hotspots, n).is_some_and(|x| std::ptr::eq(x, b)) =>
+        {
+            evidence.push(format!(
+                "the hottest line moved from {} ({:.1} %{}) to {} ({:.1} %{})",
+                b.location,
+                b.pct,
+                quote(&b.source),
+                n.location,
+                n.pct,
+                quote(&n.source)
+            ))
+        }
         (Some(b), Some(n)) if (b.pct - n.pct).abs() > c.tolerance_pct => evidence.push(format!(
             "the hottest line {} went from {:.1} % to {:.1} % of the samples",
-            b.location, b.pct, n.pct
+            n.location, b.pct, n.pct
         )),
         _ => {}
     }

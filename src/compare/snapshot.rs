@@ -49,6 +49,47 @@ pub struct HotLine {
     pub source: String,
 }
 
+impl HotLine {
+    /// The file name part of the location.
+    pub fn file(&self) -> &str {
+        self.location.rsplit_once(':').map_or(self.location.as_str(), |(f, _)| f)
+    }
+
+    /// The line number part of the location.
+    pub fn line(&self) -> Option<u64> {
+        self.location.rsplit_once(':').and_then(|(_, l)| l.parse().ok())
+    }
+}
+
+/// The line of `other` (another revision's hot lines) that is `h`, one of `own`: the
+/// same file and the same text, since line numbers shift when code above them changes
+/// (the nearest such line when the text repeats). Failing that, the line at the same
+/// location, which was edited in place -- unless that line's text is found in `own`,
+/// which means it moved rather than changed. A line whose text is unknown or too short to
+/// tell lines apart (`}`, `i++;`) is matched by its location only.
+pub fn counterpart<'a>(other: &'a [HotLine], own: &[HotLine], h: &HotLine) -> Option<&'a HotLine> {
+    let same_location = || other.iter().find(|l| l.location == h.location);
+    if !telling(h) {
+        return same_location();
+    }
+    let by_text = |lines: &'a [HotLine], h: &HotLine| -> Option<&'a HotLine> {
+        let distance = |l: &HotLine| match (l.line(), h.line()) {
+            (Some(a), Some(b)) => a.abs_diff(b),
+            _ => u64::MAX,
+        };
+        lines.iter().filter(|l| l.file() == h.file() && l.source == h.source).min_by_key(|l| distance(l))
+    };
+    by_text(other, h).or_else(|| {
+        same_location()
+            .filter(|o| !telling(o) || !own.iter().any(|l| l.file() == o.file() && l.source == o.source))
+    })
+}
+
+/// Whether a line's text is long enough to recognise it elsewhere in the file.
+fn telling(h: &HotLine) -> bool {
+    h.source.chars().filter(|c| !c.is_whitespace()).count() >= 8
+}
+
 /// Everything a comparison reads from one side.
 #[derive(Debug, Clone)]
 pub struct Snapshot {
@@ -174,4 +215,49 @@ fn hot_lines(csv_text: &str) -> Vec<HotLine> {
         .collect();
     out.sort_by(|a, b| b.pct.total_cmp(&a.pct));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(location: &str, source: &str) -> HotLine {
+        HotLine { location: location.into(), pct: 1.0, source: source.into() }
+    }
+
+    #[test]
+    fn a_line_is_found_by_its_text_wherever_it_moved() {
+        let base = [line("k.py:38", "num = tl.exp(shifted)"), line("k.py:40", "tl.store(out, num / den)")];
+        let head = [line("k.py:40", "num = tl.exp(shifted)"), line("k.py:42", "tl.store(out, num / den)")];
+        assert_eq!(counterpart(&base, &head, &head[0]), Some(&base[0]));
+        assert_eq!(counterpart(&base, &head, &head[1]), Some(&base[1]));
+        // The same text in another file is another line.
+        assert_eq!(counterpart(&base, &head, &line("j.py:40", "num = tl.exp(shifted)")), None);
+    }
+
+    #[test]
+    fn repeated_text_takes_the_nearest_line() {
+        let base = [line("k.cu:10", "acc += a[i] * b[i];"), line("k.cu:30", "acc += a[i] * b[i];")];
+        let head = [line("k.cu:32", "acc += a[i] * b[i];")];
+        assert_eq!(counterpart(&base, &head, &head[0]), Some(&base[1]));
+    }
+
+    #[test]
+    fn a_line_edited_in_place_keeps_its_location_but_one_that_moved_away_does_not() {
+        let base = [line("k.cu:48", "acc += As[ty][i] * Bs[i][tx];")];
+        let head = [line("k.cu:48", "acc += As[ty][i] * Bs[tx][i];")];
+        assert_eq!(counterpart(&base, &head, &head[0]), Some(&base[0]));
+        // The base's line 48 is now line 50: the new line 48 is new, not an edit of it.
+        let head = [line("k.cu:48", "float x2 = far[i];"), line("k.cu:50", "acc += As[ty][i] * Bs[i][tx];")];
+        assert_eq!(counterpart(&base, &head, &head[0]), None);
+        assert_eq!(counterpart(&base, &head, &head[1]), Some(&base[0]));
+    }
+
+    #[test]
+    fn short_or_unknown_text_is_matched_by_location() {
+        let base = [line("k.cu:20", "}"), line("k.cu:21", "")];
+        let head = [line("k.cu:22", "}"), line("k.cu:21", "")];
+        assert_eq!(counterpart(&base, &head, &head[0]), None);
+        assert_eq!(counterpart(&base, &head, &head[1]), Some(&base[1]));
+    }
 }

@@ -122,7 +122,7 @@ fn ten_a_a_checks_of_the_finished_build_pass() {
 /// recorded pages again gives exactly the medians the check recorded.
 #[test]
 fn ncu_rounds_read_back_from_their_recorded_pages() {
-    for run in ["py-aa", "py-slow"] {
+    for run in ["py-aa", "py-slow", "py-slow-2"] {
         let head = profile(run, "head");
         let rounds: Rounds =
             serde_json::from_str(&std::fs::read_to_string(head.ab_rounds_path()).unwrap()).unwrap();
@@ -244,6 +244,14 @@ fn the_hotspot_phrase_names_the_lines_that_rose_matched_by_their_text() {
     );
     // The bank-conflict change rewrote the hot line itself.
     assert_eq!(hotspot("bank"), "hgemm.cu:48 (edited, 72.1 % -> 74.7 %)");
+    // The final build printed the same phrases on the H200 for both changes.
+    for run in ["bank-2", "py-slow-2"] {
+        assert_eq!(recorded(run)["result"]["hotspot"], hotspot(run), "{run}");
+        assert_eq!(recorded(run)["result"]["verdict"], "regressed", "{run}");
+    }
+    assert!(hotspot("py-slow-2")
+        .contains(", rising triton_softmax.py:39 (0.0 % -> 12.9 %) and triton_softmax.py:40"));
+    assert_eq!(hotspot("bank-2"), "hgemm.cu:48 (edited, 72.3 % -> 74.8 %)");
     // Between identical builds no line rises by 5 points.
     for run in aa_runs().iter().map(String::as_str).chain(["py-aa"]) {
         let phrase = hotspot(run);

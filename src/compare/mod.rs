@@ -321,6 +321,7 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
                         b.line().map_or(b.location.clone(), |n| n.to_string())
                     )
                 }
+                (Some(b), Some(c)) if b.source != c.source => format!("samples on {loc} (edited)"),
                 _ => format!("samples on {loc}"),
             };
             let (b, c) = (share(base, bl), share(cur, cl));

@@ -258,3 +258,21 @@ fn the_hotspot_phrase_names_the_lines_that_rose_matched_by_their_text() {
         assert!(!phrase.contains("rising") && !phrase.contains("moved"), "{run}: {phrase}");
     }
 }
+
+/// The side-by-side table of the two profiles pairs the same lines: the Triton kernel's
+/// `exp` line is the base's line 38 and the head's line 40; the bank-conflict change's hot
+/// line was edited where it stood.
+#[test]
+fn the_side_by_side_table_pairs_lines_by_their_text() {
+    let compare = |run: &str| {
+        let load = |side: &str| crate::compare::Snapshot::load(profile(run, side).path(), side).unwrap();
+        crate::compare::compare(&load("base"), &load("head"), 2.0)
+    };
+    let c = compare("py-slow");
+    let row = c.hotspots.iter().find(|r| r.metric == "hotspot:triton_softmax.py:40").unwrap();
+    assert_eq!(row.label, "samples on triton_softmax.py:40 (base: line 38)");
+    assert_eq!((row.baseline.map(|v| v.round()), row.current.map(|v| v.round())), (Some(6.0), Some(18.0)));
+    let c = compare("bank");
+    let row = c.hotspots.iter().find(|r| r.metric == "hotspot:hgemm.cu:48").unwrap();
+    assert_eq!(row.label, "samples on hgemm.cu:48 (edited)");
+}

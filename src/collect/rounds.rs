@@ -204,13 +204,9 @@ pub fn run_ncu_rounds(
             }
         }
         let text = std::fs::read_to_string(&log)?;
-        let facts = ncu_round_facts(&text, &log.display().to_string(), s.function).map_err(|e| {
-            if e.is::<Failure>() {
-                e
-            } else {
-                failed(e.to_string())
-            }
-        })?;
+        let origin = log.display().to_string();
+        let page = RawPage::parse(&text, &origin).map_err(|e| failed(e.to_string()))?;
+        let facts = ncu_round_facts(&page, &origin, s.function)?;
         Ok(SideRun { side, round, facts, sm_clock_mhz: None })
     })
 }
@@ -218,8 +214,7 @@ pub fn run_ncu_rounds(
 /// What one ncu round measured: the median of `gpu__time_duration.sum` over the page's
 /// launches of `function` (every launch when `None`), in nanoseconds, as a `cold` time.
 /// `origin` names the page in errors.
-pub fn ncu_round_facts(text: &str, origin: &str, function: Option<&str>) -> Result<TimingFacts> {
-    let page = RawPage::parse(text, origin)?;
+pub fn ncu_round_facts(page: &RawPage, origin: &str, function: Option<&str>) -> Result<TimingFacts> {
     let mut durations: Vec<f64> = page
         .launches()
         .filter(|l| function.is_none_or(|f| l.kernel_name() == f))

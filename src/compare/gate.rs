@@ -185,21 +185,18 @@ fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
     fn lines(s: &Snapshot) -> Vec<crate::analyze::hotspots::Hotspot> {
         s.hotspots
             .iter()
-            .map(|h| {
-                let (file, line) = h.location.rsplit_once(':').unwrap_or((&h.location, "0"));
-                crate::analyze::hotspots::Hotspot {
-                    kind: crate::analyze::hotspots::SourceKind::Cuda,
-                    function: s.kernel.kernel.clone(),
-                    file: file.to_string(),
-                    line: line.parse().unwrap_or(0),
-                    address: String::new(),
-                    source: h.source.clone(),
-                    samples: 0.0,
-                    pct_of_kernel: h.pct,
-                    top_stalls: String::new(),
-                    instructions_executed: None,
-                    stalls: Vec::new(),
-                }
+            .map(|h| crate::analyze::hotspots::Hotspot {
+                kind: crate::analyze::hotspots::SourceKind::Cuda,
+                function: s.kernel.kernel.clone(),
+                file: h.file().to_string(),
+                line: h.line().unwrap_or(0),
+                address: String::new(),
+                source: h.source.clone(),
+                samples: 0.0,
+                pct_of_kernel: h.pct,
+                top_stalls: String::new(),
+                instructions_executed: None,
+                stalls: Vec::new(),
             })
             .collect()
     }

@@ -56,7 +56,7 @@ impl HotLine {
     }
 
     /// The line number part of the location.
-    pub fn line(&self) -> Option<u64> {
+    pub fn line(&self) -> Option<u32> {
         self.location.rsplit_once(':').and_then(|(_, l)| l.parse().ok())
     }
 }
@@ -75,7 +75,7 @@ pub fn counterpart<'a>(other: &'a [HotLine], own: &[HotLine], h: &HotLine) -> Op
     let by_text = |lines: &'a [HotLine], h: &HotLine| -> Option<&'a HotLine> {
         let distance = |l: &HotLine| match (l.line(), h.line()) {
             (Some(a), Some(b)) => a.abs_diff(b),
-            _ => u64::MAX,
+            _ => u32::MAX,
         };
         lines.iter().filter(|l| l.file() == h.file() && l.source == h.source).min_by_key(|l| distance(l))
     };

@@ -10,7 +10,9 @@ use super::counters::compare_counters;
 use super::rounds::Rounds;
 use super::stats::time_change;
 use super::verdict::{combine, KernelAb};
+use crate::collect::rounds::ncu_round_facts;
 use crate::model::ab::{AbVerdict, GateSignal};
+use crate::ncu::parse::RawPage;
 use crate::profile::dir::ProfileDir;
 
 fn runs() -> PathBuf {
@@ -134,9 +136,9 @@ fn ncu_rounds_read_back_from_their_recorded_pages() {
             for r in &rounds.rounds {
                 let page = dir.round_page_path(r.index);
                 let text = std::fs::read_to_string(&page).unwrap();
-                let facts =
-                    crate::collect::rounds::ncu_round_facts(&text, &page.display().to_string(), function)
-                        .unwrap();
+                let origin = page.display().to_string();
+                let parsed = RawPage::parse(&text, &origin).unwrap();
+                let facts = ncu_round_facts(&parsed, &origin, function).unwrap();
                 let recorded = if side == "base" { &r.base } else { &r.head };
                 assert_eq!(
                     (facts.median_ns, facts.samples),
@@ -148,7 +150,8 @@ fn ncu_rounds_read_back_from_their_recorded_pages() {
         // Another kernel's name matches no launch of the page: an error, not a zero.
         let page = head.round_page_path(0);
         let text = std::fs::read_to_string(&page).unwrap();
-        assert!(crate::collect::rounds::ncu_round_facts(&text, "p", Some("layer_norm")).is_err());
+        let parsed = RawPage::parse(&text, "p").unwrap();
+        assert!(ncu_round_facts(&parsed, "p", Some("layer_norm")).is_err());
     }
 }
 

@@ -30,6 +30,7 @@ pub mod report;
 
 // ground
 pub mod error;
+pub mod events;
 pub mod model;
 pub mod ncu;
 pub mod process;

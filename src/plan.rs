@@ -117,6 +117,13 @@ pub enum StagePlan {
     Custom(StageCollection),
 }
 
+impl StagePlan {
+    /// Whether kprof chooses the stages: `basic`, then the follow-up its metrics call for.
+    pub fn is_auto(&self) -> bool {
+        matches!(self, StagePlan::Stages(StageSelection::Auto))
+    }
+}
+
 /// One kernel to profile.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct KernelPlan {
@@ -220,9 +227,11 @@ impl KernelPlan {
 pub use crate::model::window::{defaults, window_for, window_origin};
 mod gpus;
 mod shard;
+mod targets;
 
 pub use gpus::{gpu_list, VISIBLE_DEVICES};
 pub use shard::apply_shard;
+use targets::target_package;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -523,55 +532,6 @@ fn ad_hoc(
         extra_stages: Vec::new(),
         name,
     })
-}
-
-/// The package that has the named target: among `-p` packages, else the workspace members.
-fn target_package(
-    metadata: &Metadata,
-    packages: &[String],
-    kind: CargoTargetKind,
-    name: &str,
-) -> Result<String> {
-    let members: Vec<&cargo_metadata::Package> = metadata.workspace_packages();
-    let owners: Vec<&&cargo_metadata::Package> = members
-        .iter()
-        .filter(|p| packages.is_empty() || packages.iter().any(|w| w == p.name.as_str()))
-        .filter(|p| p.targets.iter().any(|t| t.name == name && kind_matches(kind, &t.kind)))
-        .collect();
-    match owners.as_slice() {
-        [one] => Ok(one.name.to_string()),
-        [] => {
-            let available: Vec<String> = members
-                .iter()
-                .flat_map(|p| {
-                    p.targets
-                        .iter()
-                        .filter(|t| kind_matches(kind, &t.kind))
-                        .map(move |t| format!("{} ({})", t.name, p.name))
-                })
-                .collect();
-            let mut f = Failure::new(ExitCode::Config, format!("no {} target named `{name}`", kind.name()));
-            f = if available.is_empty() {
-                f.help(format!("the workspace has no {} targets", kind.name()))
-            } else {
-                f.help(format!("available {} targets: {}", kind.name(), available.join(", ")))
-            };
-            Err(f.into())
-        }
-        many => {
-            let names: Vec<&str> = many.iter().map(|p| p.name.as_str()).collect();
-            Err(Failure::new(
-                ExitCode::Config,
-                format!("{} `{name}` exists in several packages: {}", kind.name(), names.join(", ")),
-            )
-            .help("pick one with -p PACKAGE")
-            .into())
-        }
-    }
-}
-
-fn kind_matches(kind: CargoTargetKind, kinds: &[cargo_metadata::TargetKind]) -> bool {
-    kinds.contains(&kind.cargo_kind())
 }
 
 /// The configured environment with the `--env` pairs on top.

@@ -12,8 +12,26 @@
 //! over [`LONGEST_WORD`] bytes (a 100 KB argument echoed back) is cut, saying how many
 //! bytes were left out.
 
+use std::fmt;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
+
+/// Where a [`Message`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Channel {
+    /// Progress for people: its text on stderr (unless `-q`); under `--message-format
+    /// json` also its JSON line on stdout.
+    Progress,
+    /// A result: its text on stdout, or only its JSON line under `--message-format json`.
+    Result,
+}
+
+/// One typed message: its JSON shape (`Serialize`, tagged by `reason`) and its words for
+/// people (`Display`) are defined together, in `crate::events`.
+pub trait Message: serde::Serialize + fmt::Display {
+    /// Where it goes.
+    fn channel(&self) -> Channel;
+}
 
 /// `--message-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -210,6 +228,21 @@ impl Shell {
     /// One JSON message on stdout.
     pub fn json(&self, value: &serde_json::Value) {
         self.out(value.to_string());
+    }
+
+    /// One typed message, rendered for people or as a JSON line (see [`Channel`]).
+    pub fn emit(&self, message: &impl Message) {
+        let json = || serde_json::to_string(message).unwrap_or_default();
+        match (message.channel(), self.is_json()) {
+            (Channel::Result, true) => self.out(json()),
+            (Channel::Result, false) => self.out(message.to_string()),
+            (Channel::Progress, as_json) => {
+                self.status(message.to_string());
+                if as_json {
+                    self.out(json());
+                }
+            }
+        }
     }
 
     /// Under `-v`: a child process that ran, with its wall time.

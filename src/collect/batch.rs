@@ -30,10 +30,10 @@ use super::{append_command, follow_up, run_announced, KernelRun};
 use crate::analyze::rules::Rules;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{Runtime, WindowOrigin};
-use crate::model::stage::{Stage, StageSelection};
+use crate::model::stage::Stage;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::ncu::parse::RawPage;
-use crate::plan::{KernelPlan, StagePlan};
+use crate::plan::KernelPlan;
 use crate::process::shell_comment;
 use crate::profile::run_manifest::WindowRecord;
 use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
@@ -109,7 +109,7 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         first.target.program.display(),
         names.join(", ")
     ));
-    let auto = matches!(first.kernel.stages, StagePlan::Stages(StageSelection::Auto));
+    let auto = first.kernel.stages.is_auto();
     let all: Vec<usize> = (0..members.len()).collect();
     let mut runs: Vec<(StageCollection, Vec<usize>, String)> = first
         .kernel

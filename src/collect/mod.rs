@@ -30,13 +30,14 @@ use anyhow::Result;
 
 use crate::analyze::{rules::Rules, summary};
 use crate::error::{exit_code_of, ExitCode, Failure, Signal};
+use crate::events::Event;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::LaunchWindow;
-use crate::model::stage::{Stage, StageSelection};
+use crate::model::stage::Stage;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::ncu::parse::{scan_log, RawPage, SourcePage};
 use crate::ncu::privilege::{self, Privilege};
-use crate::plan::{KernelPlan, StagePlan};
+use crate::plan::KernelPlan;
 use crate::process::{self, shell_comment, tail_lines, Ending, ProcessBuilder, RunOptions};
 use crate::profile::run_manifest::WindowRecord;
 use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
@@ -130,7 +131,7 @@ fn collect_stages(
         narrowed: false,
     };
     manifest.window = Some(WindowRecord::planned(kernel.window, kernel.window_origin));
-    let auto = matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto));
+    let auto = kernel.stages.is_auto();
     let mut queue: VecDeque<Pending> = first
         .iter()
         .map(|(c, p)| Pending {
@@ -226,10 +227,12 @@ fn collect_stages(
         }
         let page = ran.page;
         let passes = manifest.stages.last().map(|s| s.passes.clone()).unwrap_or_default();
-        // The source page has no pass column: say only that it finished.
-        say(&match passes.first() {
-            Some(p) => format!("  done: {p} pass(es) per launch"),
-            None => "  done".to_string(),
+        shell.emit(&Event::StageDone {
+            kernel: kernel.name.clone(),
+            stage: collection.name().to_string(),
+            status: status.name(),
+            passes: passes.first().copied(),
+            wall_ms: manifest.stages.last().map_or(0, |s| s.wall_ms),
         });
         if collection == StageCollection::Discovery {
             let (counted, chosen, why) = discover::discover(dir, page, window::census_cap(st.window))?;
@@ -289,7 +292,11 @@ fn run_announced(
     why: String,
     shell: &Shell,
 ) -> StageRan {
-    shell.status(format!("Profiling `{}`: stage {} ({})", run.kernel.name, collection.name(), why));
+    shell.emit(&Event::StageStarted {
+        kernel: run.kernel.name.clone(),
+        stage: collection.name().to_string(),
+        why: why.clone(),
+    });
     let bar = if shell.progress() {
         indicatif::ProgressBar::new_spinner()
     } else {

@@ -206,7 +206,7 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
             "# No kernel hint: discovery profiles every launch from the first (durations only, up\n\
              # to 1000 launches); the stages for the costliest kernel follow, recorded here once chosen.\n",
         );
-    } else if matches!(kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+    } else if kernel.stages.is_auto() {
         s.push_str(
             "# Stage 2: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
              # basic's metrics when the profile runs; its command is recorded here once chosen.\n",

@@ -16,10 +16,9 @@ use crate::collect::prepare::{prepare_kernel, PreparedKernel};
 use crate::collect::{self, batch, environment, timing, KernelRun};
 use crate::error::ExitCode;
 use crate::model::kinds::Privilege;
-use crate::model::stage::StageSelection;
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
-use crate::plan::{self, KernelPlan, Plan, StagePlan};
+use crate::plan::{self, KernelPlan, Plan};
 use crate::process;
 use crate::profile::dir::{self, ProfileDir};
 use crate::report;
@@ -362,7 +361,7 @@ fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) 
                     "profile_dir": p.dir.path(),
                     "program": p.target.program,
                     "stages": stages,
-                "follow_up": matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)),
+                "follow_up": p.kernel.stages.is_auto(),
             }));
         } else if plan.dry_run {
             // The dry run's result is its commands: `commands.sh` as written, each command
@@ -375,7 +374,7 @@ fn report_prepared(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) 
             for (c, cmd) in &p.stage_commands {
                 shell.status(format!("ncu command ({}): {cmd}", c.name()));
             }
-            if matches!(p.kernel.stages, StagePlan::Stages(StageSelection::Auto)) {
+            if p.kernel.stages.is_auto() {
                 shell.status("then one follow-up stage chosen from basic's metrics");
             }
         }

@@ -15,7 +15,6 @@ use kprof_contract::env as contract;
 
 use super::prepare::PreparedKernel;
 use kprof_contract::ResultFile;
-use serde::{Deserialize, Serialize};
 
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::Runtime;
@@ -23,45 +22,7 @@ use crate::ncu::TargetCommand;
 use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
 use crate::shell::Shell;
 
-/// The harness timing of the profiled case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimingFacts {
-    /// The case (`hgemm_tiled/m=4096,n=4096,k=4096`).
-    pub case: String,
-    /// `hot` or `cold`.
-    pub mode: String,
-    /// Median time per launch, ns.
-    pub median_ns: f64,
-    /// Number of samples.
-    pub samples: usize,
-    /// Relative noise (robust stddev / mean).
-    pub rel_noise: f64,
-}
-
-impl TimingFacts {
-    /// A 95 % interval for the median: `median * (1 +- 1.96 * 1.2533 * noise / sqrt(n))`.
-    /// The median's standard error is about 1.2533 times the mean's for a normal sample;
-    /// `rel_noise` is the harness' outlier-robust spread.
-    pub fn interval(&self) -> (f64, f64) {
-        let n = self.samples.max(1) as f64;
-        let half = self.median_ns * 1.96 * 1.2533 * self.rel_noise / n.sqrt();
-        (self.median_ns - half, self.median_ns + half)
-    }
-}
-
-impl TimingFacts {
-    /// The profiled case's `hot` measurement (else `cold`) from a harness result.
-    pub fn of(result: &ResultFile, case: Option<&str>) -> Option<TimingFacts> {
-        let c = result.case(case)?;
-        Some(TimingFacts {
-            case: c.name.clone(),
-            mode: c.mode.as_str().to_string(),
-            median_ns: c.median_ns,
-            samples: c.samples,
-            rel_noise: c.rel_noise,
-        })
-    }
-}
+pub use crate::model::timing::TimingFacts;
 
 /// The command that times `target`, writing the harness result to `result`.
 pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {

@@ -9,8 +9,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::collect::timing::TimingFacts;
 use crate::compare::{Comparison, Snapshot, Verdict};
+use crate::model::timing::TimingFacts;
 
 /// One kernel of a check run, as the result files show it.
 #[derive(Debug, Clone)]

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::rules::{BottleneckDecision, KernelVerdict};
 use crate::analyze::summary::{KernelSummary, MetricsSummary};
-pub use crate::collect::timing::TimingFacts;
 use crate::error::{ExitCode, Failure};
+pub use crate::model::timing::TimingFacts;
 use crate::profile::fs::read_json;
 use crate::profile::target_spec::TargetSpec;
 use crate::profile::ProfileDir;

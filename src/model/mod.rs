@@ -4,7 +4,8 @@
 //! [`filter`] is the ncu kernel filter; [`kinds`] the runtime, target kind, clock
 //! control and privilege; [`verdict`] the bottleneck class and confidence; [`names`] what
 //! kernel and environment variable names may hold; [`partition`] how a selection is split
-//! into shards; [`ab`] the words of an A/B check against a git revision.
+//! into shards; [`ab`] the words of an A/B check against a git revision; [`timing`] a
+//! harness timing of one case.
 
 pub mod ab;
 pub mod filter;
@@ -12,5 +13,6 @@ pub mod kinds;
 pub mod names;
 pub mod partition;
 pub mod stage;
+pub mod timing;
 pub mod verdict;
 pub mod window;

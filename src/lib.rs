@@ -2,7 +2,8 @@
 //!
 //! The folders are the pipeline, read top-down:
 //!
-//! - entry: [`cli`] (clap structs only), [`commands`] (one file per subcommand).
+//! - entry: [`cli`] (clap structs only), [`commands`] (one thin file per subcommand),
+//!   [`ops`] (the drivers the commands call), [`events`] (every message, typed).
 //! - pipeline: [`config`] and the command line resolve into one [`plan`]; [`build`] (the
 //!   only module that talks to cargo) builds with line info; [`archive`] packs a plan to
 //!   profile elsewhere; [`collect`] runs the ncu stages; [`analyze`] turns pages into a
@@ -17,6 +18,8 @@
 // entry
 pub(crate) mod cli;
 pub mod commands;
+pub(crate) mod events;
+pub(crate) mod ops;
 
 // pipeline
 pub mod analyze;
@@ -30,7 +33,6 @@ pub mod report;
 
 // ground
 pub mod error;
-pub mod events;
 pub mod model;
 pub mod ncu;
 pub mod process;

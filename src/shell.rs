@@ -17,13 +17,34 @@ use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
 /// Where a [`Message`] goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Channel {
     /// Progress for people: its text on stderr (unless `-q`); under `--message-format
-    /// json` also its JSON line on stdout.
+    /// json` also its JSON line on stdout, as cargo keeps printing `Compiling` lines.
     Progress,
-    /// A result: its text on stdout, or only its JSON line under `--message-format json`.
-    Result,
+    /// A result: its text on stdout, or only its JSON line under `--message-format json`;
+    /// the preface, a line for people, goes to stderr before the text.
+    Result {
+        /// A line for people on stderr before the text (not under JSON).
+        preface: Option<String>,
+    },
+    /// The closing verdict: for people a status, warning or error line on stderr; under
+    /// JSON only its JSON line.
+    Summary(Level),
+    /// Only its JSON line, under `--message-format json`; people read the same in the
+    /// lines around it.
+    Machine,
+}
+
+/// How a summary speaks to people.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    /// A plain line.
+    Status,
+    /// `warning: ...`, unless `-q`.
+    Warning,
+    /// `error: ...`.
+    Error,
 }
 
 /// One typed message: its JSON shape (`Serialize`, tagged by `reason`) and its words for
@@ -233,15 +254,28 @@ impl Shell {
     /// One typed message, rendered for people or as a JSON line (see [`Channel`]).
     pub fn emit(&self, message: &impl Message) {
         let json = || serde_json::to_string(message).unwrap_or_default();
+        let text = || message.to_string();
         match (message.channel(), self.is_json()) {
-            (Channel::Result, true) => self.out(json()),
-            (Channel::Result, false) => self.out(message.to_string()),
             (Channel::Progress, as_json) => {
-                self.status(message.to_string());
+                self.status(text());
                 if as_json {
                     self.out(json());
                 }
             }
+            (Channel::Result { .. } | Channel::Summary(_) | Channel::Machine, true) => self.out(json()),
+            (Channel::Result { preface }, false) => {
+                if let Some(p) = preface {
+                    self.status(p);
+                }
+                let text = text();
+                if !text.is_empty() {
+                    self.out(text);
+                }
+            }
+            (Channel::Summary(Level::Status), false) => self.status(text()),
+            (Channel::Summary(Level::Warning), false) => self.warn(text()),
+            (Channel::Summary(Level::Error), false) => self.error(text()),
+            (Channel::Machine, false) => {}
         }
     }
 

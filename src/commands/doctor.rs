@@ -1,119 +1,14 @@
-//! `cargo kprof doctor`: what profiling needs on this machine, one line each, with fixes.
-
-use std::path::{Path, PathBuf};
+//! `cargo kprof doctor`: what profiling needs on this machine, one line each, with fixes
+//! (`ops::doctor`).
 
 use anyhow::Result;
-use serde_json::json;
 
-use crate::build;
-use crate::config;
+use crate::cli::DoctorArgs;
 use crate::error::ExitCode;
-use crate::ncu::preflight::{self, CheckId};
-use crate::ncu::privilege;
-use crate::process::{self, ProcessBuilder, RunOptions};
-use crate::profile::dir;
+use crate::ops::doctor;
 use crate::shell::Shell;
 
-/// `cargo kprof doctor`: every check, one line each, with fixes; exit 0 when profiling can
-/// work, else the code of the first failure class (5 missing tool, 7 permission). With
-/// sudo configured (`--sudo`, or `privilege = "sudo"` in the manifests) the ncu checked
-/// is the one `sudo -n` would run, and a failure prints the setup guide.
-pub(crate) fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> Result<ExitCode> {
-    let metadata = build::metadata(&build::cargo_binary(), manifest_path, &Shell::quiet()).ok();
-    let profile_root = metadata
-        .as_ref()
-        .map(|m| PathBuf::from(m.workspace_root.as_std_path()).join("profile"))
-        .unwrap_or_else(|| PathBuf::from("profile"));
-    let sudo =
-        sudo_flag || metadata.as_ref().and_then(|m| config::load(m).ok()).is_some_and(|c| c.uses_sudo());
-    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(dir::NCU_PATH_FILE));
-    let (mut checks, ncu) = preflight::check_profiling_prerequisites(&inputs);
-    if sudo {
-        // `--sudo` runs only the ncu named in profile/ncu_path, never PATH's or NCU's.
-        checks.retain(|c| c.what != CheckId::Ncu);
-        checks.extend(privilege::sudo_checks(
-            &inputs.ncu_path_file,
-            inputs.path_env.as_deref(),
-            privilege::VERSION_CHECK_TIMEOUT,
-            shell,
-        ));
-    } else if let Some(loc) = &ncu {
-        let done = process::run(
-            ProcessBuilder::new(&loc.path).arg("--version"),
-            RunOptions { timeout: Some(privilege::VERSION_CHECK_TIMEOUT), ..Default::default() },
-            shell,
-        );
-        let version = match &done.start_error {
-            Some(e) => format!("could not run it: {e}"),
-            None => done.stdout_text().lines().last().unwrap_or("").trim().to_string(),
-        };
-        checks.push(preflight::Check { what: CheckId::NcuVersion, result: Ok(version), fix: None });
-    }
-    let params = std::fs::read_to_string("/proc/driver/nvidia/params").ok();
-    let is_root = std::env::var("USER").is_ok_and(|u| u == "root")
-        || std::fs::read_to_string("/proc/self/status")
-            .ok()
-            .and_then(|s| {
-                s.lines().find(|l| l.starts_with("Uid:")).map(|l| l.split_whitespace().nth(1) == Some("0"))
-            })
-            .unwrap_or(false);
-    // Through sudo, ncu runs as root, to whom the counters are always open.
-    checks.push(preflight::counter_permission(params.as_deref(), is_root || sudo));
-    let ncu_path = profile_root.join(dir::NCU_PATH_FILE);
-    if !sudo {
-        checks.push(preflight::Check {
-            what: CheckId::NcuPathFile,
-            result: Ok(match std::fs::read_to_string(&ncu_path) {
-                Ok(t) => format!("{} (used by --sudo)", t.trim()),
-                Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
-            }),
-            fix: None,
-        });
-    }
-    let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
-    let guide = failed.iter().any(|c| c.what.is_sudo_setup());
-    if shell.is_json() {
-        for c in &checks {
-            let (ok, detail) = match &c.result {
-                Ok(d) => (true, d),
-                Err(p) => (false, p),
-            };
-            shell.json(&json!({
-                "reason": "doctor-check",
-                "check": c.what.to_string(),
-                "ok": ok,
-                "detail": detail,
-                "fix": if ok { None } else { c.fix.as_deref() },
-            }));
-        }
-        shell.json(&json!({
-            "reason": "doctor-finished",
-            "ready": failed.is_empty(),
-            "sudo": sudo,
-            "guide": guide.then_some(privilege::SUDO_GUIDE),
-        }));
-    } else {
-        for c in &checks {
-            match &c.result {
-                Ok(detail) => shell.out(format!("ok    {}: {detail}", c.what)),
-                Err(problem) => {
-                    shell.out(format!("FAIL  {}: {problem}", c.what));
-                    if let Some(fix) = &c.fix {
-                        shell.out(format!("      fix: {fix}"));
-                    }
-                }
-            }
-        }
-        if guide {
-            shell.out(format!("\n{}", privilege::SUDO_GUIDE));
-        }
-        if failed.is_empty() {
-            shell.out(format!("profiling can work here{}", if sudo { " (through sudo -n)" } else { "" }));
-        }
-    }
-    Ok(match failed.first() {
-        None => ExitCode::Success,
-        Some(c) if c.what == CheckId::CounterPermission || c.what.is_sudo_setup() => ExitCode::Permission,
-        Some(_) => ExitCode::MissingTool,
-    })
+/// `cargo kprof doctor`.
+pub(crate) fn doctor(a: &DoctorArgs, shell: &Shell) -> Result<ExitCode> {
+    Ok(doctor::doctor(a.manifest_path.as_deref(), a.sudo, shell))
 }

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use super::print_verdicts;
 use crate::analyze::AnalyzeOptions;
 use crate::cli::{AnalysisArgs, ImportArgs, ReportArgs};
 use crate::error::{ExitCode, Failure};
+use crate::ops::profile::analysed;
 use crate::profile::ProfileDir;
 use crate::report;
 use crate::shell::Shell;
@@ -36,7 +36,7 @@ pub(crate) fn import(args: &ImportArgs, shell: &Shell) -> Result<ExitCode> {
     for w in &analysis.warnings {
         shell.warn(w);
     }
-    print_verdicts(&dir, &analysis.decision, shell);
+    shell.emit(&analysed(&dir, &analysis.decision));
     Ok(ExitCode::Success)
 }
 
@@ -57,6 +57,6 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
     for w in &analysis.warnings {
         shell.warn(w);
     }
-    print_verdicts(&dir, &analysis.decision, shell);
+    shell.emit(&analysed(&dir, &analysis.decision));
     Ok(ExitCode::Success)
 }

@@ -18,7 +18,6 @@ pub mod baseline;
 pub mod exports;
 pub mod gate;
 pub mod markdown;
-pub mod merge;
 pub mod snapshot;
 
 use std::path::PathBuf;

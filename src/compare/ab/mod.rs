@@ -8,14 +8,13 @@
 //! verdict; [`counters`] compares the counters class by class; [`verdict`] combines the
 //! two as `--gate` says, writes the reviewer's line and the rule, and picks the exit code.
 //! Those four do no I/O and start no process: the same numbers always give the same
-//! verdict. [`run`] drives a check (it runs the rounds through `collect::rounds` and reads
-//! the counters pages) and [`report`] writes what it found.
+//! verdict. [`report`] writes what a check found; the check itself is driven by
+//! `ops::ab`, which runs the rounds through `collect::rounds` and reads the counters pages.
 
 pub mod counters;
 #[cfg(test)]
 mod recorded;
 pub mod report;
 pub mod rounds;
-pub mod run;
 pub mod stats;
 pub mod verdict;

@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 use anyhow::Result;
 
 use super::rounds::Rounds;
-use super::run::{AbOptions, AbPair};
 use super::verdict::{decision_rule_markdown, reviewer_line, KernelAb};
 use crate::compare::{self, counterpart, markdown, HotLine, Snapshot};
 use crate::model::ab::AbVerdict;
+use crate::ops::ab::rounds::{AbOptions, AbPair};
 use crate::profile::fs::write_atomic;
 use crate::units;
 

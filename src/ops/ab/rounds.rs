@@ -1,24 +1,25 @@
 //! One A/B check over paired kernels: the interleaved timing rounds, the counters of both
-//! sides, the verdict of each kernel, its reports, and the check's exit code.
+//! sides, the verdict of each kernel (decided by `compare::ab`), its reports, and the
+//! check's exit code.
 
 use std::time::Duration;
 
 use anyhow::Result;
-use serde_json::json;
 
-use super::counters::{compare_counters, CounterChanges};
-use super::report;
-use super::rounds::{Rounds, SideSample};
-use super::stats::time_change;
-use super::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::build::BuildOutput;
 use crate::collect::prepare::target_command;
 use crate::collect::rounds::{run_ncu_rounds, run_rounds, NcuRoundSide, RoundSide, SideRun};
-use crate::collect::timing::TimingFacts;
+use crate::compare::ab::counters::{compare_counters, CounterChanges};
+use crate::compare::ab::report;
+use crate::compare::ab::rounds::{Rounds, SideSample};
+use crate::compare::ab::stats::time_change;
+use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
+use crate::events::{self, Event};
 use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal, Side};
 use crate::model::kinds::Runtime;
+use crate::model::timing::TimingFacts;
 use crate::plan::KernelPlan;
 use crate::profile::dir::ProfileDir;
 use crate::shell::Shell;
@@ -268,77 +269,47 @@ fn head_timing(rounds: &Rounds) -> Option<TimingFacts> {
     })
 }
 
+/// One kernel's verdict as its message.
 fn print_kernel(ab: &KernelAb, p: &AbPair<'_>, shell: &Shell) {
-    if shell.is_json() {
-        shell.json(&json!({
-            "reason": "ab-comparison",
-            "kernel": ab.kernel,
-            "verdict": ab.verdict.name(),
-            "decided_by": ab.decided_by,
-            "time": ab.time,
-            "counters": ab.counters,
-            "hotspot": ab.hotspot,
-            "line": reviewer_line(ab),
-            "head_profile": p.head_dir.path(),
-            "base_profile": p.base_dir.path(),
-            "report": p.head_dir.regression_report_path(),
-        }));
-    } else {
-        shell.out(reviewer_line(ab));
-        shell.out(format!("Comparison: {}", p.head_dir.regression_report_path().display()));
-    }
+    shell.emit(&Event::AbComparison(Box::new(events::AbComparison {
+        schema_version: events::MESSAGES_SCHEMA_VERSION,
+        kernel: ab.kernel.clone(),
+        verdict: ab.verdict.name(),
+        decided_by: Some(ab.decided_by.clone()),
+        time: ab.time.clone(),
+        counters: ab.counters.clone(),
+        hotspot: ab.hotspot.clone(),
+        line: reviewer_line(ab),
+        profile: p.head_dir.path().to_path_buf(),
+        head_profile: p.head_dir.path().to_path_buf(),
+        base_profile: Some(p.base_dir.path().to_path_buf()),
+        report: Some(p.head_dir.regression_report_path()),
+    })));
 }
 
-/// The last words: a machine verdict for `--message-format json`, else one line.
+/// The last words: the check's verdict over every kernel.
 pub fn finish(outcome: &AbOutcome, opts: &AbOptions, shell: &Shell) {
-    let abs: Vec<&KernelAb> = outcome.kernels.iter().map(|k| &k.ab).collect();
-    let code = outcome.exit_code;
-    let of =
-        |v: AbVerdict| abs.iter().filter(|a| a.verdict == v).map(|a| a.kernel.as_str()).collect::<Vec<_>>();
-    let (regressed, ambiguous) = (of(AbVerdict::Regressed), of(AbVerdict::Ambiguous));
-    let overall = if !regressed.is_empty() {
+    let of = |v: AbVerdict| {
+        outcome.kernels.iter().filter(|k| k.ab.verdict == v).map(|k| k.ab.kernel.clone()).collect::<Vec<_>>()
+    };
+    let (regressions, ambiguous) = (of(AbVerdict::Regressed), of(AbVerdict::Ambiguous));
+    let verdict = if !regressions.is_empty() {
         "regressed"
     } else if !ambiguous.is_empty() {
         "ambiguous"
     } else {
         "clean"
     };
-    if shell.is_json() {
-        shell.json(&json!({
-            "reason": "check-finished",
-            "mode": "ab",
-            "base": opts.base_label,
-            "verdict": overall,
-            "exit_code": code.code(),
-            "regressions": regressed,
-            "ambiguous": ambiguous,
-            "improved": of(AbVerdict::Improved),
-            "unchanged": of(AbVerdict::Unchanged),
-            "kernels": abs.len(),
-        }));
-        return;
-    }
-    if !regressed.is_empty() {
-        shell.error(format!(
-            "check: regression in {} against base {}",
-            regressed.join(", "),
-            opts.base_label
-        ));
-    } else if !ambiguous.is_empty() {
-        let how = match opts.ambiguous {
-            AmbiguousPolicy::Fail => "exit 14; --ambiguous pass lets it pass",
-            AmbiguousPolicy::Pass => "passing, as --ambiguous pass asks",
-        };
-        shell.warn(format!(
-            "check: cannot tell {} from noise against base {} ({how}); more --rounds narrow the interval",
-            ambiguous.join(", "),
-            opts.base_label
-        ));
-    } else {
-        shell.status(format!(
-            "check: {} kernel(s) against base {}, no regression",
-            abs.len(),
-            opts.base_label
-        ));
-    }
+    shell.emit(&Event::CheckFinished(events::CheckFinished {
+        schema_version: events::MESSAGES_SCHEMA_VERSION,
+        mode: "ab",
+        base: Some(opts.base_label.clone()),
+        verdict,
+        exit_code: outcome.exit_code.code(),
+        regressions,
+        ambiguous,
+        improved: of(AbVerdict::Improved),
+        unchanged: of(AbVerdict::Unchanged),
+        kernels: outcome.kernels.len(),
+    }));
 }

@@ -7,21 +7,24 @@
 //! before anything is copied. The profiles must have been taken alike (the same GPU, ncu
 //! version and clock control, read as `compare` reads them) unless forced, and `count:`
 //! or `hash:` shards that leave indices out are named. The comparisons `check` left in
-//! the profiles are read back, so that the merged shards give one verdict.
+//! the profiles are read back, so that the merged shards give one verdict ([`run`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::compare::gate::GateResult;
+use crate::compare::gate::{self, GateResult};
 use crate::compare::{Comparison, Conditions, Snapshot};
 use crate::error::{ExitCode, Failure};
+use crate::events::{self, Event};
+use crate::model::ab::AbVerdict;
 use crate::model::partition::Partition;
 use crate::profile::dir::{index_json_path, profiles_root};
 use crate::profile::fs::{copy_tree_new, read_json};
 use crate::profile::ProfileDir;
 use crate::report::index::{self, Listing, MergeRecord, MergedShard};
+use crate::shell::Shell;
 
 /// The `--workspace-remap` layout: the unpacked workspace's folder.
 const REMAPPED_WORKSPACE: &str = "workspace";
@@ -89,6 +92,113 @@ pub fn locate(dir: &Path) -> Result<Source> {
     )
     .help("give a shard's profile root (`profile/`) or the --workspace-remap directory of its archive run")
     .into())
+}
+
+/// `cargo kprof merge`: merges, says what was read and copied, carries each comparison
+/// over, and returns the one verdict of the merged shards.
+pub fn run(dirs: &[PathBuf], out: &Path, force: bool, shell: &Shell) -> Result<ExitCode> {
+    let merged = merge(dirs, out, force)?;
+    for s in &merged.sources {
+        let shard = s.listing.partition.map(|p| p.label()).unwrap_or_else(|| "not a shard".into());
+        if s.remapped {
+            shell.status(format!(
+                "Reading {} ({shard}): the profile root of the --workspace-remap directory {}",
+                s.root.display(),
+                s.given.display()
+            ));
+        } else {
+            shell.status(format!("Reading {} ({shard}): a profile root", s.root.display()));
+        }
+    }
+    for w in &merged.warnings {
+        shell.warn(w);
+    }
+    for f in &merged.record.forced {
+        shell.warn(format!("merged with --force: {f}"));
+    }
+    for c in &merged.copied {
+        shell.emit(&Event::ProfileMerged {
+            profile: c.id.clone(),
+            from: c.from.clone(),
+            to: c.to.clone(),
+            partition: c.partition.map(|p| p.to_string()),
+        });
+    }
+    shell.status(format!("Index: {}", crate::profile::dir::index_md_path(out).display()));
+    carry_over(&merged, shell)?;
+    let finished = finished(&merged, out);
+    shell.emit(&Event::MergeFinished(finished.clone()));
+    Ok(if !finished.regressions.is_empty() {
+        ExitCode::Regression
+    } else if !finished.ambiguous.is_empty() {
+        ExitCode::Ambiguous
+    } else {
+        gate::exit_code(&merged.results)
+    })
+}
+
+/// The comparisons the merged profiles carry, said again and summed up for the CI step.
+fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
+    for r in &merged.results {
+        super::check::report_comparison(r, shell);
+    }
+    for a in &merged.ab {
+        shell.emit(&Event::AbComparison(Box::new(events::AbComparison {
+            schema_version: events::MESSAGES_SCHEMA_VERSION,
+            kernel: a.kernel.clone(),
+            verdict: a.verdict.name(),
+            decided_by: a.decided_by.clone(),
+            time: None,
+            counters: None,
+            hotspot: a.hotspot.clone(),
+            line: a.line.clone(),
+            profile: a.profile.clone(),
+            head_profile: a.profile.clone(),
+            base_profile: None,
+            report: None,
+        })));
+    }
+    if !merged.ab.is_empty() {
+        let mut md = format!("## cargo kprof merge: {} A/B verdict(s)\n\n", merged.ab.len());
+        for a in &merged.ab {
+            md.push_str(&format!("- {}\n", a.line));
+        }
+        gate::write_step_summary(&(md + "\n"))?;
+    }
+    if !merged.results.is_empty() {
+        let tolerance = merged.results.iter().map(|r| r.comparison.tolerance_pct).fold(0.0, f64::max);
+        gate::write_step_summary(&gate::step_summary(&merged.results, tolerance))?;
+    }
+    Ok(())
+}
+
+/// The merge's closing message.
+fn finished(merged: &Merged, out: &Path) -> events::MergeFinished {
+    let ab_of = |v: AbVerdict| -> Vec<String> {
+        merged.ab.iter().filter(|a| a.verdict == v).map(|a| a.kernel.clone()).collect()
+    };
+    let mut regressions: Vec<String> = merged
+        .results
+        .iter()
+        .filter(|r| r.comparison.regression)
+        .map(|r| r.comparison.current.identity.kernel.clone())
+        .collect();
+    regressions.extend(ab_of(AbVerdict::Regressed));
+    events::MergeFinished {
+        output_dir: out.to_path_buf(),
+        profiles: merged.copied.len(),
+        shards: merged
+            .sources
+            .iter()
+            .map(|s| s.listing.partition.map(|p| p.to_string()).unwrap_or_else(|| "-".into()))
+            .collect(),
+        missing_shards: merged.record.missing_shards.clone(),
+        forced: merged.record.forced.clone(),
+        comparisons: merged.results.len() + merged.ab.len(),
+        regressions,
+        ambiguous: ab_of(AbVerdict::Ambiguous),
+        sources: merged.sources.len(),
+    }
 }
 
 /// Merges the shards `dirs` into `out` (see the module's documentation).
@@ -181,6 +291,10 @@ pub struct AbRecord {
     pub kernel: String,
     /// Its verdict.
     pub verdict: crate::model::ab::AbVerdict,
+    /// Which signal decided it.
+    pub decided_by: Option<String>,
+    /// Where the head's time went.
+    pub hotspot: Option<String>,
     /// The reviewer's line, as the check printed it.
     pub line: String,
     /// The profile (in the merged root).
@@ -197,11 +311,17 @@ fn ab_record(dir: &Path) -> Result<Option<AbRecord>> {
     struct DocResult {
         kernel: String,
         verdict: crate::model::ab::AbVerdict,
+        #[serde(default)]
+        decided_by: Option<String>,
+        #[serde(default)]
+        hotspot: Option<String>,
     }
     let Some(doc) = read_json::<Doc>(&ProfileDir::at(dir).ab_result_path())? else { return Ok(None) };
     Ok(Some(AbRecord {
         kernel: doc.result.kernel,
         verdict: doc.result.verdict,
+        decided_by: doc.result.decided_by,
+        hotspot: doc.result.hotspot,
         line: doc.line,
         profile: dir.into(),
     }))

@@ -1,0 +1,212 @@
+//! Every message cargo-kprof prints for a program to read, and its progress, as one typed
+//! vocabulary: one variant per message, whose JSON shape (`Serialize`, tagged by
+//! `reason`, as cargo's `--message-format json`) and words for people (`Display`) are
+//! written side by side here and nowhere else. The pipeline builds events; the
+//! [`Shell`](crate::shell::Shell) decides how they are shown
+//! ([`Shell::emit`](crate::shell::Shell::emit)), by each event's [`Channel`].
+//!
+//! Modelled on cargo's `util/machine_message.rs` (one struct per JSON message) and
+//! nextest's `reporter/events.rs` (typed events, a separate displayer). The shapes are
+//! written down in `contract/messages.schema.json`, and a test holds every variant to it:
+//! a change of shape is a change of that file, and of [`MESSAGES_SCHEMA_VERSION`] when a
+//! field is renamed or removed.
+
+mod payloads;
+mod render;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::compare::DurationDelta;
+use crate::shell::{Channel, Level, Message};
+
+pub use payloads::*;
+
+/// Version of the messages' shapes. 2: `ab-comparison` and `check-finished` have one shape
+/// each, whichever command prints them (the union of the fields they had before).
+pub const MESSAGES_SCHEMA_VERSION: u32 = 2;
+
+/// One message of a run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "reason", rename_all = "kebab-case")]
+pub enum Event {
+    /// An ncu stage of one kernel (or of a batch of kernels) starts.
+    StageStarted {
+        /// The kernel, or the batch's kernels joined by ` + `.
+        kernel: String,
+        /// The stage's name (`basic`, `memory`, `source`, `discovery`, ...).
+        stage: String,
+        /// Why it runs.
+        why: String,
+    },
+    /// That stage ended.
+    StageDone {
+        /// The kernel, or the batch's kernels joined by ` + `.
+        kernel: String,
+        /// The stage's name.
+        stage: String,
+        /// How it ended, as `run_manifest.yaml` spells it.
+        status: &'static str,
+        /// ncu's replay passes per launch, when the page has a pass column.
+        passes: Option<u32>,
+        /// Its wall time, ms.
+        wall_ms: u64,
+    },
+    /// A profile directory is written and its first commands are known (a real run).
+    ProfilePrepared(Prepared),
+    /// What a dry run would run for one kernel: its `commands.sh`.
+    DryRun(Prepared),
+    /// A kernel's analysis is written: each kernel's verdict and the report.
+    Analysed {
+        /// The profile directory.
+        profile_dir: PathBuf,
+        /// Its `final_report.md`.
+        report: PathBuf,
+        /// One verdict per kernel of the page.
+        kernels: Vec<KernelVerdict>,
+    },
+    /// A shard of the selection that holds no kernel: nothing was built or run.
+    ShardEmpty {
+        /// The shard (`count:2/4`).
+        partition: Option<String>,
+        /// The profiles root whose index names the shard.
+        profile_root: PathBuf,
+    },
+    /// One profile compared with a baseline (`compare`, `check --baseline`, `merge`).
+    Comparison {
+        /// The profile compared.
+        profile: PathBuf,
+        /// Its regression report.
+        report: PathBuf,
+        /// The kernel.
+        kernel: String,
+        /// The baseline's label.
+        baseline: String,
+        /// Whether it regressed beyond tolerance.
+        regression: bool,
+        /// How the duration compared.
+        duration: Option<DurationDelta>,
+        /// The explanation in one paragraph.
+        explanation: String,
+        /// Differences in the conditions of the two runs.
+        warnings: Vec<String>,
+    },
+    /// One kernel's A/B verdict (`check --base`, or `merge` of A/B shards).
+    AbComparison(Box<AbComparison>),
+    /// The end of a `check`: its verdict over every kernel.
+    CheckFinished(CheckFinished),
+    /// A profile copied into a merged root.
+    ProfileMerged {
+        /// The profile's id.
+        profile: String,
+        /// Where it was.
+        from: PathBuf,
+        /// Where it is now.
+        to: PathBuf,
+        /// Its shard.
+        partition: Option<String>,
+    },
+    /// The end of a `merge`.
+    MergeFinished(MergeFinished),
+    /// An archive is written (`cargo kprof archive`).
+    #[serde(rename = "archive-written")]
+    ArchiveWritten(ArchiveListing),
+    /// An A/B archive is written (`cargo kprof archive --base`).
+    #[serde(rename = "archive-written")]
+    AbArchiveWritten {
+        /// The archive.
+        archive: PathBuf,
+        /// The base revision.
+        base: BaseRevision,
+        /// The kernels both sides have.
+        kernels: Vec<String>,
+    },
+    /// `init --dry-run`: what would be appended to one manifest.
+    InitDryRun(InitAddition),
+    /// `init`: what was appended to one manifest.
+    InitWritten(InitAddition),
+    /// `init`: a package that got no entries, and why.
+    InitSkipped {
+        /// The package.
+        package: String,
+        /// Why.
+        why: String,
+    },
+    /// One check of `doctor`.
+    DoctorCheck {
+        /// What was checked.
+        check: String,
+        /// Whether it passed.
+        ok: bool,
+        /// What was found, or the problem.
+        detail: String,
+        /// How to fix a failed check.
+        fix: Option<String>,
+    },
+    /// The end of `doctor`.
+    DoctorFinished {
+        /// Whether profiling can work here.
+        ready: bool,
+        /// Whether ncu runs through `sudo -n`.
+        sudo: bool,
+        /// The sudo setup guide, when a sudo check failed.
+        guide: Option<&'static str>,
+    },
+    /// The run failed: the error and its causes, as stderr prints them.
+    Error {
+        /// The error.
+        message: String,
+        /// Its `Caused by:` chain.
+        causes: Vec<String>,
+        /// The process exit code.
+        exit_code: i32,
+    },
+}
+
+impl Message for Event {
+    fn channel(&self) -> Channel {
+        use Event::*;
+        match self {
+            StageStarted { .. } | StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => {
+                Channel::Progress
+            }
+            DryRun(p) => {
+                Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }
+            }
+            Analysed { .. }
+            | Comparison { .. }
+            | AbComparison(_)
+            | ArchiveWritten(_)
+            | AbArchiveWritten { .. } => Channel::Result { preface: None },
+            InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
+            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
+            CheckFinished(c) => Channel::Summary(c.level()),
+            MergeFinished(m) => Channel::Summary(m.level()),
+        }
+    }
+}
+
+impl CheckFinished {
+    fn level(&self) -> Level {
+        match self.verdict {
+            "regressed" => Level::Error,
+            "ambiguous" => Level::Warning,
+            _ => Level::Status,
+        }
+    }
+}
+
+impl MergeFinished {
+    fn level(&self) -> Level {
+        if !self.regressions.is_empty() {
+            Level::Error
+        } else if !self.ambiguous.is_empty() {
+            Level::Warning
+        } else {
+            Level::Status
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! The payloads of the richer messages, one struct each, serialized inside their
+//! [`Event`](super::Event) variant.
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::compare::ab::counters::CounterChanges;
+use crate::compare::ab::stats::TimeChange;
+use crate::shell::{Channel, Message};
+
+/// A prepared profile: its directory and the ncu commands known so far.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prepared {
+    /// The kernel.
+    pub kernel: String,
+    /// Its profile directory.
+    pub profile_dir: PathBuf,
+    /// The program profiled.
+    pub program: PathBuf,
+    /// The stages' commands known before the run.
+    pub stages: Vec<StageCommand>,
+    /// Whether a follow-up stage is chosen after `basic`.
+    pub follow_up: bool,
+    /// `commands.sh` as written: a dry run's result.
+    #[serde(skip)]
+    pub script: String,
+}
+
+/// One stage and its ncu command.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageCommand {
+    /// The stage.
+    pub stage: String,
+    /// The command line, quoted for a POSIX shell.
+    pub command: String,
+}
+
+/// One kernel's verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelVerdict {
+    /// The kernel as the page names it.
+    pub kernel: String,
+    /// Its class (`memory-bound`, ...).
+    pub classification: &'static str,
+    /// `high`, `medium` or `low`.
+    pub confidence: &'static str,
+    /// The rule that decided it.
+    pub rule: Option<String>,
+    /// The named limiter.
+    pub limiter: Option<String>,
+    /// The limiter's advice id.
+    pub advice: Option<String>,
+    /// The first sentence of the advice, which carries the numbers.
+    #[serde(skip)]
+    pub advice_headline: Option<String>,
+}
+
+/// One kernel's A/B verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct AbComparison {
+    /// Version of this shape.
+    pub schema_version: u32,
+    /// The kernel.
+    pub kernel: String,
+    /// `improved`, `unchanged`, `regressed` or `ambiguous`.
+    pub verdict: &'static str,
+    /// Which signal decided it.
+    pub decided_by: Option<String>,
+    /// The timing rounds' verdict.
+    pub time: Option<TimeChange>,
+    /// The counters' verdict.
+    pub counters: Option<CounterChanges>,
+    /// Where the head's time goes.
+    pub hotspot: Option<String>,
+    /// The reviewer's line.
+    pub line: String,
+    /// The head's profile.
+    pub profile: PathBuf,
+    /// The head's profile (the same as `profile`).
+    pub head_profile: PathBuf,
+    /// The base's profile, when known.
+    pub base_profile: Option<PathBuf>,
+    /// The A/B report, when known.
+    pub report: Option<PathBuf>,
+}
+
+/// The end of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckFinished {
+    /// Version of this shape.
+    pub schema_version: u32,
+    /// `baseline` (against saved baselines) or `ab` (against a git revision).
+    pub mode: &'static str,
+    /// The base revision's label (`ab`).
+    pub base: Option<String>,
+    /// `regressed`, `ambiguous` or `clean`.
+    pub verdict: &'static str,
+    /// The process exit code.
+    pub exit_code: i32,
+    /// The kernels that regressed.
+    pub regressions: Vec<String>,
+    /// The kernels the check could not tell from noise.
+    pub ambiguous: Vec<String>,
+    /// The kernels that improved.
+    pub improved: Vec<String>,
+    /// The kernels that did not change beyond tolerance.
+    pub unchanged: Vec<String>,
+    /// How many kernels were compared.
+    pub kernels: usize,
+}
+
+/// The end of a merge.
+#[derive(Debug, Clone, Serialize)]
+pub struct MergeFinished {
+    /// The merged root.
+    pub output_dir: PathBuf,
+    /// Profiles copied.
+    pub profiles: usize,
+    /// Each source's shard (`-` for none).
+    pub shards: Vec<String>,
+    /// Shards of the selection that no source holds.
+    pub missing_shards: Vec<u32>,
+    /// What `--force` let through.
+    pub forced: Vec<String>,
+    /// Comparisons carried over.
+    pub comparisons: usize,
+    /// The kernels that regressed.
+    pub regressions: Vec<String>,
+    /// The kernels an A/B check could not tell from noise.
+    pub ambiguous: Vec<String>,
+    /// How many source roots were read, for people.
+    #[serde(skip)]
+    pub sources: usize,
+}
+
+/// What an archive holds.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchiveListing {
+    /// The archive.
+    pub archive: PathBuf,
+    /// Each executable.
+    pub executables: Vec<ArchivedExecutable>,
+    /// CUDA source files packed.
+    pub sources: usize,
+    /// Files packed by `include` globs.
+    pub included: Vec<PathBuf>,
+    /// Build scripts' outputs packed.
+    pub build_outputs: Vec<PathBuf>,
+    /// `OUT_DIR`s not packed (outside the workspace).
+    pub skipped_out_dirs: Vec<SkippedOutDir>,
+    /// The launchers written beside it.
+    pub launchers: Option<LauncherFiles>,
+}
+
+/// One executable of an archive.
+#[derive(Debug, Clone, Serialize)]
+pub struct ArchivedExecutable {
+    /// Its package.
+    pub package: String,
+    /// `bench`, `example` or `bin`.
+    pub kind: &'static str,
+    /// The target's name.
+    pub name: String,
+    /// Its file in the archive.
+    pub file: String,
+}
+
+/// An `OUT_DIR` left out of an archive.
+#[derive(Debug, Clone, Serialize)]
+pub struct SkippedOutDir {
+    /// The package.
+    pub package: String,
+    /// Its `OUT_DIR`.
+    pub out_dir: PathBuf,
+}
+
+/// The launchers written beside an archive.
+#[derive(Debug, Clone, Serialize)]
+pub struct LauncherFiles {
+    /// Shards.
+    pub shards: usize,
+    /// Each file and its kind.
+    pub files: Vec<LauncherFile>,
+}
+
+/// One launcher file.
+#[derive(Debug, Clone, Serialize)]
+pub struct LauncherFile {
+    /// `slurm`, `k8s` or `github`.
+    pub kind: &'static str,
+    /// The file.
+    pub file: PathBuf,
+}
+
+/// A git revision as asked and as resolved.
+#[derive(Debug, Clone, Serialize)]
+pub struct BaseRevision {
+    /// As the user wrote it.
+    pub asked: String,
+    /// The commit.
+    pub commit: String,
+}
+
+/// What `init` appends to one manifest.
+#[derive(Debug, Clone, Serialize)]
+pub struct InitAddition {
+    /// The package.
+    pub package: String,
+    /// Its manifest.
+    pub manifest: PathBuf,
+    /// The runtime its entries get.
+    pub runtime: &'static str,
+    /// The entries.
+    pub kernels: Vec<InitEntry>,
+    /// The appended text.
+    pub text: String,
+}
+
+/// One entry `init` writes.
+#[derive(Debug, Clone, Serialize)]
+pub struct InitEntry {
+    /// The kernel's name.
+    pub name: String,
+    /// `bench NAME`, `example NAME` or `bin NAME`.
+    pub target: String,
+}
+
+/// The list of configured kernels (`cargo kprof list`). Its JSON has no `reason`: it is
+/// the command's whole result, one object, as it was before the messages were typed.
+#[derive(Debug, Clone, Serialize)]
+pub struct KernelList {
+    /// One row per kernel.
+    pub kernels: Vec<ListedKernel>,
+}
+
+/// One configured kernel.
+#[derive(Debug, Clone, Serialize)]
+pub struct ListedKernel {
+    /// Its index for `--index`.
+    pub index: usize,
+    /// Its name.
+    pub name: String,
+    /// Its package.
+    pub package: String,
+    /// Its target (`bench hgemm`).
+    pub target: String,
+    /// How it runs.
+    pub runtime: &'static str,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its harness case.
+    pub case: String,
+    /// Its filter as ncu takes it.
+    pub filter: String,
+    /// Its arguments quoted for a shell, for the table.
+    #[serde(skip)]
+    pub quoted_args: String,
+}
+
+impl Message for KernelList {
+    fn channel(&self) -> Channel {
+        Channel::Result { preface: None }
+    }
+}

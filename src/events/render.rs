@@ -1,0 +1,228 @@
+//! The words for people of every message: one `Display` arm per variant, with the
+//! helpers of the longer ones.
+
+use std::fmt;
+
+use super::*;
+
+/// How many included files an archive listing names before it counts the rest.
+const LISTED_FILES: usize = 8;
+
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Event::*;
+        match self {
+            StageStarted { kernel, stage, why } => write!(f, "Profiling `{kernel}`: stage {stage} ({why})"),
+            // The source page has no pass column: it only says that it finished.
+            StageDone { passes: Some(p), .. } => write!(f, "  done: {p} pass(es) per launch"),
+            StageDone { passes: None, .. } => f.write_str("  done"),
+            ProfilePrepared(p) => prepared(f, p),
+            // The dry run's result is its commands, each under its `# Stage N` comment,
+            // so that stdout alone is the replayable script.
+            DryRun(p) => f.write_str(p.script.trim_end()),
+            Analysed { report, kernels, .. } => analysed(f, report, kernels),
+            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Ok(()),
+            Comparison { kernel, explanation, report, .. } => {
+                write!(f, "{kernel}: {explanation}\nComparison: {}", report.display())
+            }
+            AbComparison(a) => match &a.report {
+                Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
+                None => f.write_str(&a.line),
+            },
+            CheckFinished(c) => check_finished(f, c),
+            ProfileMerged { from, to, .. } => write!(f, "Copied {} -> {}", from.display(), to.display()),
+            MergeFinished(m) => merge_finished(f, m),
+            ArchiveWritten(l) => archive_listing(f, l),
+            AbArchiveWritten { archive, base, .. } => write!(
+                f,
+                "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
+                 cargo-kprof kprof check --archive {} --workspace-remap DIR",
+                archive.display(),
+                short(&base.commit),
+                base.asked,
+                archive.display()
+            ),
+            InitDryRun(a) => {
+                write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
+            }
+            DoctorCheck { check, ok: true, detail, .. } => write!(f, "ok    {check}: {detail}"),
+            DoctorCheck { check, ok: false, detail, fix } => {
+                write!(f, "FAIL  {check}: {detail}")?;
+                match fix {
+                    Some(fix) => write!(f, "\n      fix: {fix}"),
+                    None => Ok(()),
+                }
+            }
+            DoctorFinished { ready, sudo, guide } => doctor_finished(f, *ready, *sudo, *guide),
+        }
+    }
+}
+
+/// The first 12 characters of a commit, as `git` abbreviates it here.
+fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+fn prepared(f: &mut fmt::Formatter<'_>, p: &Prepared) -> fmt::Result {
+    // Progress of a real run: each label on the line of its command.
+    write!(f, "Profile directory: {}", p.profile_dir.display())?;
+    for s in &p.stages {
+        write!(f, "\nncu command ({}): {}", s.stage, s.command)?;
+    }
+    if p.follow_up {
+        f.write_str("\nthen one follow-up stage chosen from basic's metrics")?;
+    }
+    Ok(())
+}
+
+fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[KernelVerdict]) -> fmt::Result {
+    for v in kernels {
+        match (&v.limiter, &v.advice_headline) {
+            // The cause and what to do first: the advice's first sentence carries the numbers.
+            (Some(limiter), Some(advice)) => writeln!(
+                f,
+                "{}: {}, {limiter} ({} confidence): {advice}",
+                v.kernel, v.classification, v.confidence
+            )?,
+            _ => writeln!(
+                f,
+                "{}: {} ({} confidence{})",
+                v.kernel,
+                v.classification,
+                v.confidence,
+                v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
+            )?,
+        }
+    }
+    write!(f, "Report: {}", report.display())
+}
+
+fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result {
+    let against = c.base.as_ref().map(|b| format!(" against base {b}")).unwrap_or_default();
+    match (c.verdict, c.mode) {
+        ("regressed", _) => write!(f, "check: regression in {}{against}", c.regressions.join(", ")),
+        ("ambiguous", _) => write!(
+            f,
+            "check: cannot tell {} from noise{against} ({}); more --rounds narrow the interval",
+            c.ambiguous.join(", "),
+            if c.exit_code == 0 {
+                "passing, as --ambiguous pass asks"
+            } else {
+                "exit 14; --ambiguous pass lets it pass"
+            }
+        ),
+        (_, "ab") => write!(f, "check: {} kernel(s){against}, no regression", c.kernels),
+        _ => write!(f, "check: {} kernel(s), no regression beyond tolerance", c.kernels),
+    }
+}
+
+fn merge_finished(f: &mut fmt::Formatter<'_>, m: &MergeFinished) -> fmt::Result {
+    if !m.regressions.is_empty() {
+        return write!(f, "merge: regression in {}", m.regressions.join(", "));
+    }
+    if !m.ambiguous.is_empty() {
+        return write!(
+            f,
+            "merge: the A/B checks could not tell {} from noise (exit 14)",
+            m.ambiguous.join(", ")
+        );
+    }
+    write!(f, "merge: {} profile(s) from {} shard(s)", m.profiles, m.sources)?;
+    match m.comparisons {
+        0 => Ok(()),
+        n => write!(f, ", {n} comparison(s), no regression beyond tolerance"),
+    }
+}
+
+fn archive_listing(f: &mut fmt::Formatter<'_>, l: &ArchiveListing) -> fmt::Result {
+    write!(f, "Archive: {}", l.archive.display())?;
+    for e in &l.executables {
+        write!(f, "\n  executable     {} ({} {} of {})", e.file, e.kind, e.name, e.package)?;
+    }
+    write!(f, "\n  sources        {} CUDA source file(s)", l.sources)?;
+    for p in l.included.iter().take(LISTED_FILES) {
+        write!(f, "\n  included       {}", p.display())?;
+    }
+    if l.included.len() > LISTED_FILES {
+        write!(
+            f,
+            "\n  included       ... and {} more ({} in all; the list is in kprof-archive.json)",
+            l.included.len() - LISTED_FILES,
+            l.included.len()
+        )?;
+    }
+    for p in &l.build_outputs {
+        write!(f, "\n  build output   {}", p.display())?;
+    }
+    for s in &l.skipped_out_dirs {
+        write!(
+            f,
+            "\n  not packed     OUT_DIR of {}: {} lies outside the workspace",
+            s.package,
+            s.out_dir.display()
+        )?;
+    }
+    for file in l.launchers.iter().flat_map(|ls| ls.files.iter().map(move |file| (ls.shards, file))) {
+        let (shards, LauncherFile { kind, file }) = file;
+        write!(f, "\n  launcher       {} ({kind}, {shards} shard(s))", file.display())?;
+    }
+    Ok(())
+}
+
+fn doctor_finished(f: &mut fmt::Formatter<'_>, ready: bool, sudo: bool, guide: Option<&str>) -> fmt::Result {
+    let mut first = true;
+    if let Some(guide) = guide {
+        write!(f, "\n{guide}")?;
+        first = false;
+    }
+    if ready {
+        if !first {
+            f.write_str("\n")?;
+        }
+        write!(f, "profiling can work here{}", if sudo { " (through sudo -n)" } else { "" })?;
+    }
+    Ok(())
+}
+
+impl fmt::Display for KernelList {
+    /// The table: one row per kernel, columns padded to their widest cell.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let header = ["INDEX", "PACKAGE", "TARGET", "KERNEL", "ARGS"];
+        let rows: Vec<[String; 5]> = self
+            .kernels
+            .iter()
+            .map(|k| {
+                [
+                    k.index.to_string(),
+                    k.package.clone(),
+                    k.target.clone(),
+                    k.name.clone(),
+                    k.quoted_args.clone(),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.len());
+            }
+        }
+        let line = |cells: &[&str]| {
+            let mut s = String::new();
+            for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+                if i + 1 == cells.len() {
+                    s.push_str(cell);
+                } else {
+                    s.push_str(&format!("{cell:<w$}  "));
+                }
+            }
+            s.trim_end().to_string()
+        };
+        f.write_str(&line(&header))?;
+        for row in &rows {
+            let cells: Vec<&str> = row.iter().map(String::as_str).collect();
+            write!(f, "\n{}", line(&cells))?;
+        }
+        Ok(())
+    }
+}

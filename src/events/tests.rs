@@ -1,0 +1,267 @@
+//! Every message held to its definition in `contract/messages.schema.json`.
+
+use super::*;
+use serde_json::Value;
+
+const SCHEMA: &str = include_str!("../../contract/messages.schema.json");
+
+/// Whether `v` fits the JSON Schema `schema` (the subset the schema file uses: type,
+/// const, enum, required, properties, additionalProperties, items, oneOf); the reasons
+/// why not otherwise.
+fn fits(v: &Value, schema: &Value, at: &str) -> Result<(), String> {
+    if let Some(options) = schema.get("oneOf").and_then(Value::as_array) {
+        let errors: Vec<String> = options.iter().filter_map(|o| fits(v, o, at).err()).collect();
+        return if errors.len() < options.len() { Ok(()) } else { Err(errors.join("; ")) };
+    }
+    if let Some(c) = schema.get("const") {
+        return if v == c { Ok(()) } else { Err(format!("{at}: {v} is not {c}")) };
+    }
+    if let Some(e) = schema.get("enum").and_then(Value::as_array) {
+        return if e.contains(v) { Ok(()) } else { Err(format!("{at}: {v} is none of {e:?}")) };
+    }
+    let type_of = |v: &Value| match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    if let Some(t) = schema.get("type") {
+        let allowed: Vec<&str> = match t {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let ty = type_of(v);
+        let fits_type = allowed.contains(&ty) || (ty == "integer" && allowed.contains(&"number"));
+        if !fits_type {
+            return Err(format!("{at}: a {ty}, not {allowed:?}"));
+        }
+    }
+    if let (Some(items), Some(a)) = (schema.get("items"), v.as_array()) {
+        for (i, x) in a.iter().enumerate() {
+            fits(x, items, &format!("{at}[{i}]"))?;
+        }
+    }
+    if let (Some(props), Some(o)) = (schema.get("properties").and_then(Value::as_object), v.as_object()) {
+        for r in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
+            let r = r.as_str().unwrap_or_default();
+            if !o.contains_key(r) {
+                return Err(format!("{at}: no `{r}`"));
+            }
+        }
+        for (k, x) in o {
+            match props.get(k) {
+                Some(p) => fits(x, p, &format!("{at}.{k}"))?,
+                None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
+                    return Err(format!("{at}: `{k}` is not in the schema"))
+                }
+                None => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn prepared() -> Prepared {
+    Prepared {
+        kernel: "hgemm".into(),
+        profile_dir: "profile/hgemm_1".into(),
+        program: "target/kprof/release/hgemm".into(),
+        stages: vec![StageCommand { stage: "basic".into(), command: "ncu --set basic".into() }],
+        follow_up: true,
+        script: "# Stage 1\nncu".into(),
+    }
+}
+
+fn init_addition() -> InitAddition {
+    InitAddition {
+        package: "gemm".into(),
+        manifest: "gemm/Cargo.toml".into(),
+        runtime: "harness",
+        kernels: vec![InitEntry { name: "hgemm".into(), target: "bench hgemm".into() }],
+        text: "[package.metadata.kprof]\n".into(),
+    }
+}
+
+/// One of every message.
+fn samples() -> Vec<Event> {
+    let names = || vec!["hgemm".to_string()];
+    vec![
+        Event::StageStarted { kernel: "hgemm".into(), stage: "basic".into(), why: "requested".into() },
+        Event::StageDone {
+            kernel: "hgemm".into(),
+            stage: "source".into(),
+            status: "ok",
+            passes: None,
+            wall_ms: 3,
+        },
+        Event::ProfilePrepared(prepared()),
+        Event::DryRun(prepared()),
+        Event::Analysed {
+            profile_dir: "p".into(),
+            report: "p/final_report.md".into(),
+            kernels: vec![KernelVerdict {
+                kernel: "hgemm".into(),
+                classification: "memory-bound",
+                confidence: "high",
+                rule: Some("r".into()),
+                limiter: None,
+                advice: None,
+                advice_headline: None,
+            }],
+        },
+        Event::ShardEmpty { partition: Some("count:2/4".into()), profile_root: "profile".into() },
+        Event::Comparison {
+            profile: "p".into(),
+            report: "p/comparison/regression_report.md".into(),
+            kernel: "hgemm".into(),
+            baseline: "baseline main".into(),
+            regression: false,
+            duration: None,
+            explanation: "unchanged".into(),
+            warnings: Vec::new(),
+        },
+        Event::AbComparison(Box::new(AbComparison {
+            schema_version: MESSAGES_SCHEMA_VERSION,
+            kernel: "hgemm".into(),
+            verdict: "unchanged",
+            decided_by: Some("time".into()),
+            time: None,
+            counters: None,
+            hotspot: None,
+            line: "hgemm: unchanged".into(),
+            profile: "p".into(),
+            head_profile: "p".into(),
+            base_profile: None,
+            report: Some("p/comparison/regression_report.md".into()),
+        })),
+        Event::CheckFinished(CheckFinished {
+            schema_version: MESSAGES_SCHEMA_VERSION,
+            mode: "ab",
+            base: Some("3f2a1c9d0e1b (HEAD~1)".into()),
+            verdict: "clean",
+            exit_code: 0,
+            regressions: Vec::new(),
+            ambiguous: Vec::new(),
+            improved: Vec::new(),
+            unchanged: names(),
+            kernels: 1,
+        }),
+        Event::ProfileMerged { profile: "hgemm_1".into(), from: "a".into(), to: "b".into(), partition: None },
+        Event::MergeFinished(MergeFinished {
+            output_dir: "out".into(),
+            profiles: 1,
+            shards: vec!["count:1/2".into()],
+            missing_shards: vec![2],
+            forced: Vec::new(),
+            comparisons: 0,
+            regressions: Vec::new(),
+            ambiguous: Vec::new(),
+            sources: 1,
+        }),
+        Event::ArchiveWritten(ArchiveListing {
+            archive: "a.tar".into(),
+            executables: vec![ArchivedExecutable {
+                package: "gemm".into(),
+                kind: "bench",
+                name: "hgemm".into(),
+                file: "bin/hgemm".into(),
+            }],
+            sources: 1,
+            included: Vec::new(),
+            build_outputs: Vec::new(),
+            skipped_out_dirs: vec![SkippedOutDir { package: "gemm".into(), out_dir: "/o".into() }],
+            launchers: Some(LauncherFiles {
+                shards: 2,
+                files: vec![LauncherFile { kind: "slurm", file: "a.slurm".into() }],
+            }),
+        }),
+        Event::AbArchiveWritten {
+            archive: "ab.tar".into(),
+            base: BaseRevision { asked: "HEAD~1".into(), commit: "3f2a1c9d0e1b".into() },
+            kernels: names(),
+        },
+        Event::InitDryRun(init_addition()),
+        Event::InitWritten(init_addition()),
+        Event::InitSkipped { package: "docs".into(), why: "no target".into() },
+        Event::DoctorCheck {
+            check: "ncu".into(),
+            ok: false,
+            detail: "missing".into(),
+            fix: Some("install".into()),
+        },
+        Event::DoctorFinished { ready: false, sudo: false, guide: None },
+        Event::Error { message: "no kernel".into(), causes: Vec::new(), exit_code: 3 },
+    ]
+}
+
+#[test]
+fn every_message_fits_its_definition_in_the_contract() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    assert_eq!(
+        schema["version"], MESSAGES_SCHEMA_VERSION,
+        "the schema file and the code disagree on the version"
+    );
+    let defs = schema["$defs"].as_object().unwrap();
+    let mut used = std::collections::BTreeSet::new();
+    for e in samples() {
+        let v = serde_json::to_value(&e).unwrap();
+        let reason = v["reason"].as_str().unwrap().to_string();
+        let def = defs.get(&reason).unwrap_or_else(|| panic!("`{reason}` has no definition in the schema"));
+        fits(&v, def, &reason).unwrap_or_else(|e| panic!("{e}\n{v}"));
+        used.insert(reason);
+    }
+    let list = KernelList {
+        kernels: vec![ListedKernel {
+            index: 0,
+            name: "hgemm".into(),
+            package: "gemm".into(),
+            target: "bench hgemm".into(),
+            runtime: "harness",
+            args: Vec::new(),
+            case: String::new(),
+            filter: "regex:.*".into(),
+            quoted_args: String::new(),
+        }],
+    };
+    fits(&serde_json::to_value(&list).unwrap(), &defs["kernel-list"], "kernel-list").unwrap();
+    used.insert("kernel-list".into());
+    let unused: Vec<&String> = defs.keys().filter(|k| !used.contains(*k)).collect();
+    assert!(unused.is_empty(), "definitions no message uses: {unused:?}");
+}
+
+#[test]
+fn the_checker_refuses_a_message_off_its_definition() {
+    // A guard for the guard: a missing field, an extra one and a wrong type fail.
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let def = &schema["$defs"]["stage-done"];
+    let good = serde_json::json!({"reason": "stage-done", "kernel": "k", "stage": "basic", "status": "ok", "passes": 9, "wall_ms": 1});
+    assert!(fits(&good, def, "").is_ok());
+    let mut missing = good.clone();
+    missing.as_object_mut().unwrap().remove("wall_ms");
+    assert!(fits(&missing, def, "").is_err());
+    let mut extra = good.clone();
+    extra["surprise"] = Value::Bool(true);
+    assert!(fits(&extra, def, "").is_err());
+    let mut wrong = good;
+    wrong["passes"] = Value::String("nine".into());
+    assert!(fits(&wrong, def, "").is_err());
+}
+
+#[test]
+fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
+    let e = Event::StageDone {
+        kernel: "hgemm".into(),
+        stage: "basic".into(),
+        status: "ok",
+        passes: Some(9),
+        wall_ms: 1200,
+    };
+    let v: serde_json::Value = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["reason"], "stage-done");
+    assert_eq!(e.to_string(), "  done: 9 pass(es) per launch");
+    assert_eq!(e.channel(), Channel::Progress);
+}

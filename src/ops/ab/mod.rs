@@ -1,0 +1,132 @@
+//! The A/B check driver: `cargo kprof check --base REV` and `check --archive` of an A/B
+//! archive, this tree against a git revision, both built here and run interleaved on the
+//! same GPU.
+//!
+//! The base revision is checked out into kprof's own worktree beside the line-info
+//! builds (`<target-dir>/kprof-base`) and built into its own target directory there, so
+//! the two sides never overwrite each other's executables and a second check of the
+//! same base rebuilds nothing ([`sides`]). Both sides are profiled with the same stages
+//! (plus the `counters` stage unless `--gate time`) by `ops::profile`, then their timings
+//! run in interleaved rounds and `compare::ab` decides each kernel ([`rounds`]).
+//! `cargo kprof archive --base` packs both sides for a GPU machine without cargo.
+
+pub mod base;
+pub mod rounds;
+pub mod sides;
+
+use std::time::Instant;
+
+use anyhow::Result;
+
+use super::check::ResultFiles;
+use super::profile::{profile_plan, Extras};
+use crate::error::{ExitCode, Failure};
+use crate::model::ab::{AmbiguousPolicy, GateSignal};
+use crate::model::stage::Stage;
+use crate::shell::Shell;
+use rounds::{AbOptions, AbPair};
+use sides::{SidePlan, SidesFrom};
+
+/// An A/B check, resolved from the command line.
+pub struct AbCheck<'a> {
+    /// `--timing-only`: no ncu, the rounds only.
+    pub timing_only: bool,
+    /// `--gate`.
+    pub gate: GateSignal,
+    /// `--rounds`.
+    pub rounds: Option<u32>,
+    /// `--tolerance-pct`.
+    pub tolerance_pct: Option<f64>,
+    /// `--ambiguous`.
+    pub ambiguous: AmbiguousPolicy,
+    /// `--bmf` and `--github-benchmark`.
+    pub results: &'a ResultFiles,
+}
+
+/// Runs the check and returns its exit code.
+pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<ExitCode> {
+    let from_tree = matches!(from, SidesFrom::Tree { .. });
+    let (base, mut head, mut other) = sides::sides(from, o.timing_only, shell)?;
+    // The evidence of an A/B check: the counters (unless only time gates) and each
+    // side's hot lines, collected the same way on both sides.
+    let extra: Vec<Stage> = match (o.timing_only, o.gate.uses_counters()) {
+        (true, _) => Vec::new(),
+        (false, true) => vec![Stage::Counters, Stage::Source],
+        (false, false) => vec![Stage::Source],
+    };
+    for side in [&mut head, &mut other] {
+        for k in &mut side.plan.kernels {
+            k.extra_stages = extra.clone();
+        }
+    }
+    let pairs = sides::pair_kernels(&mut head.plan, &mut other.plan, shell);
+    for note in head.plan.notes.iter().chain(&other.plan.notes) {
+        shell.note(note);
+    }
+    if head.plan.kernels.is_empty() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            "no selected kernel exists on both sides: nothing to compare",
+        )
+        .help("select kernels the base revision configures too")
+        .into());
+    }
+    if from_tree {
+        super::opening::create_profiles_root(&head.plan.profile_root, shell)?;
+        sides::share_ncu_path(&head.plan.profile_root, &other.plan.profile_root)?;
+    }
+    let label = format!("{} ({})", base.short(), base.asked);
+    shell.status(format!("A/B: head (this tree) against base {label}"));
+    run_sides(o, &head, &other, &pairs, label, shell)
+}
+
+/// Profiles both sides, runs the rounds, writes the result files and says the verdict.
+fn run_sides(
+    o: &AbCheck<'_>,
+    head: &SidePlan,
+    other: &SidePlan,
+    pairs: &[String],
+    base_label: String,
+    shell: &Shell,
+) -> Result<ExitCode> {
+    let gpu_began = Instant::now();
+    // `--timing-only`: the profile directories only; the rounds are the timing.
+    let extras = Extras { timing: false, timing_only: false, dirs_only: o.timing_only };
+    let head_dirs = profile_plan(&head.plan, head.built.clone(), extras, shell)?;
+    let base_dirs = profile_plan(&other.plan, other.built.clone(), extras, shell)?;
+    if head.plan.dry_run {
+        return Ok(ExitCode::Success);
+    }
+    let mut ab_pairs = Vec::new();
+    for name in pairs {
+        let h = head_dirs.iter().find(|(k, _)| &k.name == name);
+        let b = base_dirs.iter().find(|(k, _)| &k.name == name);
+        if let (Some((hk, hd)), Some((bk, bd))) = (h, b) {
+            ab_pairs.push(AbPair {
+                head_kernel: hk,
+                base_kernel: bk,
+                head_dir: hd,
+                base_dir: bd,
+                head_built: head.built.as_ref(),
+                base_built: other.built.as_ref(),
+            });
+        }
+    }
+    let opts = AbOptions {
+        rounds: o.rounds.unwrap_or(rounds::DEFAULT_ROUNDS),
+        tolerance_pct: o.tolerance_pct,
+        gate: o.gate,
+        ambiguous: o.ambiguous,
+        timeout: head.plan.timeout,
+        base_label,
+    };
+    let outcome = rounds::run(&ab_pairs, &opts, shell)?;
+    shell.status(format!(
+        "A/B: both sides' profiles and the rounds of {1} kernel(s) took {0:.1} s (builds excluded)",
+        gpu_began.elapsed().as_secs_f64(),
+        ab_pairs.len()
+    ));
+    super::check::write_ab_results(o.results, &outcome, shell)?;
+    rounds::finish(&outcome, &opts, shell);
+    Ok(outcome.exit_code)
+}

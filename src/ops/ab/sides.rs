@@ -1,0 +1,187 @@
+//! The two sides of an A/B check: the head as `cargo kprof` plans it and the base from
+//! kprof's worktree of the revision, each built with line info; or both unpacked from an
+//! A/B archive. Then the kernels both sides have, paired, each base kernel on its head's GPU.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::Result;
+
+use crate::archive::pair;
+use crate::build::worktree::BaseRevision;
+use crate::build::{self, BuildOutput};
+use crate::error::{ExitCode, Failure};
+use crate::model::ab::Side;
+use crate::ops::archive::{unpack_for_check, Unpack};
+use crate::ops::opening;
+use crate::ops::opening::RequestFn;
+use crate::plan::{self, Plan, Request};
+use crate::shell::Shell;
+
+/// One side, planned and built.
+pub struct SidePlan {
+    /// Its plan.
+    pub plan: Plan,
+    /// Its executables.
+    pub built: Option<BuildOutput>,
+}
+
+/// Where the two sides come from.
+pub enum SidesFrom<'a> {
+    /// The working tree (the head) and a revision of its repository (the base).
+    Tree {
+        /// The profile request.
+        request: RequestFn<'a>,
+        /// `--manifest-path`.
+        manifest_path: Option<&'a Path>,
+        /// The base revision as asked (`auto` for the merge base).
+        asked: &'a str,
+    },
+    /// An A/B archive (`cargo kprof archive --base`).
+    Archive {
+        /// The archive.
+        archive: &'a Path,
+        /// `--workspace-remap`.
+        remap: PathBuf,
+        /// The command line's changes to the archived plans.
+        request: Box<Request>,
+        /// `--timeout`.
+        timeout: Option<std::time::Duration>,
+    },
+}
+
+/// Both sides, planned and built (or unpacked), and the base revision.
+pub fn sides(
+    from: SidesFrom<'_>,
+    timing_only: bool,
+    shell: &Shell,
+) -> Result<(BaseRevision, SidePlan, SidePlan)> {
+    match from {
+        SidesFrom::Tree { request, manifest_path, asked } => {
+            from_tree(timing_only, request, manifest_path, asked, shell)
+        }
+        SidesFrom::Archive { archive, remap, request, timeout } => {
+            from_archive(timing_only, archive, &remap, &request, timeout, shell)
+        }
+    }
+}
+
+/// Both sides from the working tree: the head as `cargo kprof` plans it, the base from
+/// kprof's worktree of the revision, each built with line info.
+fn from_tree(
+    timing_only: bool,
+    request: RequestFn<'_>,
+    manifest: Option<&Path>,
+    asked: &str,
+    shell: &Shell,
+) -> Result<(BaseRevision, SidePlan, SidePlan)> {
+    let ws = opening::load_workspace(manifest, shell)?;
+    let request = opening::with_engine_shard(request()?)?;
+    let head_plan = plan::resolve(&request, &ws.metadata, &ws.config, build::cargo_binary())?;
+    refuse_timing_only(timing_only, &head_plan)?;
+    let (base, base_plan, _) = super::base::base_side(&request, &head_plan, manifest, asked, shell)?;
+    let head = build_side(Side::Head, head_plan, shell)?;
+    let other = build_side(Side::Base, base_plan, shell)?;
+    Ok((base, head, other))
+}
+
+/// Builds a side (timed: the build is the CPU machine's share, reported apart).
+pub fn build_side(side: Side, plan: Plan, shell: &Shell) -> Result<SidePlan> {
+    let built = match &plan.build {
+        Some(req) => {
+            let began = Instant::now();
+            shell.status(format!("Building the {} with line info: {}", side.name(), req.command()));
+            let b = req.run(shell)?;
+            shell.status(format!("  built the {} in {:.1} s", side.name(), began.elapsed().as_secs_f64()));
+            Some(b)
+        }
+        None => None,
+    };
+    Ok(SidePlan { plan: Plan { build: None, ..plan }, built })
+}
+
+/// Both sides from an A/B archive (`cargo kprof archive --base`), unpacked under
+/// `--workspace-remap` into `head/` and `base/`.
+fn from_archive(
+    timing_only: bool,
+    archive: &Path,
+    remap: &Path,
+    request: &Request,
+    timeout: Option<std::time::Duration>,
+    shell: &Shell,
+) -> Result<(BaseRevision, SidePlan, SidePlan)> {
+    let Some(manifest) = pair::read_manifest(archive)? else {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("{} holds one side only: --base needs an A/B archive", archive.display()),
+        )
+        .help("make it with `cargo kprof archive --base REV -o FILE`, or compare with a saved --baseline")
+        .into());
+    };
+    crate::archive::require_new_or_empty(remap)?;
+    std::fs::create_dir_all(remap)?;
+    let (head_tar, base_tar) = pair::extract_sides(archive, remap)?;
+    let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
+        let u = Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
+        let (plan, built) = unpack_for_check(u)?;
+        Ok(SidePlan { plan, built: Some(built) })
+    };
+    let head = unpack(&head_tar, Side::Head)?;
+    refuse_timing_only(timing_only, &head.plan)?;
+    let other = unpack(&base_tar, Side::Base)?;
+    pair::remove_sides(remap);
+    shell.status(format!("Unpacked both sides of {} into {}", archive.display(), remap.display()));
+    let base = BaseRevision { asked: manifest.base_asked, commit: manifest.base_commit };
+    Ok((base, head, other))
+}
+
+/// Keeps, in both plans, the kernels both sides have, in the head's order; the base's
+/// kernel runs on the head's GPU. Returns the kept names.
+pub fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<String> {
+    let names: Vec<String> = head
+        .kernels
+        .iter()
+        .filter(|k| base.kernels.iter().any(|b| b.name == k.name))
+        .map(|k| k.name.clone())
+        .collect();
+    for k in head.kernels.iter().filter(|k| !names.contains(&k.name)) {
+        shell.warn(format!(
+            "`{}` is new in this change: the base has no such kernel, nothing to compare",
+            k.name
+        ));
+    }
+    head.kernels.retain(|k| names.contains(&k.name));
+    base.kernels.retain(|k| names.contains(&k.name));
+    base.kernels.sort_by_key(|k| names.iter().position(|n| *n == k.name));
+    for (b, h) in base.kernels.iter_mut().zip(&head.kernels) {
+        match h.env.get(plan::VISIBLE_DEVICES) {
+            Some(g) => b.env.insert(plan::VISIBLE_DEVICES.to_string(), g.clone()),
+            None => b.env.remove(plan::VISIBLE_DEVICES),
+        };
+    }
+    names
+}
+
+/// `--timing-only` times harness benches only: other programs' rounds run under ncu.
+fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
+    match plan.kernels.iter().find(|k| k.runtime != crate::model::kinds::Runtime::Harness) {
+        Some(k) if timing_only => Err(Failure::new(
+            ExitCode::Config,
+            format!("--timing-only needs harness targets; `{}` runs as `{}`", k.name, k.runtime.name()),
+        )
+        .help("drop --timing-only (its rounds are then timed by ncu), or select harness kernels only")
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// The base's profiles root gets the head's `ncu_path`, so both sides run the same ncu.
+pub fn share_ncu_path(head_root: &Path, base_root: &Path) -> Result<()> {
+    std::fs::create_dir_all(base_root)?;
+    let head = crate::profile::dir::ensure_ncu_path(head_root)?;
+    let base = base_root.join(head.file_name().unwrap_or_default());
+    if !base.exists() {
+        std::fs::copy(&head, &base)?;
+    }
+    Ok(())
+}

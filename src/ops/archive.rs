@@ -1,0 +1,235 @@
+//! Build here, profile there: `cargo kprof archive` packs a built plan (one side, or both
+//! sides of an A/B check), and `cargo-kprof kprof run --archive` unpacks one and profiles
+//! it on a machine without cargo. `check --archive` unpacks through [`unpack_adjusted`]
+//! too, so the command line changes an archived plan the same way everywhere.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::opening::{self, RequestFn, Shard};
+use crate::archive::emit::{self, LauncherRequest, Launchers};
+use crate::archive::{self, contents, ArchiveManifest, Contents};
+use crate::build::BuildOutput;
+use crate::config::Config;
+use crate::error::{ExitCode, Failure};
+use crate::events::{
+    ArchiveListing, ArchivedExecutable, BaseRevision, Event, LauncherFile, LauncherFiles, SkippedOutDir,
+};
+use crate::model::kinds::Privilege;
+use crate::plan::{self, Plan, Request};
+use crate::shell::Shell;
+
+/// What `cargo kprof archive` packs.
+pub struct PackOptions<'a> {
+    /// `--manifest-path`.
+    pub manifest_path: Option<&'a Path>,
+    /// `-o FILE`.
+    pub output: &'a Path,
+    /// `--base REV`: both sides of an A/B check.
+    pub base: Option<&'a str>,
+    /// `--emit` and `--shards`.
+    pub launchers: LauncherRequest,
+}
+
+/// `cargo kprof archive -o FILE`.
+pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<ExitCode> {
+    let whole = Box::new(|| {
+        let request = asked()?;
+        match &request.partition {
+            Some(shard) => Err(Failure::new(
+                ExitCode::Config,
+                format!("--partition {}: an archive holds the whole selection", shard.partition),
+            )
+            .help(format!(
+                "pack it without --partition, and take the shard where it runs: \
+                 cargo-kprof kprof run --archive FILE --partition {}",
+                shard.partition
+            ))),
+            None => Ok(request),
+        }
+    });
+    let (plan, request, ws) = opening::open(o.manifest_path, whole, Shard::AsGiven, shell)?;
+    if let Some(asked) = o.base {
+        return pack_pair(&o, asked, &request, plan, &ws.config, shell);
+    }
+    // The launchers' paths and --shards are checked before minutes of compilation, too.
+    let launchers = emit::prepare(o.output, plan.kernels.len(), &o.launchers)?;
+    // The globs are checked before minutes of compilation.
+    let globs = contents::applicable(&plan, &ws.config.include);
+    let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
+    // A signal stops the build and is answered when it returns, before anything is packed.
+    let _deferral = crate::process::defer_signals();
+    let built = build(&plan, None, shell)?;
+    crate::process::check_signal("after the build")?;
+    contents::add_build_outputs(&mut packed, &plan, built.as_ref());
+    let manifest = archive::write(&plan, built.as_ref(), &packed, o.output)?;
+    if let Some(l) = &launchers {
+        l.write()?;
+    }
+    shell.emit(&Event::ArchiveWritten(listing(o.output, &manifest, &packed, launchers.as_ref())));
+    Ok(ExitCode::Success)
+}
+
+/// Builds a plan's programs with line info; `side` names the side of an A/B archive.
+fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Option<BuildOutput>> {
+    let Some(req) = &plan.build else { return Ok(None) };
+    match side {
+        Some(side) => shell.status(format!("Building the {side} with line info: {}", req.command())),
+        None => shell.status(format!("Building with line info: {}", req.command())),
+    }
+    Ok(Some(req.run(shell)?))
+}
+
+/// `cargo kprof archive --base REV -o FILE`: both sides of an A/B check, each built and
+/// packed as a one-sided archive, then the two put in one file (see `archive::pair`).
+fn pack_pair(
+    o: &PackOptions<'_>,
+    asked: &str,
+    request: &Request,
+    head: Plan,
+    config: &Config,
+    shell: &Shell,
+) -> Result<ExitCode> {
+    if !o.launchers.launchers.is_empty() {
+        return Err(Failure::new(ExitCode::Config, "--emit does not go with --base")
+            .help(
+                "the launchers run one-sided archives; an A/B archive is checked with `check --archive FILE`",
+            )
+            .into());
+    }
+    let (head_tmp, base_tmp) = archive::pair::temporaries(o.output)?;
+    let (base, base_plan, base_config) =
+        super::ab::base::base_side(request, &head, o.manifest_path, asked, shell)?;
+    let _deferral = crate::process::defer_signals();
+    let mut written = Vec::new();
+    let sides = [(&head, config, &head_tmp, "head"), (&base_plan, &base_config, &base_tmp, "base")];
+    let packed = (|| -> Result<()> {
+        for (plan, config, tmp, side) in sides {
+            let globs = contents::applicable(plan, &config.include);
+            let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
+            let built = build(plan, Some(side), shell)?;
+            crate::process::check_signal("after the build")?;
+            contents::add_build_outputs(&mut packed, plan, built.as_ref());
+            written.push(tmp.clone());
+            archive::write(plan, built.as_ref(), &packed, tmp)?;
+        }
+        let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
+        let pair = archive::pair::PairManifest {
+            schema_version: 1,
+            kprof_version: env!("CARGO_PKG_VERSION").into(),
+            base_asked: base.asked.clone(),
+            base_commit: base.commit.clone(),
+            head_commit: crate::build::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
+        };
+        archive::pair::write(&pair, &head_tmp, &base_tmp, o.output)
+    })();
+    if let Err(e) = packed {
+        for tmp in written {
+            std::fs::remove_file(tmp).ok();
+        }
+        return Err(e);
+    }
+    shell.emit(&Event::AbArchiveWritten {
+        archive: o.output.to_path_buf(),
+        base: BaseRevision { asked: base.asked.clone(), commit: base.commit.clone() },
+        kernels: head.kernels.iter().map(|k| k.name.clone()).collect(),
+    });
+    Ok(ExitCode::Success)
+}
+
+/// What the archive holds, as a message.
+fn listing(
+    out: &Path,
+    m: &ArchiveManifest,
+    packed: &Contents,
+    launchers: Option<&Launchers>,
+) -> ArchiveListing {
+    ArchiveListing {
+        archive: out.to_path_buf(),
+        executables: m
+            .executables
+            .iter()
+            .map(|(t, file)| ArchivedExecutable {
+                package: t.package.clone(),
+                kind: t.kind.name(),
+                name: t.name.clone(),
+                file: file.clone(),
+            })
+            .collect(),
+        sources: m.sources.len(),
+        included: m.included.clone(),
+        build_outputs: m.build_outputs.clone(),
+        skipped_out_dirs: packed
+            .skipped_out_dirs
+            .iter()
+            .map(|(p, d)| SkippedOutDir { package: p.clone(), out_dir: d.clone() })
+            .collect(),
+        launchers: launchers.map(|l| LauncherFiles {
+            shards: l.shards(),
+            files: l.files().iter().map(|(k, p)| LauncherFile { kind: k.name(), file: p.clone() }).collect(),
+        }),
+    }
+}
+
+/// What `run --archive` (and `check --archive`) unpacks, and how the command line changes
+/// the archived plan.
+pub struct Unpack<'a> {
+    /// The archive.
+    pub archive: &'a Path,
+    /// `--workspace-remap`.
+    pub remap: &'a Path,
+    /// `--kernel`, `--stages`, the window, `--env`, `--dry-run`, `--no-batch`, the shard, `--gpus`.
+    pub request: Request,
+    /// `--timeout`.
+    pub timeout: Option<Duration>,
+}
+
+/// Unpacks an archive into `remap`: `--kernel`, `--stages`, the window and `--env` change
+/// the archived plan, and the run's own options (`--dry-run`, `--no-batch`, the shard,
+/// `--gpus`) apply. An `output_dir` is checked before anything is unpacked. Returns the
+/// notes of the adjustment apart from the plan's own.
+pub fn unpack_adjusted(u: Unpack<'_>, output_dir: Option<&Path>) -> Result<(Plan, BuildOutput, Vec<String>)> {
+    let request = opening::with_engine_shard(u.request)?;
+    let mut notes = Vec::new();
+    let adjust = |kernels| -> Result<_> {
+        let kernels = archive::adjust::adjust(kernels, &request, &mut notes)?;
+        // Checked before anything is unpacked.
+        if let Some(d) = output_dir {
+            crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
+        }
+        Ok(kernels)
+    };
+    let (mut plan, built) = archive::unpack_adjusted(u.archive, u.remap, u.timeout, adjust)?;
+    plan.dry_run = request.dry_run;
+    plan.batch = !request.no_batch;
+    plan.partition = request.partition.as_ref().map(|s| s.partition);
+    plan.assign_gpus(&request.gpus);
+    Ok((plan, built, notes))
+}
+
+/// `cargo-kprof kprof run --archive FILE`.
+pub fn run(u: Unpack<'_>, sudo: bool, shell: &Shell) -> Result<ExitCode> {
+    // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
+    let output_dir = u.request.output_dir.as_deref().map(plan::absolute).transpose()?;
+    let (mut plan, built, mut notes) = unpack_adjusted(u, output_dir.as_deref())?;
+    if sudo {
+        plan.kernels.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
+    }
+    plan.output_dir = output_dir;
+    notes.append(&mut plan.notes);
+    plan.notes = notes;
+    opening::print_notes(&plan, shell);
+    if plan.kernels.is_empty() {
+        return opening::empty_shard(&plan, shell);
+    }
+    super::profile::profile(&plan, Some(built), shell)
+}
+
+/// An archive unpacked for `check`: the plan's notes first, then the adjustment's.
+pub fn unpack_for_check(u: Unpack<'_>) -> Result<(Plan, BuildOutput)> {
+    let (mut plan, built, notes) = unpack_adjusted(u, None)?;
+    plan.notes.extend(notes);
+    Ok((plan, built))
+}

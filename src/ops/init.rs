@@ -1,0 +1,366 @@
+//! A first configuration for a project that has none (`cargo kprof init`).
+//!
+//! For each workspace member it appends a commented `[package.metadata.kprof]` table with
+//! one `[[package.metadata.kprof.kernels]]` entry per bench, example and bin target, and
+//! the keys worth knowing as comments. It never edits what is there: a package that
+//! already has a kprof table is skipped and named, and the text is appended to the
+//! manifest, whose bytes stay as they were, through a temporary file and a rename. Before
+//! anything is written, the appended tables are checked by the same loader every other
+//! command uses, and each whole manifest must still parse.
+//!
+//! Packages with no sign of GPU code (no cudarc, cust, cubecl or kprof-harness
+//! dependency, no build script, no `.cu` file) get entries only when no package shows one.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use cargo_metadata::{Metadata, Package};
+
+use super::opening::load_workspace;
+use crate::config::targets::{self, RunnableTarget};
+use crate::config::{self, Runtime};
+use crate::error::{ExitCode, Failure};
+use crate::events::{Event, InitAddition, InitEntry};
+use crate::shell::Shell;
+
+/// What `init` appends to one manifest.
+struct Addition {
+    package: String,
+    /// The package's id in the metadata.
+    id: cargo_metadata::PackageId,
+    manifest: PathBuf,
+    /// The entries: kernel name and target.
+    entries: Vec<(String, RunnableTarget)>,
+    runtime: Runtime,
+    /// The appended text, blank-line separated from what is there.
+    text: String,
+    /// The manifest's bytes as read; a manifest that changes before the write is refused.
+    original: Vec<u8>,
+}
+
+/// What `cargo kprof init` is asked to do.
+pub struct InitOptions<'a> {
+    /// `--manifest-path`.
+    pub manifest_path: Option<&'a Path>,
+    /// `-p`: the packages to configure (all members when empty).
+    pub packages: &'a [String],
+    /// `--dry-run`: print the tables, write nothing.
+    pub dry_run: bool,
+}
+
+/// `cargo kprof init`.
+pub fn init(a: InitOptions<'_>, shell: &Shell) -> Result<ExitCode> {
+    let ws = load_workspace(a.manifest_path, shell)?;
+    let (metadata, config) = (ws.metadata, ws.config);
+    let members = targets::members(&metadata, a.packages);
+    if let Some(unknown) = a.packages.iter().find(|p| !members.iter().any(|m| m.name.as_str() == *p)) {
+        let all: Vec<String> =
+            targets::members(&metadata, &[]).iter().map(|m| format!("`{}`", m.name)).collect();
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!("package `{unknown}` is not a member of this workspace"),
+        )
+        .help(format!("members: {}", all.join(", ")))
+        .into());
+    }
+
+    let mut skipped: Vec<(String, String)> = Vec::new();
+    let mut candidates: Vec<(&Package, Vec<RunnableTarget>, Vec<String>)> = Vec::new();
+    for package in members {
+        if package.metadata.get("kprof").is_some() {
+            skipped.push((package.name.to_string(), "it already has [package.metadata.kprof]".into()));
+        } else {
+            let found = targets::package_targets(package);
+            if found.is_empty() {
+                skipped.push((package.name.to_string(), "it has no bench, example or bin target".into()));
+            } else {
+                candidates.push((package, found, targets::gpu_signs(package)));
+            }
+        }
+    }
+    let any_gpu = candidates.iter().any(|(_, _, signs)| !signs.is_empty());
+    if any_gpu {
+        for (package, _, _) in candidates.iter().filter(|(_, _, signs)| signs.is_empty()) {
+            skipped.push((
+                package.name.to_string(),
+                "no sign of GPU code (no cudarc, cust, cubecl or kprof-harness dependency, no build \
+                 script, no .cu file) while other packages have some"
+                    .into(),
+            ));
+        }
+        candidates.retain(|(_, _, signs)| !signs.is_empty());
+    }
+    if candidates.is_empty() {
+        return Err(nothing_to_write(&skipped).into());
+    }
+
+    let mut taken: HashSet<String> = config.kernels.iter().map(|k| k.name.clone()).collect();
+    let mut additions = Vec::new();
+    for (package, found, _) in &candidates {
+        additions.push(addition(package, found, &mut taken)?);
+    }
+    check_loads(&metadata, &additions, !a.dry_run)?;
+
+    if a.dry_run {
+        for add in &additions {
+            shell.emit(&Event::InitDryRun(message(add)));
+        }
+    } else {
+        for add in &additions {
+            write(add)?;
+            shell.emit(&Event::InitWritten(message(add)));
+        }
+    }
+    summarise(&additions, &skipped, any_gpu, a.dry_run, shell);
+    Ok(ExitCode::Success)
+}
+
+/// The failure when no package gets entries, with each package's reason.
+fn nothing_to_write(skipped: &[(String, String)]) -> Failure {
+    let all_configured = !skipped.is_empty() && skipped.iter().all(|(_, why)| why.contains("already has"));
+    let message = if all_configured {
+        "nothing to write: every package already has [package.metadata.kprof]".to_string()
+    } else {
+        "nothing to write: no package has a bench, example or bin target kprof could configure".to_string()
+    };
+    let mut failure = Failure::new(ExitCode::Config, message);
+    for (package, why) in skipped {
+        failure = failure.help(format!("package `{package}`: {why}"));
+    }
+    failure.help(if all_configured {
+        "`cargo kprof list` shows the configured kernels; edit the tables to add more"
+    } else {
+        "add a program that launches the kernel (an example or a bench), or configure any program \
+         by hand with a `command = [...]` entry (see the README's configuration section)"
+    })
+}
+
+/// The entries and text for one package; kernel names are the target names, made unique
+/// in the workspace with the package's name when needed.
+fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<String>) -> Result<Addition> {
+    let manifest = PathBuf::from(package.manifest_path.as_std_path());
+    // Write through a link to the file it names, not over the link.
+    let manifest = manifest.canonicalize().unwrap_or(manifest);
+    let original =
+        std::fs::read(&manifest).with_context(|| format!("could not read {}", manifest.display()))?;
+    let mut entries = Vec::new();
+    for t in found {
+        let mut name = t.name.clone();
+        if taken.contains(&name) {
+            name = format!("{}-{}", t.package, t.name);
+        }
+        let base = name.clone();
+        let mut n = 2;
+        while taken.contains(&name) {
+            name = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.insert(name.clone());
+        entries.push((name, t.clone()));
+    }
+    let runtime = if targets::uses_harness(package) { Runtime::Harness } else { Runtime::Cuda };
+    let mut text = render(&entries, runtime);
+    if original.windows(2).any(|w| w == b"\r\n") {
+        text = text.replace('\n', "\r\n");
+    }
+    let newline: &[u8] = if original.windows(2).any(|w| w == b"\r\n") { b"\r\n" } else { b"\n" };
+    let separator = match (original.is_empty(), original.ends_with(newline)) {
+        (true, _) => String::new(),
+        (false, true) => String::from_utf8_lossy(newline).into_owned(),
+        (false, false) => String::from_utf8_lossy(newline).repeat(2),
+    };
+    Ok(Addition {
+        package: package.name.to_string(),
+        id: package.id.clone(),
+        manifest,
+        entries,
+        runtime,
+        text: separator + &text,
+        original,
+    })
+}
+
+/// The commented table for one package.
+fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
+    let mut t = String::new();
+    t.push_str("# The kernels `cargo kprof` profiles, written by `cargo kprof init`: edit freely.\n");
+    t.push_str("# `cargo kprof list` shows them; `cargo kprof --kernel NAME` profiles one.\n");
+    t.push_str("[package.metadata.kprof]\n");
+    t.push_str("# Defaults for every entry below (an entry may override them):\n");
+    t.push_str("# stages = \"auto\"                # \"auto\" | \"all\" | [\"basic\", \"memory\"]\n");
+    t.push_str("# include = [\"kernels/*.ptx\"]    # files the program reads at run time, packed by `cargo kprof archive`\n");
+    for (name, target) in entries {
+        let pad = |code: String, comment: &str| format!("{code:<32} # {comment}\n");
+        t.push_str("\n[[package.metadata.kprof.kernels]]\n");
+        t.push_str(&pad(
+            format!("name = {}", quote(name)),
+            &format!("the hint: `cargo kprof --kernel {name}`"),
+        ));
+        t.push_str(&format!("{} = {}\n", target.kind.name(), quote(&target.name)));
+        match runtime {
+            Runtime::Harness => {
+                t.push_str(&pad(
+                    "runtime = \"harness\"".into(),
+                    "a kprof-harness bench: it marks the launches to profile",
+                ));
+                t.push_str(&pad(
+                    "case = \".*\"".into(),
+                    "every case of the bench: narrow it to one (a regex over case names)",
+                ));
+            }
+            _ => t.push_str(&pad(
+                "runtime = \"cuda\"".into(),
+                "a Rust program that launches its kernels itself",
+            )),
+        }
+        t.push_str(&pad(
+            "regex = \".*\"".into(),
+            "every kernel: narrow it to the kernel's function name, e.g. \".*matmul.*\"",
+        ));
+        t.push_str(&pad("# args = [\"--size\", \"4096\"]".into(), "arguments for the program"));
+        if runtime == Runtime::Harness {
+            t.push_str(&pad("# launch-count = 1".into(), "launches per case to profile"));
+        } else {
+            t.push_str(&pad(
+                "# launch-skip = 5".into(),
+                "matching launches to skip (unset: kprof's default, fitted if it skips them all)",
+            ));
+            t.push_str(&pad("# launch-count = 3".into(), "matching launches to profile"));
+        }
+        t.push_str(&pad(
+            "# stages = [\"basic\", \"memory\"]".into(),
+            "instead of auto: basic, then one follow-up",
+        ));
+    }
+    t
+}
+
+/// A TOML basic string.
+fn quote(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+/// Checks, before anything is written, that the configuration loader accepts the tables
+/// as every command reads them and (when `appending`) that each manifest still parses with
+/// its text appended; a dry run prints tables to merge by hand even where appending cannot work.
+fn check_loads(metadata: &Metadata, additions: &[Addition], appending: bool) -> Result<()> {
+    let mut changed = metadata.clone();
+    for add in additions {
+        let whole = String::from_utf8_lossy(&add.original).into_owned() + &add.text;
+        let parsed = if appending { whole.parse::<toml::Table>().map(drop) } else { Ok(()) };
+        if let Err(e) = parsed {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!(
+                    "{} would not be valid TOML with a [package.metadata.kprof] table appended: {}",
+                    add.manifest.display(),
+                    e.message()
+                ),
+            )
+            .help(
+                "`[package] metadata` is probably written inline; print the table with \
+                   `cargo kprof init --dry-run -p PACKAGE` and merge it by hand",
+            )
+            .into());
+        }
+        let table: toml::Table = add.text.parse().context("the table init writes does not parse")?;
+        let kprof = serde_json::to_value(&table["package"]["metadata"]["kprof"])?;
+        let package = changed
+            .packages
+            .iter_mut()
+            .find(|p| p.id == add.id)
+            .context("the package init writes for is not in the metadata")?;
+        match &mut package.metadata {
+            serde_json::Value::Object(map) => {
+                map.insert("kprof".into(), kprof);
+            }
+            other => {
+                *other = serde_json::Value::Object(serde_json::Map::from_iter([("kprof".into(), kprof)]))
+            }
+        }
+    }
+    config::load(&changed).context("the configuration init would write does not load (a bug in init)")?;
+    Ok(())
+}
+
+/// Appends through a temporary file and a rename, keeping the manifest's permissions.
+fn write(add: &Addition) -> Result<()> {
+    let path: &Path = &add.manifest;
+    let now = std::fs::read(path).with_context(|| format!("could not read {}", path.display()))?;
+    if now != add.original {
+        return Err(Failure::new(ExitCode::Filesystem, format!("{} changed while init ran", path.display()))
+            .help("run `cargo kprof init` again")
+            .into());
+    }
+    let permissions = std::fs::metadata(path).map(|m| m.permissions()).ok();
+    let mut bytes = add.original.clone();
+    bytes.extend_from_slice(add.text.as_bytes());
+    crate::profile::fs::write_atomic_bytes(path, &bytes)?;
+    if let Some(p) = permissions {
+        std::fs::set_permissions(path, p)
+            .with_context(|| format!("could not restore the mode of {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// What is appended to one manifest, as a message.
+fn message(add: &Addition) -> InitAddition {
+    InitAddition {
+        package: add.package.clone(),
+        manifest: add.manifest.clone(),
+        runtime: add.runtime.name(),
+        kernels: add
+            .entries
+            .iter()
+            .map(|(name, t)| InitEntry { name: name.clone(), target: format!("{} {}", t.kind, t.name) })
+            .collect(),
+        text: add.text.clone(),
+    }
+}
+
+/// What was (or would be) written, what was skipped and why, and the next commands.
+fn summarise(
+    additions: &[Addition],
+    skipped: &[(String, String)],
+    any_gpu: bool,
+    dry_run: bool,
+    shell: &Shell,
+) {
+    for (package, why) in skipped {
+        shell.emit(&Event::InitSkipped { package: package.clone(), why: why.clone() });
+    }
+    if shell.is_json() {
+        return;
+    }
+    let verb = if dry_run { "Would append" } else { "Appended" };
+    for add in additions {
+        let names: Vec<String> = add.entries.iter().map(|(n, t)| format!("{n} ({})", t.kind)).collect();
+        shell.status(format!(
+            "{verb} {} kernel entr{} to {} (package `{}`): {}",
+            add.entries.len(),
+            if add.entries.len() == 1 { "y" } else { "ies" },
+            add.manifest.display(),
+            add.package,
+            names.join(", ")
+        ));
+    }
+    for (package, why) in skipped {
+        shell.status(format!("Skipped package `{package}`: {why}"));
+    }
+    if !any_gpu {
+        shell.note(
+            "no package shows a sign of GPU code (a cudarc, cust, cubecl or kprof-harness dependency, \
+             a build script, a .cu file), so every target got an entry",
+        );
+    }
+    let first = &additions[0].entries[0].0;
+    if dry_run {
+        shell.status("Nothing was written; run again without --dry-run to append these tables");
+    } else {
+        shell.status(format!(
+            "Next: narrow each `regex` to its kernel's function name, then `cargo kprof list` and \
+             `cargo kprof --kernel {first}`"
+        ));
+    }
+}

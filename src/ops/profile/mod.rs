@@ -1,0 +1,230 @@
+//! The profiling driver that `cargo kprof`, `run --archive`, `check` and both sides of
+//! `check --base` share: check the machine, build (unless an archive supplies the
+//! executables), write each kernel's profile directory, then collect, analyse and report
+//! each kernel, on one worker per GPU ([`workers`]), record how each run ended, and
+//! rewrite the profiles index.
+
+mod workers;
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::analyze::rules::BottleneckDecision;
+use crate::build::BuildOutput;
+use crate::collect::prepare::{prepare_kernel, PreparedKernel};
+use crate::collect::{self};
+use crate::error::ExitCode;
+use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
+use crate::model::kinds::Privilege;
+use crate::ncu::preflight::{self, CheckId};
+use crate::ncu::privilege;
+use crate::plan::{KernelPlan, Plan};
+use crate::process;
+use crate::profile::dir::{self, ProfileDir};
+use crate::shell::Shell;
+
+/// What [`profile_plan`] does beyond profiling.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    /// Also time harness targets without ncu (`details/timing.json`).
+    pub timing: bool,
+    /// Only time them: no ncu at all.
+    pub timing_only: bool,
+    /// Only write the profile directories, as a dry run does, and run nothing: an A/B
+    /// check's `--timing-only`, whose timing is its rounds.
+    pub dirs_only: bool,
+}
+
+impl Extras {
+    /// Whether ncu runs at all.
+    fn runs_ncu(self) -> bool {
+        !self.timing_only && !self.dirs_only
+    }
+}
+
+/// The ncu each kernel runs: the located one, or under `--sudo` the one
+/// `profile/ncu_path` names.
+struct NcuChoice {
+    direct: PathBuf,
+    sudo: Option<PathBuf>,
+}
+
+impl NcuChoice {
+    fn for_kernel(&self, k: &KernelPlan) -> PathBuf {
+        match (&self.sudo, k.privilege) {
+            (Some(path), Privilege::Sudo) => path.clone(),
+            _ => self.direct.clone(),
+        }
+    }
+}
+
+/// Profiles every kernel of `plan` and returns each kernel's profile directory; a dry run
+/// (or `dirs_only`) writes the directories and runs nothing.
+pub fn profile_plan<'a>(
+    plan: &'a Plan,
+    prebuilt: Option<BuildOutput>,
+    extras: Extras,
+    shell: &Shell,
+) -> Result<Vec<(&'a KernelPlan, ProfileDir)>> {
+    // Signals stop the running child and are answered here, between steps, so that every
+    // profile directory records how its run ended.
+    let _deferral = process::defer_signals();
+    let ncu = choose_ncu(plan, extras)?;
+    let built = match (&plan.build, prebuilt) {
+        (_, Some(b)) => Some(b),
+        (Some(req), None) => {
+            shell.status(format!("Building with line info: {}", req.command()));
+            Some(req.run(shell)?)
+        }
+        (None, None) => None,
+    };
+    let mut prepared = Vec::new();
+    for kernel in &plan.kernels {
+        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu.for_kernel(kernel))?);
+    }
+    if extras.runs_ncu() {
+        for p in &prepared {
+            shell.emit(&prepared_event(plan, p));
+        }
+    }
+    if plan.dry_run || extras.dirs_only {
+        return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
+    }
+    let results = workers::run_all(plan, &prepared, &|k| ncu.for_kernel(k), extras, shell);
+    record_endings(&prepared, results, shell)?;
+    if !extras.timing_only {
+        write_index(plan, &prepared, shell);
+    }
+    Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// Checks the machine (unless nothing runs ncu) and picks the ncu each kernel runs. A dry
+/// run shows the ncu a real run would use, or plain `ncu`.
+fn choose_ncu(plan: &Plan, extras: Extras) -> Result<NcuChoice> {
+    let ncu_path_file = dir::ensure_ncu_path(&plan.profile_root)?;
+    let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
+    let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
+    let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
+    if plan.kernels.iter().all(sudo) {
+        // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
+        checks.retain(|c| c.what != CheckId::Ncu);
+    }
+    if !extras.runs_ncu() {
+        // No ncu: the harness itself says when there is no GPU or driver.
+        checks.clear();
+    }
+    if !plan.dry_run {
+        preflight::require_checks(&checks)?;
+    }
+    let direct = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
+    let sudo = if !plan.kernels.iter().any(sudo) {
+        None
+    } else if plan.dry_run || extras.timing_only {
+        Some(dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
+    } else {
+        Some(privilege::require_sudo(&ncu_path_file, inputs.path_env.as_deref())?)
+    };
+    Ok(NcuChoice { direct, sudo })
+}
+
+/// A prepared profile as a message: a dry run's result, or a real run's progress.
+fn prepared_event(plan: &Plan, p: &PreparedKernel<'_>) -> Event {
+    let prepared = Prepared {
+        kernel: p.kernel.name.clone(),
+        profile_dir: p.dir.path().to_path_buf(),
+        program: p.target.program.clone(),
+        stages: p
+            .stage_commands
+            .iter()
+            .map(|(c, cmd)| StageCommand { stage: c.name().to_string(), command: cmd.to_string() })
+            .collect(),
+        follow_up: p.kernel.stages.is_auto(),
+        script: p.script.clone(),
+    };
+    if plan.dry_run {
+        Event::DryRun(prepared)
+    } else {
+        Event::ProfilePrepared(prepared)
+    }
+}
+
+/// Records how each kernel's run ended; on a failure, the kernels that never ran are
+/// recorded as not run and the first failure in selection order is the run's.
+fn record_endings(
+    prepared: &[PreparedKernel<'_>],
+    results: Vec<(usize, Result<()>)>,
+    shell: &Shell,
+) -> Result<()> {
+    // Recording the ending must not hide how the run ended.
+    let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
+    let mut ended_at: Vec<bool> = vec![false; prepared.len()];
+    let mut failed: Option<(usize, anyhow::Error)> = None;
+    for (i, ended) in results {
+        ended_at[i] = true;
+        let p = &prepared[i];
+        if let Err(e) = collect::record_ending(&p.dir, p.kernel, ended.as_ref().map(|_| ())) {
+            match &ended {
+                Ok(()) => return Err(e),
+                Err(_) => unrecorded(e),
+            }
+        }
+        if let Err(err) = ended {
+            if failed.as_ref().is_none_or(|(at, _)| i < *at) {
+                failed = Some((i, err));
+            }
+        }
+    }
+    let Some((_, err)) = failed else { return Ok(()) };
+    let code = crate::error::exit_code_of(&err);
+    for later in prepared.iter().enumerate().filter(|(i, _)| !ended_at[*i]).map(|(_, p)| p) {
+        if let Err(e) = collect::record_not_run(&later.dir, later.kernel, code) {
+            unrecorded(e);
+        }
+    }
+    Err(err)
+}
+
+/// Rewrites the index of the profiles under the project's profiles root. It lives only
+/// there: never beside an explicit --output-dir, where a file of that name is the user's.
+fn write_index(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) {
+    let root = plan.profile_root.as_path();
+    if !prepared.iter().any(|p| p.dir.path().parent() == Some(root)) {
+        return;
+    }
+    // The index is derived from the profiles: failing to rewrite it loses nothing, and
+    // must not turn a finished profile into a failed run.
+    match crate::report::index::write(root) {
+        Ok(()) => shell.status(format!("Index: {}", dir::index_md_path(root).display())),
+        Err(e) => shell.warn(format!(
+            "the profiles index was not updated ({e:#}); the profile itself is complete, \
+             and the next run rewrites the index"
+        )),
+    }
+}
+
+/// The `analysed` message of a profile: each kernel's verdict and the report.
+pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
+    let kernels = decision
+        .kernels
+        .iter()
+        .map(|v| KernelVerdict {
+            kernel: v.kernel.clone(),
+            classification: v.classification.name(),
+            confidence: v.confidence.name(),
+            rule: v.rule.clone(),
+            limiter: v.limiter.as_ref().map(|l| l.id.clone()),
+            advice: v.limiter.as_ref().map(|l| l.advice_id.as_str().to_string()),
+            advice_headline: v
+                .limiter
+                .as_ref()
+                .map(|l| l.advice.split(": ").next().unwrap_or(&l.advice).to_string()),
+        })
+        .collect();
+    Event::Analysed { profile_dir: dir.path().to_path_buf(), report: dir.final_report_path(), kernels }
+}
+
+/// [`profile_plan`] as the whole command: its exit code.
+pub fn profile(plan: &Plan, prebuilt: Option<BuildOutput>, shell: &Shell) -> Result<ExitCode> {
+    profile_plan(plan, prebuilt, Extras::default(), shell).map(|_| ExitCode::Success)
+}

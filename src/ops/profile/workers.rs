@@ -1,0 +1,205 @@
+//! Running the prepared kernels: grouped into units (one kernel alone, or several harness
+//! kernels of one program batched into one ncu run per stage, see `collect::batch`), the
+//! units placed on lanes (one per GPU of `--gpus`, each a thread running its units in
+//! order and stopping at its first failure), and each kernel's timing, environment
+//! record, stages and analysis.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::Extras;
+use crate::analyze::rules::Rules;
+use crate::analyze::AnalyzeOptions;
+use crate::collect::prepare::PreparedKernel;
+use crate::collect::{self, batch, environment, timing, KernelRun};
+use crate::plan::{self, KernelPlan, Plan};
+use crate::process;
+use crate::report;
+use crate::shell::Shell;
+
+/// How each unit ended: the index of each kernel that ran (or was meant to), and how.
+type Endings = Vec<(usize, Result<()>)>;
+
+/// Everything a unit's run reads.
+struct Ctx<'a, 'p> {
+    plan: &'a Plan,
+    prepared: &'a [PreparedKernel<'p>],
+    ncu_for: &'a (dyn Fn(&KernelPlan) -> PathBuf + Sync),
+    rules: Rules,
+    extras: Extras,
+    shell: &'a Shell,
+}
+
+/// Whether [`run_kernel`] still has to time the kernel and record the environment (a
+/// kernel a batch sent back to run alone has both already).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Prelude {
+    Run,
+    Done,
+}
+
+/// Runs every prepared kernel, one worker per GPU when `--gpus` names several.
+pub(super) fn run_all(
+    plan: &Plan,
+    prepared: &[PreparedKernel<'_>],
+    ncu_for: &(dyn Fn(&KernelPlan) -> PathBuf + Sync),
+    extras: Extras,
+    shell: &Shell,
+) -> Endings {
+    let ctx = Ctx { plan, prepared, ncu_for, rules: Rules::builtin(), extras, shell };
+    let lanes = lanes(prepared, units(plan, prepared, extras));
+    if plan.gpus.len() > 1 && lanes.len() > 1 {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = lanes.iter().map(|lane| scope.spawn(|| ctx.run_lane(lane))).collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        })
+    } else {
+        ctx.run_lane(&lanes.into_iter().flatten().collect::<Vec<_>>())
+    }
+}
+
+/// The order kernels run in: each alone, or several harness kernels of one program
+/// together (see [`collect::batch`]), each unit where its first kernel was selected.
+fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Vec<usize>> {
+    let mut units: Vec<(Option<String>, Vec<usize>)> = Vec::new();
+    for (i, p) in prepared.iter().enumerate() {
+        let key =
+            (plan.batch && !extras.timing_only).then(|| batch::batch_key(p.kernel, &p.target)).flatten();
+        match units.iter_mut().find(|(k, _)| key.is_some() && *k == key) {
+            Some((_, members)) => members.push(i),
+            None => units.push((key, vec![i])),
+        }
+    }
+    units.into_iter().map(|(_, members)| members).collect()
+}
+
+/// The units grouped by the GPU their first kernel was placed on, in order.
+fn lanes(prepared: &[PreparedKernel<'_>], units: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
+    let mut lanes: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
+    for unit in units {
+        let gpu = prepared[unit[0]].kernel.env.get(plan::VISIBLE_DEVICES).cloned().unwrap_or_default();
+        match lanes.iter_mut().find(|(g, _)| *g == gpu) {
+            Some((_, us)) => us.push(unit),
+            None => lanes.push((gpu, vec![unit])),
+        }
+    }
+    lanes.into_iter().map(|(_, us)| us).collect()
+}
+
+impl Ctx<'_, '_> {
+    /// One worker: its units in order, stopping at the first failure.
+    fn run_lane(&self, lane: &[Vec<usize>]) -> Endings {
+        let mut out = Vec::new();
+        for unit in lane {
+            let results = self.run_unit(unit);
+            let failed = results.iter().any(|(_, r)| r.is_err());
+            out.extend(results);
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    fn run_unit(&self, unit: &[usize]) -> Endings {
+        match unit {
+            [one] => {
+                let p = &self.prepared[*one];
+                vec![(*one, self.run_kernel(p, &(self.ncu_for)(p.kernel), Prelude::Run))]
+            }
+            _ => self.run_batch(unit),
+        }
+    }
+
+    /// A batch: each member's timing and environment, the batched stages, then each
+    /// member's analysis, or its own run when the batch could not serve it.
+    fn run_batch(&self, unit: &[usize]) -> Endings {
+        let ncus: Vec<PathBuf> = unit.iter().map(|i| (self.ncu_for)(self.prepared[*i].kernel)).collect();
+        for (n, i) in unit.iter().enumerate() {
+            if let Err(e) = self.prelude(&self.prepared[*i], &ncus[n]) {
+                // The members before it have no stages yet: the caller records them as not run.
+                return vec![(*i, Err(e))];
+            }
+        }
+        let runs: Vec<KernelRun<'_>> =
+            unit.iter().zip(&ncus).map(|(i, ncu)| self.kernel_run(&self.prepared[*i], ncu)).collect();
+        let served = match batch::collect_batch(&runs, &self.rules, self.shell) {
+            Ok(s) => s,
+            Err(e) => {
+                // The batch ended as one run: its first kernel carries the error, the others
+                // record the same ending.
+                let code = crate::error::exit_code_of(&e);
+                for i in &unit[1..] {
+                    let p = &self.prepared[*i];
+                    let _ = collect::record_not_run(&p.dir, p.kernel, code);
+                }
+                return vec![(unit[0], Err(e))];
+            }
+        };
+        let mut out = Vec::new();
+        for ((i, s), ncu) in unit.iter().zip(served).zip(&ncus) {
+            let p = &self.prepared[*i];
+            let ended = match s {
+                batch::Served::Done => self.analyse(p),
+                batch::Served::Alone => self.run_kernel(p, ncu, Prelude::Done),
+            };
+            let failed = ended.is_err();
+            out.push((*i, ended));
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+
+    fn kernel_run<'b>(&self, p: &'b PreparedKernel<'_>, ncu: &'b Path) -> KernelRun<'b> {
+        KernelRun {
+            dir: &p.dir,
+            kernel: p.kernel,
+            target: &p.target,
+            ncu,
+            first: &p.stage_commands,
+            timeout: self.plan.timeout,
+        }
+    }
+
+    /// What comes before a kernel's stages: the harness timing when asked, and the
+    /// environment record.
+    fn prelude(&self, p: &PreparedKernel<'_>, ncu_path: &Path) -> Result<()> {
+        let (plan, extras) = (self.plan, self.extras);
+        process::check_signal("before the run")?;
+        if extras.timing || extras.timing_only {
+            timing::time_kernel(p, plan.timeout, extras.timing_only, self.shell)?;
+        }
+        if extras.timing_only {
+            return Ok(());
+        }
+        environment::write_environment(&p.dir, ncu_path, p.kernel.privilege, &plan.workspace_root, self.shell)
+    }
+
+    /// One kernel's run: timing, the environment record, the stages, the analysis.
+    fn run_kernel(&self, p: &PreparedKernel<'_>, ncu_path: &Path, before: Prelude) -> Result<()> {
+        if before == Prelude::Run {
+            self.prelude(p, ncu_path)?;
+        }
+        if self.extras.timing_only {
+            return Ok(());
+        }
+        collect::collect(&self.kernel_run(p, ncu_path), &self.rules, self.shell)?;
+        self.analyse(p)
+    }
+
+    /// A kernel's analysis once its stages ran: the reports and the verdict line.
+    fn analyse(&self, p: &PreparedKernel<'_>) -> Result<()> {
+        process::check_signal("after the stages, before the analysis")?;
+        let opts =
+            AnalyzeOptions { source_root: Some(self.plan.workspace_root.clone()), ..Default::default() };
+        let analysis = report::refresh(&p.dir, &opts)?;
+        for w in &analysis.warnings {
+            self.shell.warn(w);
+        }
+        self.shell.emit(&super::analysed(&p.dir, &analysis.decision));
+        Ok(())
+    }
+}

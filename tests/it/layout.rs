@@ -26,8 +26,26 @@ fn sources() -> Vec<(String, String)> {
             }
         }
     }
+    // A file its parent declares under `#[cfg(test)]` is test code as a whole.
+    let texts: BTreeMap<String, String> =
+        out.iter().map(|(p, _)| (p.clone(), std::fs::read_to_string(repo().join(p)).unwrap())).collect();
+    out.retain(|(p, _)| !is_test_module(p, &texts));
     out.sort();
     out
+}
+
+/// Whether `path`'s parent module declares it `#[cfg(test)] mod NAME;`.
+fn is_test_module(path: &str, texts: &BTreeMap<String, String>) -> bool {
+    let p = Path::new(path);
+    let name = p.file_stem().unwrap().to_string_lossy().into_owned();
+    let dir = p.parent().unwrap();
+    let parents = [dir.join("mod.rs"), dir.with_extension("rs")];
+    let decl =
+        regex::Regex::new(&format!(r"#\[cfg\(test\)\]\s*(?:pub(?:\([a-z]+\))?\s+)?mod {name};")).unwrap();
+    parents.iter().any(|parent| {
+        let parent = parent.to_string_lossy().into_owned();
+        parent != path && texts.get(&parent).is_some_and(|t| decl.is_match(t))
+    })
 }
 
 fn rel(p: &Path) -> String {
@@ -226,4 +244,200 @@ fn the_checks_of_this_file_see_the_whole_tree() {
         assert!(rooms.contains(r), "no src/{r}: {rooms:?}");
     }
     let _ = PathBuf::new();
+}
+
+/// A file's module path: `src/collect/batch.rs` -> `["collect", "batch"]`,
+/// `src/ops/ab/mod.rs` -> `["ops", "ab"]`, `src/lib.rs` -> `[]`.
+fn module_of(path: &str) -> Vec<String> {
+    let inner = path.strip_prefix("src/").unwrap().trim_end_matches(".rs");
+    let mut parts: Vec<String> = inner.split('/').map(str::to_string).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// `use` statements with their brace groups spelled out: `use a::{b, c::{d, e}};` ->
+/// `a::b`, `a::c::d`, `a::c::e`.
+fn expand_use(tree: &str, prefix: &str, out: &mut Vec<String>) {
+    let tree = tree.trim();
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or(tree).trim();
+        out.push(if prefix.is_empty() { path.to_string() } else { format!("{prefix}{path}") });
+        return;
+    };
+    let head = format!("{prefix}{}", &tree[..open]);
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                expand_use(&inner[start..i], &head, out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !inner[start..].trim().is_empty() {
+        expand_use(&inner[start..], &head, out);
+    }
+}
+
+/// The file-level import graph of `src/` (non-test code): an arrow from a file to every
+/// other file whose module it names through `crate::`, `super::`, `self::` or a child
+/// module's name, in `use` statements and in paths in code. A module's own children are
+/// parts of it: a child naming its ancestor (`super::KernelRun` in `collect/adapt.rs`) is
+/// no arrow, while the parent naming a child, and siblings naming each other, are.
+fn file_arrows() -> BTreeMap<String, BTreeSet<String>> {
+    let files = sources();
+    let by_module: BTreeMap<Vec<String>, String> =
+        files.iter().filter(|(p, _)| p != "src/main.rs").map(|(p, _)| (module_of(p), p.clone())).collect();
+    let use_stmt = regex::Regex::new(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]+);").unwrap();
+    let path_expr =
+        regex::Regex::new(r"\b(?:crate|super|self|[a-z_][a-z0-9_]*)(?:::[A-Za-z_][A-Za-z0-9_]*)+").unwrap();
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, code) in &files {
+        let here = module_of(path);
+        let code = without_comments(code);
+        let mut paths = Vec::new();
+        for c in use_stmt.captures_iter(&code) {
+            expand_use(&c[1], "", &mut paths);
+        }
+        let rest = use_stmt.replace_all(&code, "");
+        paths.extend(path_expr.find_iter(&rest).map(|m| m.as_str().to_string()));
+        for p in paths {
+            let segs: Vec<&str> = p.split("::").map(str::trim).collect();
+            let mut module: Vec<String> = match segs[0] {
+                "crate" => Vec::new(),
+                "self" => here.clone(),
+                "super" => here[..here.len().saturating_sub(1)].to_vec(),
+                child => {
+                    let mut m = here.clone();
+                    m.push(child.to_string());
+                    if !by_module.contains_key(&m) {
+                        continue;
+                    }
+                    m
+                }
+            };
+            let mut rest = &segs[1..];
+            if segs[0] == "super" {
+                while rest.first() == Some(&"super") {
+                    module.pop();
+                    rest = &rest[1..];
+                }
+            }
+            for s in rest {
+                let mut deeper = module.clone();
+                deeper.push(s.to_string());
+                if !by_module.contains_key(&deeper) {
+                    break;
+                }
+                module = deeper;
+            }
+            let Some(to) = by_module.get(&module) else { continue };
+            // Itself, or an ancestor of it: the module it is a part of.
+            if to == path || here.starts_with(&module) {
+                continue;
+            }
+            edges.entry(path.clone()).or_default().insert(to.clone());
+        }
+    }
+    edges
+}
+
+#[test]
+fn the_files_of_src_import_each_other_in_no_circle() {
+    let edges = file_arrows();
+    let mut cycles = Vec::new();
+    let mut done: BTreeSet<String> = BTreeSet::new();
+    for start in edges.keys() {
+        // Depth-first search from each file, reporting the first circle through it.
+        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = BTreeSet::new();
+        while let Some((u, path)) = stack.pop() {
+            for v in edges.get(&u).into_iter().flatten() {
+                if v == start {
+                    let mut c = path.clone();
+                    c.push(v.clone());
+                    let key: BTreeSet<String> = c.iter().cloned().collect();
+                    if !key.iter().any(|f| done.contains(f)) {
+                        cycles.push(c.join(" -> "));
+                    }
+                } else if seen.insert(v.clone()) {
+                    let mut p = path.clone();
+                    p.push(v.clone());
+                    stack.push((v.clone(), p));
+                }
+            }
+        }
+        done.insert(start.clone());
+    }
+    assert!(cycles.is_empty(), "files of src/ that import each other in a circle:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_file_graph_sees_the_imports_it_should() {
+    // A guard for the guard: arrows known to exist are found, and a child's use of its
+    // parent is not one.
+    let edges = file_arrows();
+    let has = |from: &str, to: &str| edges.get(from).is_some_and(|t| t.contains(to));
+    assert!(has("src/commands/profile.rs", "src/ops/profile/mod.rs"), "{edges:#?}");
+    assert!(has("src/ops/ab/mod.rs", "src/ops/ab/rounds.rs"), "{edges:#?}");
+    assert!(!has("src/collect/adapt.rs", "src/collect/mod.rs"), "{edges:#?}");
+}
+
+#[test]
+fn command_files_are_thin_and_import_no_other_command() {
+    let edges = file_arrows();
+    for (path, code) in sources() {
+        let Some(name) = path.strip_prefix("src/commands/") else { continue };
+        let lines = code.lines().count();
+        assert!(
+            name == "mod.rs" || lines <= 200,
+            "{path} has {lines} lines (at most 200): a command reads its arguments, builds options, calls \
+             one driver in src/ops/ and returns; move the work there"
+        );
+        // `mod.rs` is the dispatcher: it names each command's file.
+        for to in edges.get(&path).into_iter().flatten().filter(|_| name != "mod.rs") {
+            assert!(
+                !to.starts_with("src/commands/"),
+                "{path} imports {to}: command files do not import each other; share through src/ops/"
+            );
+        }
+    }
+}
+
+#[test]
+fn json_is_built_in_the_events_module_and_one_helper_only() {
+    // Messages are typed (src/events.rs); documents are Serialize structs. `json!` stays
+    // in tests only, and in the few places listed here.
+    let allowed = ["src/events/mod.rs"];
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        if without_comments(&code).contains("json!(") {
+            found.push(path);
+        }
+    }
+    let extra: Vec<&String> = found.iter().filter(|p| !allowed.contains(&p.as_str())).collect();
+    assert!(extra.is_empty() && found.len() <= 2, "json! outside tests in {found:?}");
+}
+
+#[test]
+fn one_command_new_in_src_tests_included() {
+    let mut count = 0;
+    let mut stack = vec![repo().join("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                count += std::fs::read_to_string(&p).unwrap().matches("Command::new(").count();
+            }
+        }
+    }
+    assert_eq!(count, 1, "child processes start in src/process.rs only; tests use its runner");
 }

@@ -40,12 +40,61 @@ pub enum Event {
         /// Its wall time, ms.
         wall_ms: u64,
     },
+    /// Several harness kernels of one program are profiled together, one ncu run per
+    /// stage.
+    BatchStarted {
+        /// The program.
+        program: String,
+        /// The batch's kernels.
+        kernels: Vec<String>,
+    },
+    /// A kernel the batch could not serve is profiled on its own.
+    RunsAlone {
+        /// The kernel.
+        kernel: String,
+        /// Why the batch could not serve it.
+        why: String,
+    },
+    /// The rules chose the follow-up stage from basic's metrics.
+    FollowUpChosen {
+        /// The kernel.
+        kernel: String,
+        /// The stage chosen.
+        stage: String,
+        /// Why, in the rules' words.
+        why: String,
+        /// Whether the kernel runs in a batch (the line then names it).
+        batched: bool,
+    },
+    /// The launch window was fitted to the launches the census counted.
+    WindowFitted {
+        /// The kernel.
+        kernel: String,
+        /// The new window, described.
+        window: String,
+        /// Why it was fitted.
+        why: String,
+    },
+    /// Discovery chose the kernel to profile.
+    KernelDiscovered {
+        /// The kernel as planned (no hint was given).
+        kernel: String,
+        /// The function chosen.
+        chosen: String,
+        /// Why it was chosen.
+        why: String,
+    },
 }
 
 impl Message for Event {
     fn channel(&self) -> Channel {
         match self {
             Event::StageStarted { .. } | Event::StageDone { .. } => Channel::Progress,
+            Event::BatchStarted { .. }
+            | Event::RunsAlone { .. }
+            | Event::FollowUpChosen { .. }
+            | Event::WindowFitted { .. }
+            | Event::KernelDiscovered { .. } => Channel::Progress,
         }
     }
 }
@@ -59,6 +108,23 @@ impl fmt::Display for Event {
             // The source page has no pass column: it only says that it finished.
             Event::StageDone { passes: Some(p), .. } => write!(f, "  done: {p} pass(es) per launch"),
             Event::StageDone { passes: None, .. } => f.write_str("  done"),
+            Event::BatchStarted { program, kernels } => write!(
+                f,
+                "Batching {} kernels of `{program}` into one ncu run per stage: {}",
+                kernels.len(),
+                kernels.join(", ")
+            ),
+            Event::RunsAlone { kernel, why } => write!(f, "`{kernel}` runs on its own: {why}"),
+            Event::FollowUpChosen { kernel, stage, why, batched: true } => {
+                write!(f, "Follow-up for `{kernel}`: {stage} ({why})")
+            }
+            Event::FollowUpChosen { stage, why, batched: false, .. } => {
+                write!(f, "Follow-up: {stage} ({why})")
+            }
+            Event::WindowFitted { window, why, .. } => write!(f, "Window: {why} ({window})"),
+            Event::KernelDiscovered { chosen, why, .. } => {
+                write!(f, "Discovery: profiling `{chosen}` ({why})")
+            }
         }
     }
 }
@@ -81,5 +147,24 @@ mod tests {
         assert_eq!(v["passes"], 9);
         assert_eq!(e.to_string(), "  done: 9 pass(es) per launch");
         assert_eq!(e.channel(), Channel::Progress);
+    }
+
+    #[test]
+    fn collection_progress_reads_as_before_and_is_tagged() {
+        let e = Event::FollowUpChosen {
+            kernel: "k".into(),
+            stage: "memory".into(),
+            why: "rule `r` (memory): x".into(),
+            batched: true,
+        };
+        assert_eq!(e.to_string(), "Follow-up for `k`: memory (rule `r` (memory): x)");
+        let v: serde_json::Value = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["reason"], "follow-up-chosen");
+        assert_eq!(v["stage"], "memory");
+        let e = Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into(), "b".into()] };
+        assert_eq!(e.to_string(), "Batching 2 kernels of `/b/zoo` into one ncu run per stage: a, b");
+        assert_eq!(serde_json::to_value(&e).unwrap()["reason"], "batch-started");
+        let e = Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() };
+        assert_eq!(e.to_string(), "Window: y (w)");
     }
 }

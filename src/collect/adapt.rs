@@ -1,51 +1,44 @@
-//! Corrections a run makes once it has seen the program: the census of launches, a
-//! filter narrowed to one of several matching kernels, and a stage queued again with a
-//! fitted window or a narrower filter (its first page kept aside).
-
-use std::collections::VecDeque;
+//! Corrections a single run makes once it has seen the program: the census of launches,
+//! a filter narrowed to one of several matching kernels, and the first page of a stage
+//! that runs again kept aside. The handlers of [`super::single`] call them and decide
+//! what runs next.
 
 use anyhow::Result;
 
 use super::discover::{self, Census};
-use super::{append_command, run_announced, window, KernelRun, Pending, State};
+use super::reason::Reason;
+use super::run::run_announced;
+use super::single::Single;
+use super::{append_command, window};
 use crate::error::Signal;
 use crate::model::filter::KernelFilter;
 use crate::ncu::command::StageCollection;
 use crate::ncu::parse::RawPage;
 use crate::process;
-use crate::profile::run_manifest::WindowRecord;
 use crate::profile::{ProfileDir, RunManifest, StageStatus};
-use crate::shell::Shell;
 
 /// The census of launches: the one discovery took, or a new durations-only pass over
 /// every launch. `None` when that pass failed (the caller then explains without it); a
 /// signal during it ends the run.
-pub(super) fn census<'s>(
-    run: &KernelRun<'_>,
-    st: &'s mut State,
-    manifest: &mut RunManifest,
-    ncu_ms: &mut u64,
-    shell: &Shell,
-) -> Result<Option<&'s Census>> {
-    if st.census.is_none() {
+pub(super) fn census<'s>(single: &'s mut Single<'_, '_>) -> Result<Option<&'s Census>> {
+    if single.st.census.is_none() {
         let c = StageCollection::Discovery;
-        let cmd = st.command(run, &c);
-        let why = "census: count every kernel's launches (durations only)".to_string();
-        append_command(run.dir, &format!("# {why}\n{cmd}\n"))?;
-        let ran = run_announced(run, &c, &cmd, why, shell);
-        *ncu_ms += ran.outcome.wall_ms;
+        let cmd = single.st.command(single.run, &c);
+        append_command(single.run.dir, &format!("# {}\n{cmd}\n", Reason::Census))?;
+        let ran = run_announced(single.run, &c, &cmd, &Reason::Census, single.shell);
+        single.ncu_ms += ran.outcome.wall_ms;
         let status = ran.outcome.status;
-        manifest.stages.push(ran.outcome);
+        single.manifest.stages.push(ran.outcome);
         if status == StageStatus::Interrupted {
             let signal = ran.signal.or_else(process::pending_signal).unwrap_or(Signal::Int);
-            manifest.status = status;
+            single.manifest.status = status;
             return Err(process::interrupted(signal, "during the census").into());
         }
         if let (StageStatus::Ok, Ok(page)) = (status, &ran.page) {
-            st.census = Some(Census::from_page(page, window::census_cap(st.window)));
+            single.st.census = Some(Census::from_page(page, window::census_cap(single.st.window)));
         }
     }
-    Ok(st.census.as_ref())
+    Ok(single.st.census.as_ref())
 }
 
 /// The distinct functions of a page's launches that `filter` matches, in page order.
@@ -63,17 +56,11 @@ pub(super) fn functions_matching(page: &RawPage, filter: &KernelFilter) -> Vec<S
 /// A filter that matched several kernels (`seen` in the first page): the census ranks
 /// them, the costliest is chosen, the filter narrowed to exactly it and the window fitted
 /// to its launches. Returns the chosen function, or `None` when there is no census.
-pub(super) fn narrow(
-    run: &KernelRun<'_>,
-    st: &mut State,
-    manifest: &mut RunManifest,
-    ncu_ms: &mut u64,
-    shell: &Shell,
-    seen: &[String],
-) -> Result<Option<String>> {
-    let Some(filter) = st.filter.clone() else { return Ok(None) };
-    let window = st.window;
-    let Some(counted) = census(run, st, manifest, ncu_ms, shell)?.cloned() else { return Ok(None) };
+pub(super) fn narrow(single: &mut Single<'_, '_>, seen: &[String]) -> Result<Option<String>> {
+    let Some(filter) = single.st.filter.clone() else { return Ok(None) };
+    let window = single.st.window;
+    let Some(counted) = census(single)?.cloned() else { return Ok(None) };
+    let run = single.run;
     let ranked = counted.matching(&filter);
     let Some(top) = ranked.first() else { return Ok(None) };
     let names: Vec<String> = ranked
@@ -97,7 +84,7 @@ pub(super) fn narrow(
             filter.to_ncu_arg()
         ),
     )?;
-    shell.warn(format!(
+    single.shell.warn(format!(
         "`{hint}` matches {} kernels: {}; profiling `{}`, the costliest (pass --kernel ={} or another exact name to choose)",
         names.len(),
         names.join(", "),
@@ -106,14 +93,11 @@ pub(super) fn narrow(
     ));
     let chosen = KernelFilter::function(&top.function);
     let launches = counted.launches_matching(&chosen);
-    st.narrowed = true;
-    st.filter = Some(chosen);
-    if !st.fitted {
+    single.st.narrowed = true;
+    single.st.filter = Some(chosen);
+    if !single.st.fitted {
         if let Some((w, why)) = window::fit(window, run.kernel.window_origin, launches) {
-            shell.status(format!("Window: {why} ({})", w.describe()));
-            st.fitted = true;
-            st.window = w;
-            manifest.window = Some(WindowRecord::fitted(w, why));
+            single.fit_window(w, why);
         }
     }
     Ok(Some(top.function.clone()))
@@ -131,13 +115,4 @@ pub(super) fn set_aside(
         }
     }
     Ok(())
-}
-
-/// Puts `collection` back at the front of the queue, and rebuilds the commands of the
-/// stages after it (they run with the new filter or window too).
-pub(super) fn requeue(queue: &mut VecDeque<Pending>, collection: StageCollection, why: &str) {
-    for p in queue.iter_mut() {
-        p.cmd = None;
-    }
-    queue.push_front(Pending { collection, cmd: None, why: why.to_string() });
 }

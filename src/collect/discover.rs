@@ -51,6 +51,18 @@ pub fn function_name(kernel: &str) -> String {
     last.rsplit("::").next().unwrap_or(last).to_string()
 }
 
+/// The distinct functions of a page's launches that `filter` matches, in page order.
+pub(super) fn functions_matching(page: &RawPage, filter: &KernelFilter) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in page.launches() {
+        let f = function_name(l.kernel_name());
+        if filter.matches(&f) && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
 /// How close a kernel `name` is to a `hint`, for listing the closest first. Smaller is
 /// closer: 0 for a substring match, else one more than the edit distance.
 pub(super) fn closeness(hint: &str, name: &str) -> usize {

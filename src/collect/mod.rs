@@ -34,34 +34,19 @@ mod single;
 pub mod timing;
 pub mod window;
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+pub use run::KernelRun;
+// The timing rounds append to `commands.sh` the way the stages do.
+use run::append_command;
+
+use std::time::Instant;
 
 use anyhow::Result;
 
 use crate::analyze::rules::Rules;
 use crate::error::{exit_code_of, ExitCode, Failure};
-use crate::ncu::command::{StageCollection, TargetCommand};
 use crate::plan::KernelPlan;
-use crate::process::ProcessBuilder;
 use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
-
-/// One kernel's collection: where it goes and what it runs.
-pub struct KernelRun<'a> {
-    /// The profile directory.
-    pub dir: &'a ProfileDir,
-    /// The kernel's plan.
-    pub kernel: &'a KernelPlan,
-    /// The profiled program.
-    pub target: &'a TargetCommand,
-    /// The ncu binary (under sudo, the one named in `profile/ncu_path`).
-    pub ncu: &'a Path,
-    /// The stage commands already written to `commands.sh` (for `auto`, only basic).
-    pub first: &'a [(StageCollection, ProcessBuilder)],
-    /// `--timeout`: the longest one ncu run may take.
-    pub timeout: Option<Duration>,
-}
 
 /// Runs the stages of one kernel, reporting each step through `shell`. The manifest is
 /// written when the stages end, however they end.
@@ -104,8 +89,4 @@ pub fn record_not_run(dir: &ProfileDir, kernel: &KernelPlan, code: ExitCode) -> 
     manifest.partition = kernel.partition;
     manifest.message = Some(format!("not run: an earlier kernel's run ended the run ({})", code.name()));
     manifest.write(dir)
-}
-
-fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
-    crate::profile::fs::append(&dir.commands_script_path(), text)
 }

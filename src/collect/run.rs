@@ -3,21 +3,43 @@
 //! (ncu exits 0 when its filter matched nothing, so every log is read for that, for the
 //! counter-permission error and, under `--sudo`, for sudo's refusal). The stage loop
 //! ([`super::queue`]) decides what the ending means for the stages after it.
+//!
+//! [`KernelRun`] (where a kernel's run goes and what it runs) and the `commands.sh`
+//! appender live here, at the bottom of `collect/`, so that the stage units import them
+//! from this file rather than from their parent module.
 
+use std::path::Path;
 use std::time::Duration;
 
+use anyhow::Result;
+
+use super::reason::Reason;
 use crate::error::Signal;
 use crate::events::Event;
 use crate::model::stage::Stage;
-use crate::ncu::command::StageCollection;
+use crate::ncu::command::{StageCollection, TargetCommand};
 use crate::ncu::parse::{scan_log, RawPage, SourcePage};
 use crate::ncu::privilege::{self, Privilege};
+use crate::plan::KernelPlan;
 use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
 use crate::profile::{ProfileDir, StageOutcome, StageStatus};
 use crate::shell::Shell;
 
-use super::reason::Reason;
-use super::KernelRun;
+/// One kernel's collection: where it goes and what it runs.
+pub struct KernelRun<'a> {
+    /// The profile directory.
+    pub dir: &'a ProfileDir,
+    /// The kernel's plan.
+    pub kernel: &'a KernelPlan,
+    /// The profiled program.
+    pub target: &'a TargetCommand,
+    /// The ncu binary (under sudo, the one named in `profile/ncu_path`).
+    pub ncu: &'a Path,
+    /// The stage commands already written to `commands.sh` (for `auto`, only basic).
+    pub first: &'a [(StageCollection, ProcessBuilder)],
+    /// `--timeout`: the longest one ncu run may take.
+    pub timeout: Option<Duration>,
+}
 
 /// Runs one stage under a spinner that names it.
 pub(super) fn run_announced(
@@ -179,4 +201,9 @@ fn unreadable_page(
         parsed.as_ref().err().cloned()
     };
     error.map(|e| format!("{output_rel} is not the page it asked for: {e}"))
+}
+
+/// Appends `text` to the kernel's `commands.sh`.
+pub(super) fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
+    crate::profile::fs::append(&dir.commands_script_path(), text)
 }

@@ -5,18 +5,18 @@
 //! chooses the kernel and queues the stages for it; a first page whose hint matched
 //! several kernels narrows the filter and runs again; basic's metrics choose `auto`'s
 //! follow-up. What the run learnt (filter, window, census) is [`State`], which builds
-//! the commands of the stages still to come.
+//! the commands of the stages still to come. The corrections the handlers call (the
+//! census, narrowing, a page set aside) are methods written in `adapt.rs`.
 
 use anyhow::Result;
 
-use super::adapt::{census, functions_matching, narrow, set_aside};
-use super::discover::{self, Census};
+use super::discover::{self, functions_matching, Census};
 use super::failure::{no_match, stage_failure, StageEnd};
 use super::follow_up::follow_up;
 use super::queue::{Next, Unit};
 use super::reason::Reason;
-use super::run::{run_announced, StageRan};
-use super::{append_command, window, KernelRun};
+use super::run::{append_command, run_announced, KernelRun, StageRan};
+use super::window;
 use crate::analyze::rules::Rules;
 use crate::events::Event;
 use crate::model::filter::KernelFilter;
@@ -171,11 +171,11 @@ impl<'r, 'a> Single<'r, 'a> {
         log: &str,
     ) -> Result<Next<Pending>> {
         let origin = self.run.kernel.window_origin;
-        let matched = census(self)?.map(|c| c.launches_matching(filter));
+        let matched = self.census()?.map(|c| c.launches_matching(filter));
         let fitted = matched.filter(|_| !self.st.fitted).and_then(|n| window::fit(self.st.window, origin, n));
         if let Some((w, why)) = fitted {
             self.fit_window(w, why.clone());
-            set_aside(self.run.dir, &collection, &mut self.manifest)?;
+            self.set_aside(&collection)?;
             return Ok(Next::Requeue(Pending::later(collection, Reason::WindowFitted(why))));
         }
         self.manifest.status = StageStatus::NoMatch;
@@ -214,7 +214,7 @@ impl<'r, 'a> Single<'r, 'a> {
             crate::analyze::hotspots::LINE_INFO_ADVICE
         ));
         self.sass_only = true;
-        set_aside(self.run.dir, &collection, &mut self.manifest)?;
+        self.set_aside(&collection)?;
         Ok(Next::Retry(Pending::later(collection, Reason::SassOnly)))
     }
 
@@ -255,8 +255,8 @@ impl<'r, 'a> Single<'r, 'a> {
         if seen.len() <= 1 || self.st.narrowed {
             return Ok(None);
         }
-        let Some(chosen) = narrow(self, &seen)? else { return Ok(None) };
-        set_aside(self.run.dir, collection, &mut self.manifest)?;
+        let Some(chosen) = self.narrow(&seen)? else { return Ok(None) };
+        self.set_aside(collection)?;
         self.first_page_checked = false;
         Ok(Some(Next::Requeue(Pending::later(collection.clone(), Reason::NarrowedTo(chosen)))))
     }

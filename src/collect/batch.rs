@@ -17,6 +17,10 @@
 //! and in `run_manifest.yaml`. A kernel the batch cannot serve (no rows of its own, rows
 //! another kernel's filter also matches, a page that cannot be split) is profiled on its
 //! own afterwards, with the census, window fitting and narrowing of the single path.
+//!
+//! The batch is a [`Unit`] of the one stage loop ([`super::queue`]): a queued stage is
+//! a collection, the members it serves and why; its handler splits the page and returns
+//! the follow-ups as the stages that come next, or the failure that ends the batch.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -26,17 +30,21 @@ use kprof_contract::env as contract;
 
 use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
-use super::{append_command, follow_up, run_announced, KernelRun};
+use super::follow_up::follow_up;
+use super::queue::{drive, Next, Unit};
+use super::reason::Reason;
+use super::run::{append_command, run_announced, KernelRun, StageRan};
 use crate::analyze::rules::Rules;
+use crate::events::Event;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{Runtime, WindowOrigin};
 use crate::model::stage::Stage;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::ncu::parse::RawPage;
 use crate::plan::KernelPlan;
-use crate::process::shell_comment;
+use crate::process::{shell_comment, ProcessBuilder};
 use crate::profile::run_manifest::WindowRecord;
-use crate::profile::{ProfileDir, RunManifest, StageOutcome, StageStatus};
+use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
 
 /// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
@@ -81,6 +89,36 @@ pub enum Served {
 pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) -> Result<Vec<Served>> {
     let started = Instant::now();
     let first = &members[0];
+    let dir = open_batch_dir(members)?;
+    let manifests: Vec<RunManifest> = members
+        .iter()
+        .map(|m| {
+            let mut manifest = RunManifest::new(&m.kernel.name, m.kernel.privilege);
+            manifest.window = Some(WindowRecord::planned(m.kernel.window, WindowOrigin::Default));
+            manifest
+        })
+        .collect();
+    shell.emit(&Event::BatchStarted {
+        program: first.target.program.display().to_string(),
+        kernels: members.iter().map(|m| m.kernel.name.clone()).collect(),
+    });
+    let auto = first.kernel.stages.is_auto();
+    let all: Vec<usize> = (0..members.len()).collect();
+    let stages: Vec<BatchStage> = first
+        .kernel
+        .stage_collections()
+        .into_iter()
+        .map(|collection| BatchStage { collection, group: all.clone(), reason: Reason::first(auto) })
+        .collect();
+    let mut batch = Batch { members, rules, shell, dir, manifests, alone: BTreeMap::new(), ncu_ms: 0, auto };
+    drive(&mut batch, stages)?;
+    batch.finish(started)
+}
+
+/// Creates the hidden `.batch_<id>` folder beside the profiles, its `commands.sh` opened
+/// with what it holds.
+fn open_batch_dir(members: &[KernelRun<'_>]) -> Result<ProfileDir> {
+    let first = &members[0];
     let parent = first.dir.path().parent().unwrap_or(first.dir.path());
     let batch_dir = ProfileDir::create_unique(parent, &format!(".batch_{}", first.dir.id()))?;
     crate::profile::fs::write_new(
@@ -92,181 +130,249 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
             members.iter().map(|m| m.kernel.name.as_str()).collect::<Vec<_>>().join(", ")
         ),
     )?;
-    let mut manifests: Vec<RunManifest> = members
-        .iter()
-        .map(|m| {
-            let mut manifest = RunManifest::new(&m.kernel.name, m.kernel.privilege);
-            manifest.window = Some(WindowRecord::planned(m.kernel.window, WindowOrigin::Default));
-            manifest
-        })
-        .collect();
-    let mut alone: BTreeMap<usize, String> = BTreeMap::new();
-    let mut ncu_ms = 0u64;
-    let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
-    shell.status(format!(
-        "Batching {} kernels of `{}` into one ncu run per stage: {}",
-        members.len(),
-        first.target.program.display(),
-        names.join(", ")
-    ));
-    let auto = first.kernel.stages.is_auto();
-    let all: Vec<usize> = (0..members.len()).collect();
-    let mut runs: Vec<(StageCollection, Vec<usize>, String)> = first
-        .kernel
-        .stage_collections()
-        .into_iter()
-        .map(|c| {
-            (c, all.clone(), if auto { "auto: always first".to_string() } else { "requested".to_string() })
-        })
-        .collect();
-    let mut next = 0;
-    while next < runs.len() {
-        let (collection, group, why) = runs[next].clone();
-        next += 1;
-        let group: Vec<usize> = group.into_iter().filter(|i| !alone.contains_key(i)).collect();
+    Ok(batch_dir)
+}
+
+/// A stage waiting to run batched: for which members (indices), and why.
+struct BatchStage {
+    collection: StageCollection,
+    group: Vec<usize>,
+    reason: Reason,
+}
+
+/// A batch's run through the stage loop: the members, their manifests so far, and those
+/// sent to run alone.
+struct Batch<'r, 'a> {
+    members: &'r [KernelRun<'a>],
+    rules: &'r Rules,
+    shell: &'r Shell,
+    /// The hidden folder the batched pages and commands go to.
+    dir: ProfileDir,
+    manifests: Vec<RunManifest>,
+    /// The members the batch cannot serve, and why.
+    alone: BTreeMap<usize, String>,
+    /// Time spent inside ncu, ms.
+    ncu_ms: u64,
+    auto: bool,
+}
+
+/// A batched stage that ended `ok`: what each member's share is cut from.
+struct Shared<'p> {
+    collection: &'p StageCollection,
+    reason: &'p Reason,
+    group: &'p [usize],
+    ran: &'p StageRan,
+    cmd: &'p ProcessBuilder,
+    page: &'p RawPage,
+    text: &'p str,
+}
+
+impl Unit for Batch<'_, '_> {
+    type Stage = BatchStage;
+
+    fn step(&mut self, stage: BatchStage) -> Result<Next<BatchStage>> {
+        let BatchStage { collection, group, reason } = stage;
+        let group: Vec<usize> = group.into_iter().filter(|i| !self.alone.contains_key(i)).collect();
         if group.is_empty() {
-            continue;
+            return Ok(Next::Done);
         }
-        let ran = run_batched(members, &group, &batch_dir, &collection, &why, shell)?;
-        ncu_ms += ran.outcome.wall_ms;
+        let (cmd, ran) = run_batched(self.members, &group, &self.dir, &collection, &reason, self.shell)?;
+        self.ncu_ms += ran.outcome.wall_ms;
         match ran.outcome.status {
             StageStatus::Ok => {}
             StageStatus::NoMatch => {
-                for i in &group {
-                    alone.insert(*i, format!("the batched stage {} matched no launch", collection.name()));
-                }
-                continue;
-            }
-            status => {
-                // The whole batch ends as a single run would: every member says so.
-                for i in &group {
-                    manifests[*i].stages.push(ran.outcome.clone());
-                    manifests[*i].status = status;
-                    manifests[*i].write(members[*i].dir)?;
-                }
-                let end = StageEnd {
-                    status,
-                    signal: ran.signal,
-                    problem: ran.problem,
-                    stage: collection.name().to_string(),
-                };
-                let k = members[group[0]].kernel;
-                let everything = KernelFilter::regex(".*");
-                let log = ran.outcome.log.clone().unwrap_or_default();
-                return Err(
-                    stage_failure(&end, k, k.filter.as_ref().unwrap_or(&everything), &log, &ran.cmd).into()
+                self.send_alone(
+                    &group,
+                    &format!("the batched stage {} matched no launch", collection.name()),
                 );
+                return Ok(Next::Done);
             }
+            _ => return self.on_failure(&collection, &group, ran, &cmd),
         }
-        let text = std::fs::read_to_string(batch_dir.stage_raw_path(&collection)).unwrap_or_default();
-        let Ok(page) = ran.page else {
-            for i in &group {
-                alone.insert(*i, "the batched page could not be read".into());
-            }
-            continue;
+        self.shell.emit(&Event::StageDone {
+            kernel: shown_names(self.members, &group),
+            stage: collection.name().to_string(),
+            status: StageStatus::Ok.name(),
+            passes: ran.outcome.passes.first().copied(),
+            wall_ms: ran.outcome.wall_ms,
+        });
+        let text = std::fs::read_to_string(self.dir.stage_raw_path(&collection)).unwrap_or_default();
+        let Ok(page) = &ran.page else {
+            self.send_alone(&group, "the batched page could not be read");
+            return Ok(Next::Done);
         };
-        let rows = split_rows(&page, members, &group);
+        let shared = Shared {
+            collection: &collection,
+            reason: &reason,
+            group: &group,
+            ran: &ran,
+            cmd: &cmd,
+            page,
+            text: &text,
+        };
+        self.share(&shared)
+    }
+}
+
+impl Batch<'_, '_> {
+    /// A stage that failed as a whole: every member's manifest records it, and the batch
+    /// ends as a single run would.
+    fn on_failure(
+        &mut self,
+        collection: &StageCollection,
+        group: &[usize],
+        ran: StageRan,
+        cmd: &ProcessBuilder,
+    ) -> Result<Next<BatchStage>> {
+        let status = ran.outcome.status;
+        for i in group {
+            self.manifests[*i].stages.push(ran.outcome.clone());
+            self.manifests[*i].status = status;
+            self.manifests[*i].write(self.members[*i].dir)?;
+        }
+        let end = StageEnd {
+            status,
+            signal: ran.signal,
+            problem: ran.problem,
+            stage: collection.name().to_string(),
+        };
+        let k = self.members[group[0]].kernel;
+        let everything = KernelFilter::regex(".*");
+        let log = ran.outcome.log.unwrap_or_default();
+        Ok(Next::Fail(stage_failure(&end, k, k.filter.as_ref().unwrap_or(&everything), &log, cmd).into()))
+    }
+
+    /// Sends the members `group` to run alone, for `why`.
+    fn send_alone(&mut self, group: &[usize], why: &str) {
+        for i in group {
+            self.alone.insert(*i, why.to_string());
+        }
+    }
+
+    /// Gives each member of the stage its own rows, and (for `auto`'s basic) returns the
+    /// follow-ups its rows choose, one batched run per chosen stage.
+    fn share(&mut self, shared: &Shared<'_>) -> Result<Next<BatchStage>> {
+        let rows = split_rows(shared.page, self.members, shared.group);
         let mut follow: BTreeMap<Stage, (Vec<usize>, Vec<String>)> = BTreeMap::new();
-        for i in &group {
-            let m = &members[*i];
-            let mine = &rows[i];
-            let Some(own) = own_page(&page, &text, mine) else {
-                alone.insert(
-                    *i,
-                    "its rows could not be told apart from the other kernels' in the batched page".into(),
+        for i in shared.group {
+            let Some(own) = own_page(shared.page, shared.text, &rows[i]) else {
+                self.send_alone(
+                    &[*i],
+                    "its rows could not be told apart from the other kernels' in the batched page",
                 );
                 continue;
             };
-            crate::profile::fs::write_atomic(&m.dir.stage_raw_path(&collection), &own.0)?;
-            let mut outcome = ran.outcome.clone();
-            outcome.why = format!("{why}; batched with {} kernel(s) of this program", group.len());
-            outcome.passes = own
-                .1
-                .launches()
-                .filter_map(|l| l.number("profiler__replayer_passes"))
-                .map(|v| v as u32)
-                .collect();
-            outcome.launches = own.1.launches().count();
-            manifests[*i].stages.push(outcome);
-            append_command(
-                m.dir,
-                &format!(
-                    "# Stage {} ran batched with {} kernel(s) of this program, as:\n# {}\n",
-                    collection.name(),
-                    group.len(),
-                    shell_comment(&ran.cmd.to_string())
-                ),
-            )?;
-            if auto && collection == StageCollection::Named(Stage::Basic) {
-                let filter = m.kernel.filter.clone().unwrap_or_else(|| KernelFilter::regex(".*"));
-                let (stage, reason) = follow_up(Ok(own.1), rules, &filter)?;
-                shell.status(format!("Follow-up for `{}`: {stage} ({reason})", m.kernel.name));
-                // What this kernel alone would run: its commands.sh stays replayable alone.
-                let alone_cmd = stage_command(
-                    m.ncu,
-                    &StageRun {
-                        collection: &StageCollection::Named(stage),
-                        filter: Some(&filter),
-                        window: m.kernel.window,
-                        clock_control: m.kernel.clock_control,
-                        log_file: &m.dir.stage_raw_path(&StageCollection::Named(stage)),
-                        target: m.target,
-                        privilege: m.kernel.privilege,
-                    },
-                );
-                append_command(
-                    m.dir,
-                    &format!("# Stage 2: {stage}, chosen: {}\n{alone_cmd}\n", shell_comment(&reason)),
-                )?;
+            let own = self.serve(*i, shared, own)?;
+            if self.auto && *shared.collection == StageCollection::Named(Stage::Basic) {
+                let (stage, reason) = self.follow_up_of(*i, own)?;
                 let entry = follow.entry(stage).or_default();
                 entry.0.push(*i);
-                entry.1.push(format!("`{}`: {reason}", m.kernel.name));
+                entry.1.push(format!("`{}`: {reason}", self.members[*i].kernel.name));
             }
         }
-        for (stage, (group, reasons)) in follow {
-            runs.push((
-                StageCollection::Named(stage),
-                group,
-                format!("auto follow-up: {}", reasons.join("; ")),
-            ));
-        }
+        let next = follow.into_iter().map(|(stage, (group, reasons))| BatchStage {
+            collection: StageCollection::Named(stage),
+            group,
+            reason: Reason::FollowUp(reasons.join("; ")),
+        });
+        Ok(Next::Then(next.collect()))
     }
-    let overhead = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms) / members.len() as u64;
-    let mut served = Vec::new();
-    for (i, mut manifest) in manifests.into_iter().enumerate() {
-        match alone.remove(&i) {
-            Some(why) => {
-                shell.status(format!("`{}` runs on its own: {why}", members[i].kernel.name));
-                served.push(Served::Alone);
-            }
-            None => {
-                manifest.kprof_overhead_ms = overhead;
-                manifest.write(members[i].dir)?;
-                served.push(Served::Done);
+
+    /// Writes member `i`'s own page (`own`, as text and parsed) and its manifest entry,
+    /// and records the batched command in its `commands.sh`. Returns the parsed page.
+    fn serve(&mut self, i: usize, shared: &Shared<'_>, own: (String, RawPage)) -> Result<RawPage> {
+        let m = &self.members[i];
+        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(shared.collection), &own.0)?;
+        let mut outcome = shared.ran.outcome.clone();
+        let kernels = shared.group.len();
+        outcome.why = Reason::BatchedWith { inner: Box::new(shared.reason.clone()), kernels }.to_string();
+        outcome.passes = own
+            .1
+            .launches()
+            .filter_map(|l| l.number("profiler__replayer_passes"))
+            .map(|v| v as u32)
+            .collect();
+        outcome.launches = own.1.launches().count();
+        self.manifests[i].stages.push(outcome);
+        append_command(
+            m.dir,
+            &format!(
+                "# Stage {} ran batched with {kernels} kernel(s) of this program, as:\n# {}\n",
+                shared.collection.name(),
+                shell_comment(&shared.cmd.to_string())
+            ),
+        )?;
+        Ok(own.1)
+    }
+
+    /// The follow-up member `i`'s basic rows choose, said, and written to its
+    /// `commands.sh` as the command that runs it alone (the script stays replayable alone).
+    fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, String)> {
+        let m = &self.members[i];
+        let filter = m.kernel.filter.clone().unwrap_or_else(|| KernelFilter::regex(".*"));
+        let (stage, reason) = follow_up(Ok(page), self.rules, &filter)?;
+        self.shell.emit(&Event::FollowUpChosen {
+            kernel: m.kernel.name.clone(),
+            stage: stage.to_string(),
+            why: reason.clone(),
+            batched: true,
+        });
+        let collection = StageCollection::Named(stage);
+        let alone_cmd = stage_command(
+            m.ncu,
+            &StageRun {
+                collection: &collection,
+                filter: Some(&filter),
+                window: m.kernel.window,
+                clock_control: m.kernel.clock_control,
+                log_file: &m.dir.stage_raw_path(&collection),
+                target: m.target,
+                privilege: m.kernel.privilege,
+            },
+        );
+        let about = Reason::FollowUp(reason.clone()).script_comment(collection.name());
+        append_command(m.dir, &format!("# Stage 2: {about}\n{alone_cmd}\n"))?;
+        Ok((stage, reason))
+    }
+
+    /// Says which members run alone, writes the served members' manifests, and returns
+    /// how the batch ended for each.
+    fn finish(self, started: Instant) -> Result<Vec<Served>> {
+        let Batch { members, shell, manifests, mut alone, ncu_ms, .. } = self;
+        let overhead = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms) / members.len() as u64;
+        let mut served = Vec::new();
+        for (i, mut manifest) in manifests.into_iter().enumerate() {
+            match alone.remove(&i) {
+                Some(why) => {
+                    shell.emit(&Event::RunsAlone { kernel: members[i].kernel.name.clone(), why });
+                    served.push(Served::Alone);
+                }
+                None => {
+                    manifest.kprof_overhead_ms = overhead;
+                    manifest.write(members[i].dir)?;
+                    served.push(Served::Done);
+                }
             }
         }
+        Ok(served)
     }
-    Ok(served)
 }
 
-/// One batched stage as it ran.
-struct BatchRan {
-    outcome: StageOutcome,
-    page: Result<RawPage, String>,
-    cmd: crate::process::ProcessBuilder,
-    signal: Option<crate::error::Signal>,
-    problem: Option<String>,
+/// The names of the members `group`, as messages about their batched run show them.
+fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
+    group.iter().map(|i| members[*i].kernel.name.as_str()).collect::<Vec<_>>().join(" + ")
 }
 
-/// Runs `collection` once for the kernels `group` of `members`, into `batch_dir`.
+/// Runs `collection` once for the kernels `group` of `members`, into `batch_dir`: the
+/// command it ran, and how it ended.
 fn run_batched(
     members: &[KernelRun<'_>],
     group: &[usize],
     batch_dir: &ProfileDir,
     collection: &StageCollection,
-    why: &str,
+    reason: &Reason,
     shell: &Shell,
-) -> Result<BatchRan> {
+) -> Result<(ProcessBuilder, StageRan)> {
     let first = &members[group[0]];
     let alternation =
         |parts: Vec<&str>| parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|");
@@ -293,11 +399,11 @@ fn run_batched(
     );
     crate::profile::fs::append(
         &batch_dir.commands_script_path(),
-        &format!("# Stage {} ({})\n{cmd}\n\n", collection.name(), shell_comment(why)),
+        &format!("# Stage {} ({})\n{cmd}\n\n", collection.name(), shell_comment(&reason.to_string())),
     )?;
     // Messages name every kernel of the run.
     let mut shown = first.kernel.clone();
-    shown.name = group.iter().map(|i| members[*i].kernel.name.as_str()).collect::<Vec<_>>().join(" + ");
+    shown.name = shown_names(members, group);
     let run = KernelRun {
         dir: batch_dir,
         kernel: &shown,
@@ -306,8 +412,8 @@ fn run_batched(
         first: &[],
         timeout: first.timeout,
     };
-    let ran = run_announced(&run, collection, &cmd, format!("{why}; batched"), shell);
-    Ok(BatchRan { outcome: ran.outcome, page: ran.page, cmd, signal: ran.signal, problem: ran.problem })
+    let ran = run_announced(&run, collection, &cmd, &Reason::Batched(Box::new(reason.clone())), shell);
+    Ok((cmd, ran))
 }
 
 /// For each member in `group`, the indices of the page's rows that are its own. A row's

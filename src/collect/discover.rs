@@ -3,6 +3,9 @@
 //! kernel hint the costliest kernel is profiled; after a filter matched nothing, or a
 //! hint matched several kernels, the same census fits the window or picks the kernel
 //! (`details/kernel_candidates.json` keeps the ranking).
+//!
+//! The census and how close a name is to a hint live here, below `failure`, which
+//! explains a miss with them: the arrow runs one way, from the message to the census.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -46,6 +49,28 @@ pub fn function_name(kernel: &str) -> String {
     let head = head.split('<').next().unwrap_or(head).trim();
     let last = head.rsplit(' ').next().unwrap_or(head);
     last.rsplit("::").next().unwrap_or(last).to_string()
+}
+
+/// The distinct functions of a page's launches that `filter` matches, in page order.
+pub(super) fn functions_matching(page: &RawPage, filter: &KernelFilter) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in page.launches() {
+        let f = function_name(l.kernel_name());
+        if filter.matches(&f) && !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// How close a kernel `name` is to a `hint`, for listing the closest first. Smaller is
+/// closer: 0 for a substring match, else one more than the edit distance.
+pub(super) fn closeness(hint: &str, name: &str) -> usize {
+    if name.contains(hint) {
+        0
+    } else {
+        1 + crate::suggest::edit_distance(hint, name)
+    }
 }
 
 /// Every kernel a durations-only pass saw: its launches and their total duration,
@@ -105,7 +130,7 @@ impl Census {
         let mut kernels: Vec<&Candidate> = self.kernels.iter().collect();
         if let Some(h) = hint {
             let h = h.to_lowercase();
-            kernels.sort_by_key(|c| super::failure::closeness(&h, &c.function.to_lowercase()));
+            kernels.sort_by_key(|c| closeness(&h, &c.function.to_lowercase()));
         }
         let mut out: Vec<String> = kernels
             .iter()
@@ -180,5 +205,12 @@ mod tests {
             "reduce_sum_kernel"
         );
         assert_eq!(function_name("void ns::gemm<float, 128>(const float *, float *)"), "gemm");
+    }
+
+    #[test]
+    fn closest_kernels_first() {
+        let mut names = ["transpose_kernel", "hgemm_tiled", "copy_kernel"];
+        names.sort_by_key(|n| closeness("hgemm", n));
+        assert_eq!(names[0], "hgemm_tiled");
     }
 }

@@ -1,7 +1,7 @@
 //! What a stage that did not end `ok` tells the user: the message, and the help that
 //! names the fix.
 
-use super::discover::Census;
+use super::discover::{closeness, Census};
 use super::window;
 use crate::error::{ExitCode, Failure, Signal};
 use crate::model::filter::KernelFilter;
@@ -139,26 +139,5 @@ pub(super) fn stage_failure(
             },
         )
         .help(format!("the command was: {cmd}")),
-    }
-}
-
-/// Smaller is closer: 0 for a substring match, else one more than the edit distance.
-pub(super) fn closeness(hint: &str, name: &str) -> usize {
-    if name.contains(hint) {
-        0
-    } else {
-        1 + crate::suggest::edit_distance(hint, name)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn closest_kernels_first() {
-        let mut names = ["transpose_kernel", "hgemm_tiled", "copy_kernel"];
-        names.sort_by_key(|n| closeness("hgemm", n));
-        assert_eq!(names[0], "hgemm_tiled");
     }
 }

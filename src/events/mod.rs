@@ -55,6 +55,50 @@ pub enum Event {
         /// Its wall time, ms.
         wall_ms: u64,
     },
+    /// Several harness kernels of one program are profiled together, one ncu run per
+    /// stage.
+    BatchStarted {
+        /// The program.
+        program: String,
+        /// The batch's kernels.
+        kernels: Vec<String>,
+    },
+    /// A kernel the batch could not serve is profiled on its own.
+    RunsAlone {
+        /// The kernel.
+        kernel: String,
+        /// Why the batch could not serve it.
+        why: String,
+    },
+    /// The rules chose the follow-up stage from basic's metrics.
+    FollowUpChosen {
+        /// The kernel.
+        kernel: String,
+        /// The stage chosen.
+        stage: String,
+        /// Why, in the rules' words.
+        why: String,
+        /// Whether the kernel runs in a batch (the line then names it).
+        batched: bool,
+    },
+    /// The launch window was fitted to the launches the census counted.
+    WindowFitted {
+        /// The kernel.
+        kernel: String,
+        /// The new window, described.
+        window: String,
+        /// Why it was fitted.
+        why: String,
+    },
+    /// Discovery chose the kernel to profile.
+    KernelDiscovered {
+        /// The kernel as planned (no hint was given).
+        kernel: String,
+        /// The function chosen.
+        chosen: String,
+        /// Why it was chosen.
+        why: String,
+    },
     /// A profile directory is written and its first commands are known (a real run).
     ProfilePrepared(Prepared),
     /// What a dry run would run for one kernel: its `commands.sh`.
@@ -173,6 +217,10 @@ impl Message for Event {
             StageStarted { .. } | StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => {
                 Channel::Progress
             }
+            BatchStarted { .. } | RunsAlone { .. } | FollowUpChosen { .. } | WindowFitted { .. } => {
+                Channel::Progress
+            }
+            KernelDiscovered { .. } => Channel::Progress,
             DryRun(p) => {
                 Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }
             }

@@ -16,6 +16,19 @@ impl fmt::Display for Event {
             // The source page has no pass column: it only says that it finished.
             StageDone { passes: Some(p), .. } => write!(f, "  done: {p} pass(es) per launch"),
             StageDone { passes: None, .. } => f.write_str("  done"),
+            BatchStarted { program, kernels } => write!(
+                f,
+                "Batching {} kernels of `{program}` into one ncu run per stage: {}",
+                kernels.len(),
+                kernels.join(", ")
+            ),
+            RunsAlone { kernel, why } => write!(f, "`{kernel}` runs on its own: {why}"),
+            FollowUpChosen { kernel, stage, why, batched: true } => {
+                write!(f, "Follow-up for `{kernel}`: {stage} ({why})")
+            }
+            FollowUpChosen { stage, why, batched: false, .. } => write!(f, "Follow-up: {stage} ({why})"),
+            WindowFitted { window, why, .. } => write!(f, "Window: {why} ({window})"),
+            KernelDiscovered { chosen, why, .. } => write!(f, "Discovery: profiling `{chosen}` ({why})"),
             ProfilePrepared(p) => prepared(f, p),
             // The dry run's result is its commands, each under its `# Stage N` comment,
             // so that stdout alone is the replayable script.

@@ -98,6 +98,16 @@ fn samples() -> Vec<Event> {
             passes: None,
             wall_ms: 3,
         },
+        Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into(), "b".into()] },
+        Event::RunsAlone { kernel: "a".into(), why: "the batched page could not be read".into() },
+        Event::FollowUpChosen {
+            kernel: "k".into(),
+            stage: "memory".into(),
+            why: "rule".into(),
+            batched: true,
+        },
+        Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() },
+        Event::KernelDiscovered { kernel: "k".into(), chosen: "f".into(), why: "the costliest".into() },
         Event::ProfilePrepared(prepared()),
         Event::DryRun(prepared()),
         Event::Analysed {
@@ -271,4 +281,23 @@ fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
     assert_eq!(v["reason"], "stage-done");
     assert_eq!(e.to_string(), "  done: 9 pass(es) per launch");
     assert_eq!(e.channel(), Channel::Progress);
+}
+
+#[test]
+fn collection_progress_reads_as_before_and_is_tagged() {
+    let e = Event::FollowUpChosen {
+        kernel: "k".into(),
+        stage: "memory".into(),
+        why: "rule `r` (memory): x".into(),
+        batched: true,
+    };
+    assert_eq!(e.to_string(), "Follow-up for `k`: memory (rule `r` (memory): x)");
+    let v: serde_json::Value = serde_json::to_value(&e).unwrap();
+    assert_eq!(v["reason"], "follow-up-chosen");
+    assert_eq!(v["stage"], "memory");
+    let e = Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into(), "b".into()] };
+    assert_eq!(e.to_string(), "Batching 2 kernels of `/b/zoo` into one ncu run per stage: a, b");
+    assert_eq!(serde_json::to_value(&e).unwrap()["reason"], "batch-started");
+    let e = Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() };
+    assert_eq!(e.to_string(), "Window: y (w)");
 }

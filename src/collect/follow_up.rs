@@ -1,0 +1,55 @@
+//! The follow-up stage of `auto`: the rules read basic's metrics of the filtered kernel
+//! and name the stage that looks where its limiter is, with the conditions and values
+//! that decided, in words that go into the progress line, `commands.sh` and the
+//! manifest. A single run and a batch (per member, from its own rows) ask the same.
+
+use anyhow::Result;
+
+use crate::analyze::{rules::Rules, summary};
+use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelFilter;
+use crate::model::stage::Stage;
+use crate::ncu::parse::RawPage;
+
+/// The follow-up stage and why, from the rules over basic's metrics (its parsed page).
+pub(super) fn follow_up(
+    page: Result<RawPage, String>,
+    rules: &Rules,
+    filter: &KernelFilter,
+) -> Result<(Stage, String)> {
+    // A stage ends `ok` only with a readable page (see `unreadable_page`).
+    let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
+    let re = regex::Regex::new(&filter.pattern).ok();
+    let summary = summary::summarize([&page], re.as_ref());
+    let Some(k) = summary.kernels.first() else {
+        return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
+    };
+    let v = rules.decide(k);
+    let stage: Stage = v.follow_up_stage;
+    // The conditions that decided, then each field they read with its value, once.
+    let deciding: Vec<&crate::analyze::rules::Evidence> = v
+        .evidence
+        .iter()
+        .filter(|e| e.threshold != "-")
+        // A limiter's own conditions say why; the class rule's would repeat them.
+        .filter(|e| v.limiter.as_ref().is_none_or(|l| e.rule == l.id))
+        .collect();
+    let mut conditions: Vec<&str> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    for e in &deciding {
+        if !conditions.contains(&e.threshold.as_str()) {
+            conditions.push(&e.threshold);
+        }
+        let value = format!("{} = {}", e.field, crate::units::value(e.value));
+        if !values.contains(&value) {
+            values.push(value);
+        }
+    }
+    let evidence = [format!("{} ({})", conditions.join(", "), values.join(", "))];
+    let reason = match (&v.limiter, &v.rule) {
+        (Some(l), _) => format!("limiter `{}` ({}): {}", l.id, v.classification.name(), evidence.join(", ")),
+        (None, Some(rule)) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
+        (None, None) => format!("no rule decided (missing: {})", v.missing.join(", ")),
+    };
+    Ok((stage, reason))
+}

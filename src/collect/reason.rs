@@ -1,0 +1,109 @@
+//! Why a stage runs, as a value: the stage loop decides on the variant (a follow-up is
+//! written to `commands.sh` as "chosen", a retry as SASS only) instead of re-reading its
+//! own words, and the words are written once, in `Display`. They land in
+//! `run_manifest.yaml`'s `why`, the `commands.sh` comments and the progress lines, so
+//! they are part of kprof's output and do not change.
+
+use std::fmt;
+
+use crate::process::shell_comment;
+
+/// Why a stage runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reason {
+    /// `auto`: basic always runs first.
+    AutoFirst,
+    /// The stage was asked for (`--stage`, the manifests).
+    Requested,
+    /// The follow-up the rules chose from basic's metrics (their words).
+    FollowUp(String),
+    /// Discovery chose this kernel (its function name).
+    ChosenByDiscovery(String),
+    /// Again, after the window was fitted to the census (why it was fitted).
+    WindowFitted(String),
+    /// Again, with the filter narrowed to this one kernel.
+    NarrowedTo(String),
+    /// Again, printing SASS only: the kernel has no line info.
+    SassOnly,
+    /// The durations-only pass that counts every kernel's launches.
+    Census,
+    /// The batched run of a stage (as announced).
+    Batched(Box<Reason>),
+    /// The batched run of a stage, as one member's manifest records it.
+    BatchedWith {
+        /// Why the stage runs.
+        inner: Box<Reason>,
+        /// How many kernels the run served.
+        kernels: usize,
+    },
+}
+
+impl Reason {
+    /// The reason of the stages a plan names: `auto`'s basic, or what was asked for.
+    pub fn first(auto: bool) -> Reason {
+        if auto {
+            Reason::AutoFirst
+        } else {
+            Reason::Requested
+        }
+    }
+
+    /// What `commands.sh` says of a stage command written when the stage runs, after
+    /// `# Stage N: `: a chosen follow-up names its reason, a retry says what changed.
+    pub fn script_comment(&self, stage: &str) -> String {
+        match self {
+            Reason::FollowUp(reason) => format!("{stage}, chosen: {}", shell_comment(reason)),
+            Reason::SassOnly => format!("{stage} again, SASS only (no line info)"),
+            other => format!("{stage} ({})", shell_comment(&other.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reason::AutoFirst => f.write_str("auto: always first"),
+            Reason::Requested => f.write_str("requested"),
+            Reason::FollowUp(reason) => write!(f, "auto follow-up: {reason}"),
+            Reason::ChosenByDiscovery(kernel) => write!(f, "for `{kernel}`, chosen by discovery"),
+            Reason::WindowFitted(why) => write!(f, "again, window fitted: {why}"),
+            Reason::NarrowedTo(kernel) => write!(f, "again, for `{kernel}` only"),
+            Reason::SassOnly => f.write_str("again, SASS only: no line info"),
+            Reason::Census => f.write_str("census: count every kernel's launches (durations only)"),
+            Reason::Batched(inner) => write!(f, "{inner}; batched"),
+            Reason::BatchedWith { inner, kernels } => {
+                write!(f, "{inner}; batched with {kernels} kernel(s) of this program")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_read_as_the_manifest_records_them() {
+        assert_eq!(Reason::first(true).to_string(), "auto: always first");
+        assert_eq!(Reason::first(false).to_string(), "requested");
+        let follow = Reason::FollowUp("rule `x` (memory): y".into());
+        assert_eq!(follow.to_string(), "auto follow-up: rule `x` (memory): y");
+        let batched = Reason::BatchedWith { inner: Box::new(follow.clone()), kernels: 3 };
+        assert_eq!(
+            batched.to_string(),
+            "auto follow-up: rule `x` (memory): y; batched with 3 kernel(s) of this program"
+        );
+        assert_eq!(Reason::Batched(Box::new(Reason::AutoFirst)).to_string(), "auto: always first; batched");
+        assert_eq!(Reason::NarrowedTo("k".into()).to_string(), "again, for `k` only");
+    }
+
+    #[test]
+    fn the_script_names_a_chosen_follow_up_and_a_sass_retry() {
+        assert_eq!(Reason::FollowUp("a\tb".into()).script_comment("memory"), "memory, chosen: a\\tb");
+        assert_eq!(Reason::SassOnly.script_comment("source"), "source again, SASS only (no line info)");
+        assert_eq!(
+            Reason::ChosenByDiscovery("k".into()).script_comment("basic"),
+            "basic (for `k`, chosen by discovery)"
+        );
+    }
+}

@@ -480,7 +480,7 @@ fn unreadable_page(
 fn follow_up(page: Result<RawPage, String>, rules: &Rules, filter: &KernelFilter) -> Result<(Stage, String)> {
     // A stage ends `ok` only with a readable page (see `unreadable_page`).
     let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
-    let re = regex::Regex::new(&filter.pattern).ok();
+    let re = filter.compiled().cloned();
     let summary = summary::summarize([&page], re.as_ref());
     let Some(k) = summary.kernels.first() else {
         return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));

@@ -1,6 +1,7 @@
-//! The validator: one kprof table of a manifest, read key by key into typed settings and
-//! kernel entries. Every error names the manifest, the table (or entry) and the key, and
-//! says how to fix it; unknown keys are warnings with the closest known key.
+//! The validator: one kprof table of a manifest, read key by key into typed settings (and,
+//! through `entry.rs`, kernel entries). Every error names the manifest, the table (or
+//! entry) and the key, and says how to fix it; unknown keys are warnings with the closest
+//! known key.
 
 use std::collections::BTreeMap;
 use std::fmt;

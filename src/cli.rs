@@ -547,7 +547,9 @@ where
 
 #[cfg(test)]
 mod tests {
+    use super::kernel::StagesArg;
     use super::*;
+    use crate::model::stage::{Stage, StageSelection};
 
     fn parse(line: &str) -> Result<KprofArgs, clap::Error> {
         parse_from(std::iter::once("cargo-kprof").chain(line.split_whitespace()))
@@ -571,7 +573,8 @@ mod tests {
         assert_eq!(a.profile.packages.packages, ["demo"]);
         assert_eq!(a.profile.bench.as_deref(), Some("hgemm"));
         assert_eq!(a.profile.kernel.kernels, ["hgemm", "copy"]);
-        assert_eq!(a.profile.kernel.stages.as_deref(), Some("basic,memory"));
+        let basic_memory = StageSelection::List(vec![Stage::Basic, Stage::Memory]);
+        assert_eq!(a.profile.kernel.stages, Some(StagesArg(Ok(basic_memory))));
         assert_eq!(a.profile.kernel.launch_count, Some(3));
         assert_eq!(a.profile.kernel.envs, [("NO_GRAPH".to_string(), "1".to_string())]);
         assert_eq!(a.profile.bench_args, ["--m", "4096"]);
@@ -618,9 +621,10 @@ mod tests {
                     (k.kernels.as_slice(), k.kernel_regex.as_deref()),
                     (&["copy".to_string()][..], Some("c.py"))
                 );
+                let memory = StagesArg(Ok(StageSelection::List(vec![Stage::Memory])));
                 assert_eq!(
-                    (k.stages.as_deref(), k.launch_skip, k.launch_count),
-                    (Some("memory"), Some(2), Some(2))
+                    (k.stages.as_ref(), k.launch_skip, k.launch_count),
+                    (Some(&memory), Some(2), Some(2))
                 );
                 assert_eq!(k.envs, [("X".to_string(), "1".to_string())]);
                 assert!(k.dry_run && k.output_dir.is_some());

@@ -3,17 +3,20 @@
 //! Everything is decided here, before any process starts: which kernels, which
 //! targets to build, each kernel's filter, launch window, stages, environment and
 //! working directory. Later steps only carry the plan out, and `--dry-run` shows it.
+//!
+//! This file holds the types: the typed [`Request`] the command line becomes, and the
+//! [`Plan`] it resolves into, with domain values only (a compiled [`KernelFilter`], a
+//! [`StagePlan`], [`GpuId`]s), never clap structs or raw strings. The resolution itself
+//! is in `plan/resolve.rs`; spreading over GPUs, shards and finding a target's package
+//! each have their own file.
 
 use std::collections::BTreeMap;
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use cargo_metadata::Metadata;
 use kprof_contract::env as contract;
 
 use crate::build::{BuildRequest, BuildTarget, Features};
-use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime};
+use crate::config::{CargoTargetKind, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::WindowOrigin;
@@ -43,7 +46,7 @@ pub struct Plan {
     pub batch: bool,
     /// The GPUs the kernels are spread over, one worker each (`--gpus`, `--jobs`); empty:
     /// one worker, on whatever GPU the program picks.
-    pub gpus: Vec<String>,
+    pub gpus: Vec<GpuId>,
     /// Notes for the user about choices made (ignored options, defaults taken).
     pub notes: Vec<String>,
     /// The shard of the selection this plan holds, when the selection was split.
@@ -90,7 +93,7 @@ pub struct Request {
     /// `--no-batch`.
     pub no_batch: bool,
     /// `--gpus LIST` / `--jobs N`: the GPUs to spread the kernels over.
-    pub gpus: Vec<String>,
+    pub gpus: Vec<GpuId>,
     /// `--sudo`.
     pub sudo: bool,
     /// `-- BENCH_ARGS`.
@@ -224,167 +227,28 @@ impl KernelPlan {
     }
 }
 
-pub use crate::model::window::{defaults, window_for, window_origin};
+pub use crate::model::window::{defaults, window_for};
 mod gpus;
+mod resolve;
 mod shard;
 mod targets;
 
-pub use gpus::{gpu_list, VISIBLE_DEVICES};
+pub use gpus::{gpu_list, GpuId, GpuList, VISIBLE_DEVICES};
+pub use resolve::resolve;
 pub use shard::apply_shard;
-use targets::target_package;
 
-/// Resolves the profile command line against the workspace's metadata and configuration.
-pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
-    // The regex first: whatever else is wrong with the selection, this is named.
-    if let Some(re) = &args.kernel_regex {
-        check_kernel_regex(re)?;
-    }
-
-    let packages = &args.packages;
-    let mut notes = Vec::new();
-    let mut kernels = Vec::new();
-
-    let explicit_target = args.target.as_ref().map(|(kind, name)| (*kind, name));
-    // A selection that finds nothing configured also offers the targets the workspace has.
-    let configured_here = config.kernels.iter().any(|k| packages.is_empty() || packages.contains(&k.package));
-    let unconfigured = |f: Failure, hint: Option<&str>| match configured_here {
-        true => f,
-        false => crate::config::targets::offer_direct_forms(f, metadata, packages, hint),
-    };
-
-    if let Some(index) = args.index {
-        kernels.push(from_entry(config.select_by_index(index, packages)?, None, args, &mut notes)?);
-    } else if let Some((kind, name)) = explicit_target {
-        let package = target_package(metadata, packages, kind, name)?;
-        let hints: Vec<Option<&String>> =
-            if args.kernels.is_empty() { vec![None] } else { args.kernels.iter().map(Some).collect() };
-        for hint in hints {
-            // A configured entry for this very target and hint keeps its settings.
-            let configured = hint.and_then(|h| {
-                config.kernels.iter().find(|k| {
-                    k.package == package
-                        && k.name == *h
-                        && k.target == KernelTarget::Cargo { kind, name: name.clone() }
-                })
-            });
-            match configured {
-                Some(entry) => kernels.push(from_entry(entry, hint.map(String::as_str), args, &mut notes)?),
-                None => kernels.push(ad_hoc(
-                    metadata,
-                    config,
-                    &package,
-                    kind,
-                    name,
-                    hint.map(String::as_str),
-                    args,
-                    &mut notes,
-                )?),
-            }
-        }
-    } else if !args.kernels.is_empty() {
-        for hint in &args.kernels {
-            let entry = config.select_by_hint(hint, packages).map_err(|f| unconfigured(f, Some(hint)))?;
-            kernels.push(from_entry(entry, Some(hint), args, &mut notes)?);
-        }
-    } else {
-        let listed = config.listing(packages).map_err(|f| unconfigured(f, None))?;
-        if listed.is_empty() {
-            return Err(unconfigured(config.nothing_configured(packages), None).into());
-        }
-        if listed.len() > 1 && !args.workspace && packages.is_empty() {
-            let names: Vec<String> =
-                listed.iter().map(|l| format!("#{} {}", l.index, l.kernel.name)).collect();
-            return Err(Failure::new(ExitCode::Config, "no kernel selected")
-                .help(format!("configured kernels: {}", names.join(", ")))
-                .help("pick one with --kernel NAME or --index N, or profile them all with --workspace")
-                .into());
-        }
-        for l in listed {
-            kernels.push(from_entry(l.kernel, None, args, &mut notes)?);
-        }
-    }
-
-    if let Some(shard) = &args.partition {
-        kernels = apply_shard(shard, kernels, &mut notes);
-    }
-    let cargo_targets: Vec<BuildTarget> = {
-        let mut t: Vec<BuildTarget> = kernels
-            .iter()
-            .filter_map(|k| match &k.target {
-                PlannedTarget::Cargo(t) => Some(t.clone()),
-                PlannedTarget::Command(_) => None,
-            })
-            .collect();
-        t.sort();
-        t.dedup();
-        t
-    };
-    let build = if cargo_targets.is_empty() {
-        None
-    } else {
-        let base = match &args.target_dir {
-            Some(d) => absolute(d)?,
-            None => metadata.target_directory.clone().into(),
-        };
-        Some(BuildRequest {
-            cargo,
-            manifest_path: config.workspace_manifest_path.clone(),
-            target_dir: base.join("kprof"),
-            profile: args.profile.clone(),
-            features: args.features.clone(),
-            targets: cargo_targets,
-            user_nvcc_append_flags: std::env::var("NVCC_APPEND_FLAGS").ok(),
-        })
-    };
-    if let Some(b) = &build {
-        if let Some(flags) = &b.user_nvcc_append_flags {
-            if crate::build::has_device_debug_flag(flags) {
-                notes.push(format!(
-                    "NVCC_APPEND_FLAGS contains -G ({flags}): device debug code is unoptimised, so the profile \
-                     will not show release behaviour; remove -G (kprof adds -lineinfo for source mapping)"
-                ));
-            }
-        }
-    }
-    if let Some(StagePlan::Custom(StageCollection::Custom { set: Some(set), sections })) = &args.stages {
-        if !sections.is_empty() {
-            notes.push(format!(
-                "--set {set} and --sections {} both apply: ncu collects the set's sections and these",
-                sections.join(",")
-            ));
-        }
-    }
-
-    // Checked now, not after minutes of compilation; absolute, because ncu and the
-    // program run in the package directory, not in the caller's.
-    let output_dir = args.output_dir.as_deref().map(absolute).transpose()?;
-    if let Some(d) = &output_dir {
-        crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
-    }
-
-    let mut plan = Plan {
-        workspace_root: config.workspace_root.clone(),
-        profile_root: crate::profile::dir::profiles_root(&config.workspace_root),
-        build,
-        kernels,
-        output_dir,
-        dry_run: args.dry_run,
-        timeout: args.timeout,
-        batch: !args.no_batch,
-        gpus: Vec::new(),
-        notes,
-        partition: args.partition.as_ref().map(|s| s.partition),
-    };
-    plan.assign_gpus(&args.gpus);
-    Ok(plan)
+/// The `--kernel-regex` filter, compiled once; a regex that is not one is refused (exit 3),
+/// naming it.
+pub fn kernel_regex_filter(re: &str) -> Result<KernelFilter, Failure> {
+    KernelFilter::try_regex(re).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {}", e.error))
+            .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
+    })
 }
 
 /// Refuses a `--kernel-regex` that is not a valid regex (exit 3), naming it.
 pub fn check_kernel_regex(re: &str) -> Result<(), Failure> {
-    regex::Regex::new(re).map(|_| ()).map_err(|e| {
-        Failure::new(ExitCode::Config, format!("--kernel-regex `{re}` is not a valid regex: {e}"))
-            .help("escape metacharacters, e.g. --kernel-regex 'gemm\\(.*\\)'")
-    })
+    kernel_regex_filter(re).map(|_| ())
 }
 
 /// `path` made absolute against the current directory, once, here: every later step may
@@ -400,140 +264,6 @@ fn package_dir(manifest_path: &Path) -> PathBuf {
     manifest_path.parent().map(Path::to_path_buf).unwrap_or_default()
 }
 
-/// A plan for a configured kernel, with command-line overrides applied.
-fn from_entry(
-    entry: &KernelEntry,
-    hint: Option<&str>,
-    args: &Request,
-    notes: &mut Vec<String>,
-) -> Result<KernelPlan> {
-    let (target, mut program_args, package) = match &entry.target {
-        KernelTarget::Cargo { kind, name } => (
-            PlannedTarget::Cargo(BuildTarget {
-                package: entry.package.clone(),
-                kind: *kind,
-                name: name.clone(),
-            }),
-            Vec::new(),
-            Some(entry.package.clone()),
-        ),
-        KernelTarget::Command(words) => (PlannedTarget::Command(words.clone()), Vec::new(), None),
-    };
-    program_args.extend(entry.args.iter().cloned());
-    program_args.extend(args.bench_args.iter().cloned());
-    let filter = match (&args.kernel_regex, hint) {
-        (Some(re), _) => KernelFilter::regex(re.clone()),
-        (None, Some(h)) if crate::model::filter::parse_hint(h).0 != entry.name => KernelFilter::from_hint(h),
-        _ => KernelFilter::regex(entry.kernel_regex.clone()),
-    };
-    let s = &entry.settings;
-    let plan = KernelPlan {
-        name: entry.name.clone(),
-        configured_at: Some(format!("{} in {}", entry.location(), entry.manifest_path.display())),
-        package,
-        target,
-        runtime: entry.runtime,
-        args: program_args,
-        env: merged_env(&s.env, &args.envs),
-        cwd: package_dir(&entry.manifest_path),
-        filter: Some(filter),
-        case: (entry.runtime == Runtime::Harness).then(|| entry.case.clone()),
-        window: window_for(
-            entry.runtime,
-            args.launch_skip.or(s.launch_skip),
-            args.launch_count.or(s.launch_count),
-            &entry.name,
-            notes,
-        ),
-        window_origin: window_origin(
-            args.launch_skip.or(s.launch_skip),
-            args.launch_count.or(s.launch_count),
-        ),
-        stages: stage_plan(args, s.stages.clone()),
-        clock_control: clock(args.clock_control, s.clock_control),
-        tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
-        privilege: privilege(args.sudo, s.privilege),
-        partition: None,
-        extra_stages: Vec::new(),
-    };
-    Ok(plan)
-}
-
-/// `--sudo` wins; else the manifests' `privilege`; else none.
-fn privilege(sudo_flag: bool, configured: Option<Privilege>) -> Privilege {
-    if sudo_flag {
-        Privilege::Sudo
-    } else {
-        configured.unwrap_or_default()
-    }
-}
-
-/// A plan for a target named on the command line with no configured entry.
-#[allow(clippy::too_many_arguments)]
-fn ad_hoc(
-    metadata: &Metadata,
-    config: &Config,
-    package: &str,
-    kind: CargoTargetKind,
-    target_name: &str,
-    hint: Option<&str>,
-    args: &Request,
-    notes: &mut Vec<String>,
-) -> Result<KernelPlan> {
-    let pkg = metadata.packages.iter().find(|p| p.name.as_str() == package);
-    let uses_harness = pkg.is_some_and(|p| p.dependencies.iter().any(|d| d.name == "kprof-harness"));
-    let runtime = if uses_harness { Runtime::Harness } else { Runtime::Cuda };
-    let pkg_settings = config.packages.iter().find(|p| p.package == package).map(|p| &p.settings);
-    let s = match pkg_settings {
-        Some(p) => config.workspace_defaults.overridden_by(p),
-        None => config.workspace_defaults.clone(),
-    };
-    let filter = match (&args.kernel_regex, hint) {
-        (Some(re), _) => Some(KernelFilter::regex(re.clone())),
-        (None, Some(h)) => Some(KernelFilter::from_hint(h)),
-        (None, None) => None,
-    };
-    let name = hint
-        .map(|h| crate::model::filter::parse_hint(h).0.to_string())
-        .unwrap_or_else(|| target_name.to_string());
-    Ok(KernelPlan {
-        configured_at: None,
-        package: Some(package.to_string()),
-        target: PlannedTarget::Cargo(BuildTarget {
-            package: package.to_string(),
-            kind,
-            name: target_name.to_string(),
-        }),
-        runtime,
-        args: args.bench_args.clone(),
-        env: merged_env(&s.env, &args.envs),
-        cwd: pkg
-            .map(|p| package_dir(p.manifest_path.as_std_path()))
-            .unwrap_or_else(|| config.workspace_root.clone()),
-        filter,
-        // Ad hoc: every case of the bench runs in the window; the filter picks kernels.
-        case: None,
-        window: window_for(
-            runtime,
-            args.launch_skip.or(s.launch_skip),
-            args.launch_count.or(s.launch_count),
-            &name,
-            notes,
-        ),
-        window_origin: window_origin(
-            args.launch_skip.or(s.launch_skip),
-            args.launch_count.or(s.launch_count),
-        ),
-        stages: stage_plan(args, s.stages.clone()),
-        clock_control: clock(args.clock_control, s.clock_control),
-        tolerance_pct: s.tolerance_pct.unwrap_or(defaults::TOLERANCE_PCT),
-        privilege: privilege(args.sudo, s.privilege),
-        partition: None,
-        extra_stages: Vec::new(),
-        name,
-    })
-}
-
 /// The configured environment with the `--env` pairs on top.
 pub fn merged_env(
     configured: &BTreeMap<String, String>,
@@ -542,15 +272,4 @@ pub fn merged_env(
     let mut env = configured.clone();
     env.extend(cli.iter().cloned());
     env
-}
-
-fn clock(cli: Option<ClockControl>, configured: Option<config::ClockControl>) -> ClockControl {
-    match (cli, configured) {
-        (Some(ClockControl::Base), _) | (None, Some(config::ClockControl::Base)) => ClockControl::Base,
-        _ => ClockControl::None,
-    }
-}
-
-fn stage_plan(args: &Request, configured: Option<StageSelection>) -> StagePlan {
-    args.stages.clone().unwrap_or_else(|| StagePlan::Stages(configured.unwrap_or_default()))
 }

@@ -6,6 +6,13 @@
 //! running text such as a comparison's explanation (three or four significant digits,
 //! scientific notation for very large or small values). The picture's axes and bars use
 //! [`pct`], [`ratio`], [`tick`], [`log_tick`] and [`grouped`].
+//!
+//! Percentages in text have a fixed number of decimals chosen by the place that shows
+//! them: [`pct_fixed`] for a share (`83.0 %`), [`pct_signed`] for a change (`+3.2 %`),
+//! [`pct_spread`] for a band (`±0.4 %`); [`delta_pct`] computes a change the one way.
+//! The comparison, A/B, analysis and stage-loop modules still format their percentages
+//! inline (`{:+.1} %`); these are what those lines become, byte for byte, so they are
+//! allowed to be unused until then.
 
 /// Shown for a figure that was not collected (never 0).
 pub const NOT_COLLECTED: &str = "not collected";
@@ -53,6 +60,31 @@ pub fn pct(v: f64) -> String {
     } else {
         format!("{v:.2} %")
     }
+}
+
+/// The change from `base` to `current` in percent of `base` (its magnitude, so a
+/// negative base still reads the right way round); `None` when `base` is 0.
+#[allow(dead_code)]
+pub fn delta_pct(base: f64, current: f64) -> Option<f64> {
+    (base != 0.0).then(|| 100.0 * (current - base) / base.abs())
+}
+
+/// A share with `decimals` decimals: `83.0 %`.
+#[allow(dead_code)]
+pub fn pct_fixed(v: f64, decimals: usize) -> String {
+    format!("{v:.decimals$} %")
+}
+
+/// A change with its sign and `decimals` decimals: `+3.2 %`, `-0.50 %`.
+#[allow(dead_code)]
+pub fn pct_signed(v: f64, decimals: usize) -> String {
+    format!("{v:+.decimals$} %")
+}
+
+/// A band around a value with `decimals` decimals: `±0.40 %`.
+#[allow(dead_code)]
+pub fn pct_spread(v: f64, decimals: usize) -> String {
+    format!("±{v:.decimals$} %")
 }
 
 /// A ratio such as warps per issue: `298`, `13.4`, `0.95`.
@@ -169,5 +201,21 @@ mod tests {
         assert_eq!(sig(77.169, 3), "77.2");
         assert_eq!(grouped(1_048_576.0), "1,048,576");
         assert_eq!(seconds(0.842), "0.84 s");
+    }
+
+    #[test]
+    fn percentages_read_as_the_inline_formats_did() {
+        for v in [0.0, 3.25, -0.049, 12.5, -100.0, 1e-7, 250.04] {
+            assert_eq!(pct_fixed(v, 1), format!("{v:.1} %"));
+            assert_eq!(pct_fixed(v, 0), format!("{v:.0} %"));
+            assert_eq!(pct_signed(v, 1), format!("{v:+.1} %"));
+            assert_eq!(pct_signed(v, 2), format!("{v:+.2} %"));
+            assert_eq!(pct_spread(v, 2), format!("±{v:.2} %"));
+        }
+        assert_eq!(pct_signed(3.21, 1), "+3.2 %");
+        assert_eq!(pct_signed(-0.5, 2), "-0.50 %");
+        assert_eq!(delta_pct(200.0, 210.0), Some(5.0));
+        assert_eq!(delta_pct(-200.0, -190.0), Some(5.0));
+        assert_eq!(delta_pct(0.0, 1.0), None);
     }
 }

@@ -152,7 +152,7 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
         prov.kernel_filter = match &record.kernel {
             Some(k) => {
                 let f = KernelFilter::from_hint(k);
-                kernel_filter = regex::Regex::new(&f.pattern).ok();
+                kernel_filter = f.compiled().cloned();
                 format!("`{}` (from --kernel {k})", f.to_ncu_arg())
             }
             None => "none: every kernel in the files".into(),

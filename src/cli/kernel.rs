@@ -1,5 +1,10 @@
 //! The profiling options `cargo kprof`, `check` and `run --archive` share, beside
 //! `cli.rs` so that it stays one readable file.
+//!
+//! `--stages` and `--gpus` are parsed by clap's value parsers into typed values. A stage
+//! list that names an unknown stage still parses (into [`StagesArg`], which keeps the
+//! error): it is refused when the request is made, as a configuration error (exit 3) with
+//! the help the manifests' `stages` gets, after the hints are checked, as before.
 
 use std::path::PathBuf;
 
@@ -7,8 +12,8 @@ use clap::Args;
 
 use crate::error::{ExitCode, Failure};
 use crate::model::partition::{Partition, Shard};
-use crate::model::stage::StageSelection;
-use crate::plan::{Request, StagePlan};
+use crate::model::stage::{StageSelection, UnknownStage};
+use crate::plan::{GpuList, Request, StagePlan};
 
 /// The profiling options `cargo kprof` and `run --archive` share: which kernels, their
 /// launch window, stages and environment, and where the profile goes.
@@ -22,8 +27,8 @@ pub struct KernelOptions {
     #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
     pub kernel_regex: Option<String>,
     /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
-    #[arg(long, value_name = "auto|all|LIST", help_heading = "Profiling Options")]
-    pub stages: Option<String>,
+    #[arg(long, value_name = "auto|all|LIST", value_parser = parse_stages, help_heading = "Profiling Options")]
+    pub stages: Option<StagesArg>,
     /// Matching launches to skip before profiling (programs without the kprof harness); unset, kprof's default is fitted to the program when it would skip every launch
     #[arg(long, value_name = "N", help_heading = "Profiling Options")]
     pub launch_skip: Option<u32>,
@@ -40,8 +45,8 @@ pub struct KernelOptions {
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,
     /// Spread the kernels over these GPUs (indices or UUIDs, comma-separated), one worker and one ncu per GPU; each program's kernels stay on one GPU
-    #[arg(long, value_name = "LIST", conflicts_with = "jobs", help_heading = "Profiling Options")]
-    pub gpus: Option<String>,
+    #[arg(long, value_name = "LIST", value_parser = parse_gpus, conflicts_with = "jobs", help_heading = "Profiling Options")]
+    pub gpus: Option<GpuList>,
     /// Spread the kernels over GPUs 0 to N-1 (as --gpus 0,1,...)
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
     pub jobs: Option<u32>,
@@ -63,10 +68,11 @@ impl KernelOptions {
             crate::model::names::check_kernel_hint(k)?;
         }
         let stages = match &self.stages {
-            Some(s) => Some(StagePlan::Stages(StageSelection::parse_str(s).map_err(|e| {
-                Failure::new(ExitCode::Config, format!("--stages: {e}"))
-                    .help("e.g. --stages auto, --stages all, --stages basic,memory")
-            })?)),
+            Some(StagesArg(Ok(selection))) => Some(StagePlan::Stages(selection.clone())),
+            Some(StagesArg(Err(e))) => {
+                return Err(Failure::new(ExitCode::Config, format!("--stages: {e}"))
+                    .help("e.g. --stages auto, --stages all, --stages basic,memory"))
+            }
             None => None,
         };
         Ok(Request {
@@ -81,10 +87,25 @@ impl KernelOptions {
             // `KPROF_NO_BATCH=1` does the same for runs started by scripts (cluster jobs).
             no_batch: self.no_batch || std::env::var_os("KPROF_NO_BATCH").is_some_and(|v| v == "1"),
             partition: self.partition.map(Shard::from_flag),
-            gpus: crate::plan::gpu_list(self.gpus.as_deref(), self.jobs),
+            gpus: crate::plan::gpu_list(self.gpus.as_ref(), self.jobs),
             ..Request::default()
         })
     }
+}
+
+/// `--stages` as parsed: the selection, or the unknown stage it named (refused by
+/// [`KernelOptions::request`], see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StagesArg(pub Result<StageSelection, UnknownStage>);
+
+/// Parses `--stages`: `auto`, `all` or a comma-separated list of stage names.
+pub fn parse_stages(s: &str) -> Result<StagesArg, String> {
+    Ok(StagesArg(StageSelection::parse_str(s)))
+}
+
+/// Parses `--gpus`: indices or UUIDs, comma-separated.
+pub fn parse_gpus(s: &str) -> Result<GpuList, String> {
+    s.parse().map_err(|e: std::convert::Infallible| match e {})
 }
 
 /// Parses `KEY=VAL` for `--env`.

@@ -19,8 +19,7 @@ pub(super) fn follow_up(
 ) -> Result<(Stage, String)> {
     // A stage ends `ok` only with a readable page (see `unreadable_page`).
     let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
-    let re = regex::Regex::new(&filter.pattern).ok();
-    let summary = summary::summarize([&page], re.as_ref());
+    let summary = summary::summarize([&page], filter.compiled());
     let Some(k) = summary.kernels.first() else {
         return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
     };

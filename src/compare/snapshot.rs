@@ -12,7 +12,6 @@ use crate::analyze::rules::{BottleneckDecision, KernelVerdict};
 use crate::analyze::summary::{KernelSummary, MetricsSummary};
 use crate::error::{ExitCode, Failure};
 pub use crate::model::timing::TimingFacts;
-use crate::profile::fs::read_json;
 use crate::profile::target_spec::TargetSpec;
 use crate::profile::ProfileDir;
 
@@ -118,11 +117,11 @@ impl Snapshot {
         let profile = ProfileDir::at(dir);
         let spec_path = profile.target_spec_path();
         let spec = if spec_path.is_file() { Some(TargetSpec::read_from(&spec_path)?) } else { None };
-        let timing_doc: Option<ResultFile> = read_json(&profile.timing_path()).ok().flatten();
+        let timing_doc: Option<ResultFile> = profile.read_timing().ok().flatten();
         // A `check --timing-only` profile has a timing and no ncu metrics.
-        let summary: MetricsSummary = match read_json(&profile.metrics_summary_path())? {
+        let summary: MetricsSummary = match profile.read_metrics_summary()? {
             Some(s) => s,
-            None if profile.timing_path().is_file() => MetricsSummary {
+            None if profile.has_timing() => MetricsSummary {
                 schema_version: 1,
                 device: None,
                 kernels: vec![KernelSummary {
@@ -144,7 +143,8 @@ impl Snapshot {
         let kernel = summary.kernels.first().cloned().ok_or_else(|| {
             Failure::new(ExitCode::Config, format!("{} summarises no kernel", dir.display()))
         })?;
-        let verdict = read_json::<BottleneckDecision>(&profile.bottleneck_decision_path())
+        let verdict = profile
+            .read_bottleneck_decision::<BottleneckDecision>()
             .ok()
             .flatten()
             .and_then(|d| d.kernels.into_iter().find(|v| v.kernel == kernel.kernel));

@@ -11,6 +11,8 @@
 //! then kernel entries in manifest order, then keys in the schema order below. Unknown
 //! keys are warnings, with a suggestion when a known key is within two edits.
 //!
+//! `table.rs` reads the keys of one table; `entry.rs` reads a kernel entry.
+//!
 //! # Schema
 //!
 //! ```toml
@@ -57,13 +59,13 @@ use cargo_metadata::{Metadata, Package};
 use crate::error::{ExitCode, Failure};
 pub use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
 use crate::model::stage::StageSelection;
+mod entry;
 mod table;
 pub(crate) mod targets;
 
 use crate::suggest::edit_distance;
-use table::{
-    read_kernel_entry, Level, Table, INCLUDE_KEY, KERNELS_TABLE, PACKAGE_TABLE, SETTING_KEYS, WORKSPACE_TABLE,
-};
+use entry::read_kernel_entry;
+use table::{Level, Table, INCLUDE_KEY, KERNELS_TABLE, PACKAGE_TABLE, SETTING_KEYS, WORKSPACE_TABLE};
 
 /// The crate a package depends on when its benches use the kprof harness.
 pub const HARNESS_CRATE: &str = "kprof-harness";
@@ -192,6 +194,7 @@ pub struct KernelEntry {
     /// The harness case regex; the escaped name unless `case` was given.
     pub case: String,
     /// The kernel-name regex for ncu's filter; `.*<escaped name>.*` unless `regex` was given.
+    /// Checked here: the plan makes it a [`crate::model::filter::KernelFilter`] as it is.
     pub kernel_regex: String,
     /// Whether `regex` was written in the manifest (rather than derived from the name).
     pub kernel_regex_explicit: bool,

@@ -1,18 +1,18 @@
-//! The validator: one kprof table of a manifest, read key by key into typed settings and
-//! kernel entries. Every error names the manifest, the table (or entry) and the key, and
-//! says how to fix it; unknown keys are warnings with the closest known key.
+//! The validator: one kprof table of a manifest, read key by key into typed settings (and,
+//! through `entry.rs`, kernel entries). Every error names the manifest, the table (or
+//! entry) and the key, and says how to fix it; unknown keys are warnings with the closest
+//! known key.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use cargo_metadata::Package;
 use serde_json::{Map, Value};
 
-use super::{entry_location, ConfigWarning, IncludeGlob, KernelEntry, KernelTarget, Settings, HARNESS_CRATE};
+use super::{ConfigWarning, IncludeGlob, Settings};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
-use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
+use crate::model::kinds::{ClockControl, Privilege};
 use crate::model::names;
 use crate::model::stage::{Stage, StageSelection};
 use crate::suggest::edit_distance;
@@ -353,19 +353,34 @@ impl<'a> Table<'a> {
             .map(Some)
     }
 
+    /// A regex the `regex` crate accepts (a harness case, a kernel filter), as written.
     pub(super) fn regex(&self, key: &str, example: &str) -> Result<Option<&'a str>, Failure> {
         let Some(pattern) = self.string(key, example)? else {
             return Ok(None);
         };
-        match regex::Regex::new(pattern) {
+        match KernelFilter::try_regex(pattern) {
             Ok(_) => Ok(Some(pattern)),
-            Err(err) => {
-                Err(self.error(key, format_args!("invalid regex {pattern:?}:\n{err}")).help(format!(
+            Err(e) => {
+                Err(self.error(key, format_args!("invalid regex {pattern:?}:\n{}", e.error)).help(format!(
                     "escape regex metacharacters with `\\\\` in TOML strings, or use a literal \
                      string; for example: `{example}`"
                 )))
             }
         }
+    }
+
+    /// Where the table is, as messages show it.
+    pub(super) fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The same table, shown at `location` (once an entry's name is known).
+    pub(super) fn relocated(self, location: String) -> Self {
+        Table { location, ..self }
+    }
+
+    pub(super) fn manifest(&self) -> &'a Path {
+        self.manifest
     }
 
     pub(super) fn kernel_entries(&self) -> Result<&'a [Value], Failure> {
@@ -395,179 +410,8 @@ impl<'a> Table<'a> {
     }
 }
 
-pub(super) fn read_kernel_entry(
-    package: &Package,
-    manifest: &Path,
-    number: usize,
-    value: &Value,
-    inherited: &Settings,
-    warnings: &mut Vec<ConfigWarning>,
-) -> Result<KernelEntry, Failure> {
-    // The name first, so that every later message can show it.
-    let unnamed = Table::new(manifest, entry_location(number, None), value)?;
-    let name = match unnamed.get("name") {
-        None => {
-            return Err(Failure::new(
-                ExitCode::Config,
-                format!("{} of {}: missing required key `name`", unnamed.location, manifest.display()),
-            )
-            .help("name the kernel (the hint matched against kernel names): `name = \"hgemm\"`"));
-        }
-        Some(_) => unnamed.string("name", "name = \"hgemm\"")?.unwrap_or_default().to_string(),
-    };
-    // Checked before the name is shown anywhere: a line break would split the message too.
-    names::check_name(&name).map_err(|problem| {
-        unnamed.error("name", format_args!("{:?} {problem}", name)).help(
-            "a kernel name is written into commands.sh and file names: \
-             use printable characters only, like `name = \"hgemm\"`",
-        )
-    })?;
-    let table = Table { location: entry_location(number, Some(&name)), ..unnamed };
-
-    let mut allowed = SETTING_KEYS.to_vec();
-    allowed.extend(KERNEL_KEYS.iter().filter(|k| **k != "kernels"));
-    table.warn_unknown_keys(&allowed, Level::Kernel, warnings);
-
-    let mut cargo_targets = Vec::new();
-    for kind in CargoTargetKind::ALL {
-        if let Some(target_name) = table.string(kind.name(), &format!("{kind} = \"{name}\""))? {
-            cargo_targets.push((kind, target_name));
-        }
-    }
-    let command = table.string_list("command", "command = [\"python3\", \"bench.py\"]")?;
-    let target = match (cargo_targets.as_slice(), command) {
-        ([], None) => {
-            return Err(table.error("bench", "the entry names no target").help(format!(
-                "add exactly one of `bench = \"{name}\"`, `example = \"...\"`, `bin = \"...\"` \
-                 or `command = [\"program\", \"arg\"]`"
-            )));
-        }
-        ([], Some(words)) if words.is_empty() || words[0].trim().is_empty() => {
-            return Err(table
-                .error("command", "the first element must be the program to run")
-                .help("for example: `command = [\"python3\", \"bench.py\"]`"));
-        }
-        ([], Some(words)) => KernelTarget::Command(words),
-        ([(kind, target_name)], None) => {
-            check_target_exists(&table, package, *kind, target_name)?;
-            KernelTarget::Cargo { kind: *kind, name: target_name.to_string() }
-        }
-        (cargo, command) => {
-            let mut keys: Vec<&str> = cargo.iter().map(|(kind, _)| kind.name()).collect();
-            if command.is_some() {
-                keys.push("command");
-            }
-            let listed: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
-            let problem = format!("the entry names {} targets ({})", keys.len(), listed.join(" and "));
-            return Err(table.error(keys[1], problem).help(
-                "keep exactly one of `bench`, `example`, `bin` or `command`; \
-                 declare another entry for the other target",
-            ));
-        }
-    };
-
-    let runtime = match table.one_of("runtime", &Runtime::ALL, Runtime::name)? {
-        Some(runtime @ (Runtime::Command | Runtime::PythonTriton))
-            if !matches!(target, KernelTarget::Command(_)) =>
-        {
-            let problem =
-                format!("`runtime = \"{runtime}\"` needs a `command`, but the entry names {target}");
-            return Err(table.error("runtime", problem).help(
-                "remove `runtime` to profile the cargo target, \
-                 or replace the target with `command = [\"program\", \"arg\"]`",
-            ));
-        }
-        Some(runtime @ (Runtime::Harness | Runtime::Cuda)) if matches!(target, KernelTarget::Command(_)) => {
-            let problem =
-                format!("`runtime = \"{runtime}\"` needs a cargo target, but the entry names a `command`");
-            return Err(table.error("runtime", problem).help(
-                "remove `runtime` (a command runs as `runtime = \"command\"`), \
-                 or name a `bench`, `example` or `bin` instead of `command`",
-            ));
-        }
-        Some(runtime) => runtime,
-        None if matches!(target, KernelTarget::Command(_)) => Runtime::Command,
-        None if depends_on_harness(package) => Runtime::Harness,
-        None => Runtime::Cuda,
-    };
-    if runtime == Runtime::Harness && !depends_on_harness(package) {
-        warnings.push(ConfigWarning {
-            manifest_path: manifest.to_path_buf(),
-            key: "runtime".to_string(),
-            suggestion: None,
-            message: format!(
-                "`runtime = \"harness\"` in {} of {}, \
-                 but package `{}` does not depend on `{HARNESS_CRATE}`",
-                table.location,
-                manifest.display(),
-                package.name
-            ),
-        });
-    }
-
-    let case = table.regex("case", &format!("case = \"{name}_naive\""))?;
-    let args = table.string_list("args", "args = [\"--size\", \"4096\"]")?.unwrap_or_default();
-    let regex = table.regex("regex", &format!("regex = \".*{name}.*\""))?;
-    let own_settings = table.settings()?;
-
-    Ok(KernelEntry {
-        package: package.name.to_string(),
-        manifest_path: manifest.to_path_buf(),
-        entry_number: number,
-        target,
-        args,
-        case: case.map_or_else(|| crate::model::filter::escape_regex(&name), str::to_string),
-        kernel_regex: regex.map_or_else(|| KernelFilter::from_hint(&name).pattern, str::to_string),
-        kernel_regex_explicit: regex.is_some(),
-        runtime,
-        settings: inherited.overridden_by(&own_settings),
-        name,
-    })
-}
-
-fn depends_on_harness(package: &Package) -> bool {
-    package.dependencies.iter().any(|d| d.name == HARNESS_CRATE)
-}
-
-fn check_target_exists(
-    table: &Table<'_>,
-    package: &Package,
-    kind: CargoTargetKind,
-    name: &str,
-) -> Result<(), Failure> {
-    let cargo_kind = kind.cargo_kind();
-    let existing: Vec<&str> =
-        package.targets.iter().filter(|t| t.kind.contains(&cargo_kind)).map(|t| t.name.as_str()).collect();
-    if existing.contains(&name) {
-        return Ok(());
-    }
-    let available = if existing.is_empty() {
-        format!("package `{}` has no {kind} targets", package.name)
-    } else {
-        let listed: Vec<String> = existing.iter().map(|n| format!("`{n}`")).collect();
-        format!("the {kind} targets of package `{}` are: {}", package.name, listed.join(", "))
-    };
-    let mut failure = table
-        .error(kind.name(), format_args!("package `{}` has no {kind} target named `{name}`", package.name));
-    if let Some(close) = closest_key(name, existing.iter().copied()) {
-        failure = failure.help(format!("did you mean `{kind} = \"{close}\"`?"));
-    }
-    let declare = match kind {
-        CargoTargetKind::Bench => {
-            format!("create `benches/{name}.rs`, or declare `[[bench]] name = \"{name}\"`")
-        }
-        CargoTargetKind::Example => {
-            format!("create `examples/{name}.rs`, or declare `[[example]] name = \"{name}\"`")
-        }
-        CargoTargetKind::Bin => {
-            format!("create `src/bin/{name}.rs`, or declare `[[bin]] name = \"{name}\"`")
-        }
-    };
-    Err(failure.help(available).help(declare))
-}
-
 /// A short description of a JSON value's type for messages: `the string "ten"`.
-fn describe(value: &Value) -> String {
+pub(super) fn describe(value: &Value) -> String {
     match value {
         // TOML has no null: `cargo metadata` writes a float that is not finite as null.
         Value::Null => "a number that is not finite (`nan` or `inf`)".to_string(),

@@ -7,9 +7,17 @@
 //! syntax, so escaping covers exactly that syntax's metacharacters. ncu matches it against
 //! the function name (`--kernel-name-base function`); the analysis matches the same
 //! regex against the demangled name in the CSV, so both forms are written to work on both.
+//!
+//! A filter holds its regex compiled, built once where the filter is made: a regex the
+//! user wrote ([`KernelFilter::try_regex`], or a filter read from a file) is checked
+//! there, so a bad one is an error where it enters and never a silent "matches nothing"
+//! later. The infallible constructors are for patterns kprof builds itself from escaped
+//! parts, or has already checked; the serialized form is `{mode, pattern}`, as before.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+use regex::Regex;
 
 /// How a kernel filter is matched (ncu's `--kernel-name`, `--kernel-id`, `--nvtx-include`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -43,13 +51,76 @@ impl fmt::Display for FilterMode {
     }
 }
 
-/// A kernel filter as given to ncu's `--kernel-name`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A kernel filter as given to ncu's `--kernel-name`, with its regex compiled for the
+/// analysis' own matching.
+#[derive(Clone, Serialize, Deserialize)]
+#[serde(try_from = "FilterText", into = "FilterText")]
 pub struct KernelFilter {
     /// Regex or exact.
     pub mode: FilterMode,
-    /// The pattern (for `Regex`) or name (for `Exact`).
+    /// The pattern (for `Regex`) or name (for `Exact`). Read it freely; a filter is made
+    /// only by its constructors, which compile it.
     pub pattern: String,
+    /// `pattern` compiled; `None` only when it is not a regex the `regex` crate accepts,
+    /// which a constructor that checks refuses (see [`KernelFilter::regex`]).
+    compiled: Option<Regex>,
+}
+
+/// A filter as written in files: the mode and the pattern, nothing compiled.
+#[derive(Serialize, Deserialize)]
+struct FilterText {
+    mode: FilterMode,
+    pattern: String,
+}
+
+/// A regex that does not compile, with the `regex` crate's reason.
+#[derive(Debug, Clone)]
+pub struct InvalidRegex {
+    /// The pattern as given.
+    pub pattern: String,
+    /// Why it is not a regex.
+    pub error: regex::Error,
+}
+
+impl fmt::Display for InvalidRegex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` is not a valid regex: {}", self.pattern, self.error)
+    }
+}
+
+impl std::error::Error for InvalidRegex {}
+
+impl TryFrom<FilterText> for KernelFilter {
+    type Error = InvalidRegex;
+    fn try_from(text: FilterText) -> Result<Self, InvalidRegex> {
+        match text.mode {
+            FilterMode::Regex => KernelFilter::try_regex(text.pattern),
+            // Names, ids and NVTX ranges are ncu's to read; the analysis tries them as a
+            // regex, as it always has, and one that is none matches nothing.
+            mode => Ok(KernelFilter::lenient(mode, text.pattern)),
+        }
+    }
+}
+
+impl From<KernelFilter> for FilterText {
+    fn from(f: KernelFilter) -> Self {
+        FilterText { mode: f.mode, pattern: f.pattern }
+    }
+}
+
+impl PartialEq for KernelFilter {
+    fn eq(&self, other: &Self) -> bool {
+        // The compiled regex follows from the pattern.
+        (self.mode, &self.pattern) == (other.mode, &other.pattern)
+    }
+}
+
+impl Eq for KernelFilter {}
+
+impl fmt::Debug for KernelFilter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KernelFilter").field("mode", &self.mode).field("pattern", &self.pattern).finish()
+    }
 }
 
 /// A `--kernel` hint split into the name and whether it is exact (`=name`).
@@ -66,27 +137,57 @@ impl KernelFilter {
     pub fn from_hint(hint: &str) -> Self {
         match parse_hint(hint) {
             (name, true) => KernelFilter::function(name),
-            (name, false) => {
-                KernelFilter { mode: FilterMode::Regex, pattern: format!(".*{}.*", escape_regex(name)) }
-            }
+            (name, false) => KernelFilter::regex(format!(".*{}.*", escape_regex(name))),
+        }
+    }
+
+    /// [`KernelFilter::from_hint`], refusing a hint whose regex the `regex` crate cannot
+    /// build (escaped, only one too large for it).
+    pub fn try_from_hint(hint: &str) -> Result<Self, InvalidRegex> {
+        let f = KernelFilter::from_hint(hint);
+        match f.compiled {
+            Some(_) => Ok(f),
+            None => KernelFilter::try_regex(f.pattern),
         }
     }
 
     /// Exactly the function `name`: as ncu's function base (`name`) and inside a demangled
     /// name (`name(`, `ns::name<`, `void name(`), never as part of a longer name.
     pub fn function(name: &str) -> Self {
-        KernelFilter { mode: FilterMode::Regex, pattern: format!("(^|[ :]){}($|[<(])", escape_regex(name)) }
+        KernelFilter::regex(format!("(^|[ :]){}($|[<(])", escape_regex(name)))
+    }
+
+    /// A filter from a user-written regex, used as given: refused when it does not compile.
+    pub fn try_regex(pattern: impl Into<String>) -> Result<Self, InvalidRegex> {
+        let pattern = pattern.into();
+        match Regex::new(&pattern) {
+            Ok(re) => Ok(KernelFilter { mode: FilterMode::Regex, pattern, compiled: Some(re) }),
+            Err(error) => Err(InvalidRegex { pattern, error }),
+        }
+    }
+
+    /// A filter from a regex kprof built itself (`.*`, an alternation of filters) or has
+    /// already checked with [`KernelFilter::try_regex`]. Should it not compile after all,
+    /// ncu is given it as it is and the analysis' reading matches nothing.
+    pub fn regex(pattern: impl Into<String>) -> Self {
+        KernelFilter::lenient(FilterMode::Regex, pattern.into())
+    }
+
+    fn lenient(mode: FilterMode, pattern: String) -> Self {
+        let compiled = Regex::new(&pattern).ok();
+        KernelFilter { mode, pattern, compiled }
+    }
+
+    /// The compiled regex the analysis matches kernel names with (`None` for a pattern
+    /// that is not one; see [`KernelFilter::regex`]).
+    pub fn compiled(&self) -> Option<&Regex> {
+        self.compiled.as_ref()
     }
 
     /// Whether the analysis' reading of this filter matches `kernel` (a name as the CSV
-    /// prints it); an invalid pattern matches nothing.
+    /// prints it).
     pub fn matches(&self, kernel: &str) -> bool {
-        regex::Regex::new(&self.pattern).is_ok_and(|re| re.is_match(kernel))
-    }
-
-    /// A filter from a user-written regex, used as given.
-    pub fn regex(pattern: impl Into<String>) -> Self {
-        KernelFilter { mode: FilterMode::Regex, pattern: pattern.into() }
+        self.compiled.as_ref().is_some_and(|re| re.is_match(kernel))
     }
 
     /// The filter as ncu writes it (`regex:...`, or the bare name or id).
@@ -164,5 +265,32 @@ mod tests {
         assert!(KernelFilter::from_hint("mul").matches("matmul_tiled(float *)"));
         assert_eq!(parse_hint("=x"), ("x", true));
         assert_eq!(parse_hint("x"), ("x", false));
+    }
+
+    #[test]
+    fn a_bad_regex_is_refused_where_it_enters() {
+        let err = KernelFilter::try_regex("(((").unwrap_err();
+        assert_eq!(err.pattern, "(((");
+        assert!(err.to_string().starts_with("`(((` is not a valid regex: "), "{err}");
+        assert!(KernelFilter::try_regex("gemm\\(.*\\)").unwrap().matches("gemm(float *)"));
+        assert!(KernelFilter::try_from_hint("a(b").unwrap().matches("xa(by"));
+        // Built by kprof and never checked: matches nothing, as before.
+        assert!(!KernelFilter::regex("(((").matches("((("));
+    }
+
+    #[test]
+    fn files_keep_their_shape_and_are_checked_when_read() {
+        let f = KernelFilter::from_hint("copy");
+        let json = serde_json::to_string(&f).unwrap();
+        assert_eq!(json, r#"{"mode":"regex","pattern":".*copy.*"}"#);
+        let back: KernelFilter = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, f);
+        assert!(back.matches("copy_kernel"));
+        let err = serde_json::from_str::<KernelFilter>(r#"{"mode":"regex","pattern":"((("}"#).unwrap_err();
+        assert!(err.to_string().contains("is not a valid regex"), "{err}");
+        // Not a regex for ncu: read as it is.
+        let id: KernelFilter = serde_json::from_str(r#"{"mode":"kernel-id","pattern":"1:7:((:1"}"#).unwrap();
+        assert_eq!((id.mode, id.to_ncu_arg().as_str()), (FilterMode::KernelId, "1:7:((:1"));
+        assert_eq!(format!("{f:?}"), r#"KernelFilter { mode: Regex, pattern: ".*copy.*" }"#);
     }
 }

@@ -117,47 +117,7 @@ pub fn create(
     output_dir: &Path,
     max_input_mb: u64,
 ) -> Result<StagedImport> {
-    if let Some(k) = kernel {
-        crate::model::names::check_kernel_hint(k)?;
-    }
-    // Parse everything before creating anything, so bad input leaves no directory behind.
-    for p in raw {
-        // Read as a stream, keeping nothing: a large page is checked without being held.
-        let shown = p.display().to_string();
-        check_size(p, &shown, max_input_mb)?;
-        let file = open(p)?;
-        let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
-        RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
-            let log = match &e {
-                ReadError::NoPage { preamble } => scan_log(preamble),
-                ReadError::Parse(_) => Default::default(),
-            };
-            let e = e.with_origin(&shown);
-            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
-            if log.no_kernels_profiled {
-                f = f.help(format!(
-                    "ncu profiled no kernel in this run; it saw: {}",
-                    log.available_kernels.join(", ")
-                ));
-            }
-            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
-        })?;
-    }
-    if let Some(p) = source {
-        SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
-            Failure::new(ExitCode::Config, e.to_string())
-                .help("export with `--csv --page source --print-source cuda,sass`")
-        })?;
-    }
-    if let Some(p) = details {
-        DetailsPage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
-            Failure::new(ExitCode::Config, e.to_string()).help("export with `--csv --page details`")
-        })?;
-    }
-    if let Some(k) = kernel {
-        regex::Regex::new(&crate::model::filter::KernelFilter::from_hint(k).pattern)
-            .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {e}")))?;
-    }
+    check_inputs(raw, source, details, kernel, max_input_mb)?;
     super::output::check_output_dir(output_dir, false)?;
     let target = std::path::absolute(output_dir)
         .with_context(|| format!("could not resolve {}", output_dir.display()))?;
@@ -202,4 +162,55 @@ pub fn create(
     }
     record.write(dir)?;
     Ok(staged)
+}
+
+/// Parses every input (and checks the hint) before anything is created, so bad input
+/// leaves no directory behind; a raw page is read as a stream, keeping nothing.
+fn check_inputs(
+    raw: &[PathBuf],
+    source: Option<&Path>,
+    details: Option<&Path>,
+    kernel: Option<&str>,
+    max_input_mb: u64,
+) -> Result<()> {
+    if let Some(k) = kernel {
+        crate::model::names::check_kernel_hint(k)?;
+    }
+    for p in raw {
+        let shown = p.display().to_string();
+        check_size(p, &shown, max_input_mb)?;
+        let file = open(p)?;
+        let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
+        RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
+            let log = match &e {
+                ReadError::NoPage { preamble } => scan_log(preamble),
+                ReadError::Parse(_) => Default::default(),
+            };
+            let e = e.with_origin(&shown);
+            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
+            if log.no_kernels_profiled {
+                f = f.help(format!(
+                    "ncu profiled no kernel in this run; it saw: {}",
+                    log.available_kernels.join(", ")
+                ));
+            }
+            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
+        })?;
+    }
+    if let Some(p) = source {
+        SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string())
+                .help("export with `--csv --page source --print-source cuda,sass`")
+        })?;
+    }
+    if let Some(p) = details {
+        DetailsPage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+            Failure::new(ExitCode::Config, e.to_string()).help("export with `--csv --page details`")
+        })?;
+    }
+    if let Some(k) = kernel {
+        crate::model::filter::KernelFilter::try_from_hint(k)
+            .map_err(|e| Failure::new(ExitCode::Config, format!("--kernel `{k}`: {}", e.error)))?;
+    }
+    Ok(())
 }

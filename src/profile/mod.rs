@@ -3,13 +3,15 @@
 //! [`dir`] names every path of a profile directory and of the profiles root, [`fs`]
 //! writes into them atomically, [`target_spec`] is `profile-target.yaml`, [`run_manifest`]
 //! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
-//! checks and creates the places a run writes so that a failure leaves nothing behind.
+//! checks and creates the places a run writes so that a failure leaves nothing behind,
+//! [`readers`] reads the analysis' and the timing's files back, typed.
 
 pub mod ab;
 pub mod dir;
 pub mod fs;
 pub mod import;
 pub mod output;
+pub mod readers;
 pub mod run_manifest;
 pub mod target_spec;
 pub mod timestamp;

@@ -13,13 +13,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::analyze::rules::BottleneckDecision;
-use crate::analyze::summary::MetricsSummary;
 use crate::model::partition::Partition;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
 use crate::profile::dir::{index_json_path, index_md_path};
-use crate::profile::fs::read_json;
+use crate::profile::readers::{DurationsView, VerdictsView};
 use crate::profile::{ProfileDir, RunManifest};
 use crate::units::duration;
 
@@ -60,17 +58,12 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
     let mut out = Vec::new();
     for d in dirs {
         let profile = ProfileDir::at(&d);
-        let Some(decision) =
-            read_json::<BottleneckDecision>(&profile.bottleneck_decision_path()).ok().flatten()
-        else {
+        let Some(decision) = profile.read_bottleneck_decision::<VerdictsView>().ok().flatten() else {
             continue;
         };
-        let summary = read_json::<MetricsSummary>(&profile.metrics_summary_path()).ok().flatten();
+        let summary = profile.read_metrics_summary::<DurationsView>().ok().flatten();
         for v in decision.kernels {
-            let duration_ns = summary
-                .as_ref()
-                .and_then(|s| s.kernels.iter().find(|k| k.kernel == v.kernel))
-                .and_then(|k| k.get("duration_ns"));
+            let duration_ns = summary.as_ref().and_then(|s| s.of(&v.kernel));
             out.push(IndexRow {
                 profile: d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 kernel: v.kernel,
@@ -104,11 +97,8 @@ pub fn write_for_shard(root: &Path, shard: Option<Partition>) -> Result<()> {
         _ => None,
     };
     let heading = partition.map(|p| format!("Made by {}.\n\n", p.label())).unwrap_or_default();
-    let mut json = serde_json::json!({ "schema_version": 1, "profiles": rows });
-    if let Some(p) = partition {
-        json["partition"] = serde_json::to_value(p)?;
-    }
-    write_files(root, &json, &heading, &rows)
+    let file = IndexFile { schema_version: 1, merged: None, partition, profiles: &rows };
+    write_files(root, &file, &heading)
 }
 
 /// Where a merged index's profiles came from: one entry per shard merged.
@@ -139,7 +129,7 @@ pub struct MergeRecord {
 /// the shards missing and what `--force` let through.
 pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
     let rows = rows(root);
-    let json = serde_json::json!({ "schema_version": 1, "merged": record, "profiles": rows });
+    let file = IndexFile { schema_version: 1, merged: Some(record), partition: None, profiles: &rows };
     let mut heading = String::from("Merged from:\n\n");
     for s in &record.shards {
         let what = s.partition.map(|p| p.label()).unwrap_or_else(|| "an unsplit run".into());
@@ -158,7 +148,7 @@ pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
         ));
     }
     heading.push('\n');
-    write_files(root, &json, &heading, &rows)
+    write_files(root, &file, &heading)
 }
 
 /// What `index.json` lists: the profile directories and the shard that made them.
@@ -198,8 +188,27 @@ fn listed(rows: &[IndexRow]) -> impl Iterator<Item = &str> {
     rows.iter().map(|r| r.profile.as_str()).filter(move |p| seen.insert(*p))
 }
 
-fn write_files(root: &Path, json: &serde_json::Value, heading: &str, rows: &[IndexRow]) -> Result<()> {
-    crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(json)? + "\n"))?;
+/// `index.json`: the rows, and the shard that made them or the shards merged into them.
+#[derive(Debug, Serialize)]
+struct IndexFile<'a> {
+    /// Always 1.
+    schema_version: u32,
+    /// What `cargo kprof merge` merged (a merged index only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    merged: Option<&'a MergeRecord>,
+    /// The shard, when one made every profile listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partition: Option<Partition>,
+    /// One row per kernel of a profile, newest first.
+    profiles: &'a [IndexRow],
+}
+
+fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
+    // Written through a `Value`, whose maps sort their keys: index.json has always listed
+    // every object's keys in that order, whatever order the structs declare them in.
+    let json = serde_json::to_value(file)?;
+    crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(&json)? + "\n"))?;
+    let rows = file.profiles;
     let mut md = format!(
         "# Kernel profiles\n\n{heading}| profile | kernel | verdict | cause | confidence | duration | next stage |\n|---|---|---|---|---|---|---|\n"
     );
@@ -235,5 +244,45 @@ mod tests {
         }
         let listed: Vec<String> = rows(tmp.path()).into_iter().map(|r| r.profile).collect();
         assert_eq!(listed, ["k_20261130_000000"]);
+    }
+
+    #[test]
+    fn index_json_lists_keys_in_sorted_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let row = IndexRow {
+            profile: "k_1".into(),
+            kernel: "k".into(),
+            classification: Classification::MemoryBound,
+            confidence: Confidence::High,
+            limiter: Some("dram".into()),
+            duration_ns: Some(1500.0),
+            follow_up_stage: Stage::Memory,
+        };
+        let partition: Partition = "count:1/2".parse().unwrap();
+        let file =
+            IndexFile { schema_version: 1, merged: None, partition: Some(partition), profiles: &[row] };
+        write_files(tmp.path(), &file, "").unwrap();
+        let written = std::fs::read_to_string(index_json_path(tmp.path())).unwrap();
+        let expected = r#"{
+  "partition": {
+    "index": 1,
+    "mode": "count",
+    "total": 2
+  },
+  "profiles": [
+    {
+      "classification": "memory-bound",
+      "confidence": "high",
+      "duration_ns": 1500.0,
+      "follow_up_stage": "memory",
+      "kernel": "k",
+      "limiter": "dram",
+      "profile": "k_1"
+    }
+  ],
+  "schema_version": 1
+}
+"#;
+        assert_eq!(written, expected);
     }
 }

@@ -19,6 +19,7 @@ use crate::error::{ExitCode, Failure};
 use crate::model::kinds::Runtime;
 use crate::plan;
 use crate::profile::dir;
+use crate::report::comparison;
 use crate::shell::Shell;
 
 /// `cargo kprof compare`.
@@ -67,7 +68,7 @@ pub(crate) fn compare(c: &CompareArgs, shell: &Shell) -> Result<ExitCode> {
     if let Some(name) = &c.save_baseline {
         baseline::ensure_free(&profile_root, name, &kernel)?;
     }
-    let result = gate::compare_profile(&snapshot, &opts)?;
+    let result = comparison::compare_profile(&snapshot, &opts)?;
     print_result(&result, shell);
     if let Some(name) = &c.save_baseline {
         let saved = baseline::save(&profile_root, name, &kernel, &current)?;
@@ -168,7 +169,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
                 force: c.force,
                 visual: false,
             };
-            let r = gate::compare_profile(current, &opts)?;
+            let r = comparison::compare_profile(current, &opts)?;
             print_result(&r, shell);
             compared = Some(r.comparison.clone());
             results.push(r);
@@ -187,7 +188,7 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         return Ok(ExitCode::Success);
     }
     let tolerance = c.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
-    gate::write_step_summary(&gate::step_summary(&results, tolerance))?;
+    gate::write_step_summary(&comparison::step_summary(&results, tolerance))?;
     let code = gate::exit_code(&results);
     let regressed: Vec<&str> = results
         .iter()

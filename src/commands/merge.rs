@@ -84,7 +84,7 @@ pub(crate) fn merge(m: &MergeArgs, shell: &Shell) -> Result<ExitCode> {
     let ambiguous = ab_of(AbVerdict::Ambiguous);
     if !merged.results.is_empty() {
         let tolerance = merged.results.iter().map(|r| r.comparison.tolerance_pct).fold(0.0, f64::max);
-        gate::write_step_summary(&gate::step_summary(&merged.results, tolerance))?;
+        gate::write_step_summary(&crate::report::comparison::step_summary(&merged.results, tolerance))?;
     }
     let shards: Vec<String> = merged
         .sources

@@ -4,7 +4,7 @@
 //! (`profile/baselines/NAME/<kernel>/`, the same files): the metrics summary, the
 //! verdict, the source hotspots, the harness timing when one was taken
 //! (`details/timing.json`), and what the numbers depend on (GPU, ncu version, clock
-//! control). [`compare`] is pure; [`write_reports`] writes
+//! control). [`compare`] is pure; `crate::report::comparison` writes
 //! `comparison/regression_report.md` and `comparison/regression.json`.
 //!
 //! The duration decides whether a change is a regression. With harness timings on both
@@ -17,7 +17,6 @@ pub mod ab;
 pub mod baseline;
 pub mod exports;
 pub mod gate;
-pub mod markdown;
 pub mod merge;
 pub mod snapshot;
 
@@ -27,7 +26,6 @@ use crate::units::approx as num;
 
 use serde::{Deserialize, Serialize};
 
-pub use markdown::write_reports;
 pub use snapshot::{counterpart, Conditions, HotLine, Identity, Snapshot};
 
 /// `comparison/regression.json`'s shape version.

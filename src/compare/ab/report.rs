@@ -10,9 +10,10 @@ use anyhow::Result;
 use super::rounds::Rounds;
 use super::run::{AbOptions, AbPair};
 use super::verdict::{decision_rule_markdown, reviewer_line, KernelAb};
-use crate::compare::{self, counterpart, markdown, HotLine, Snapshot};
+use crate::compare::{self, counterpart, HotLine, Snapshot};
 use crate::model::ab::AbVerdict;
 use crate::profile::fs::write_atomic;
+use crate::report::comparison as markdown;
 use crate::units;
 
 /// Lines whose share of the samples grew by at least this many points are named as rising.

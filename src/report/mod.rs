@@ -5,6 +5,7 @@
 //! Every file is written to a temporary name and renamed into place, so a failure never
 //! leaves a half-written output; inputs are never changed.
 
+pub mod ab;
 pub mod comparison;
 pub mod index;
 pub mod markdown;

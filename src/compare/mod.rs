@@ -4,8 +4,15 @@
 //! (`profile/baselines/NAME/<kernel>/`, the same files): the metrics summary, the
 //! verdict, the source hotspots, the harness timing when one was taken
 //! (`details/timing.json`), and what the numbers depend on (GPU, ncu version, clock
-//! control). [`compare`] is pure; `crate::report::comparison` writes
-//! `comparison/regression_report.md` and `comparison/regression.json`.
+//! control). [`compare`] is pure.
+//!
+//! This folder decides; it renders nothing. [`gate`] finds the baseline and refuses an
+//! unfair comparison, [`baseline`] saves and finds baselines, [`exports`] turns results
+//! into benchmark-history documents, and [`ab`] decides an A/B check from its rounds and
+//! counters. Every page a comparison writes (`comparison/regression_report.md`,
+//! `regression.json`, the A/B files, step summaries) is laid out in `crate::report`,
+//! which imports this folder and never the reverse; the drivers that run a check or
+//! merge shards ([`ab::run`], [`merge`]) call both.
 //!
 //! The duration decides whether a change is a regression. With harness timings on both
 //! sides it is noise-aware: each side's median comes with an interval from its samples

@@ -4,7 +4,7 @@
 //! comparison of the two profiles); for the run, the step summary.
 //!
 //! The verdict, its reviewer's line and the rule come decided from
-//! [`crate::compare::ab`]; this module only lays them out. It takes plain values (an
+//! `crate::compare::ab`; this module only lays them out. It takes plain values (an
 //! [`AbPages`] of where the pages go and what they name), not the driver's options, so
 //! that whatever runs a check may call it and it imports nothing from that runner.
 

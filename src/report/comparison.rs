@@ -2,9 +2,9 @@
 //! `comparison/regression.json` (and, when asked, `comparison/comparison.png`) in the
 //! current profile, plus the step summary of a `check` run.
 //!
-//! The comparison itself, and whether to refuse it, is decided in [`crate::compare`];
+//! The comparison itself, and whether to refuse it, is decided in `crate::compare`;
 //! this module only lays the result out and writes it, so a report can be rendered again
-//! from the same [`Comparison`] at any time. [`compare_profile`] is the one call of
+//! from the same `Comparison` at any time. [`compare_profile`] is the one call of
 //! `compare` and `check`: compare as the gate says, then write the pages.
 
 use std::fmt::Write as _;
@@ -20,7 +20,7 @@ use crate::profile::ProfileDir;
 use crate::report::visual::{self, VisualInput};
 use crate::units::{self, approx as num};
 
-/// Compares the profile `current` (see [`gate::load_current`]) with its baseline as
+/// Compares the profile `current` (see `gate::load_current`) with its baseline as
 /// `opts` say and writes its reports; a picture that cannot be drawn is a warning.
 pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateResult> {
     let current_dir = current.dir.as_path();

@@ -1,13 +1,17 @@
 //! What benchmark history tools read from `cargo kprof check`: Bencher Metric Format
 //! (`--bmf`) and github-action-benchmark's `customSmallerIsBetter` array
-//! (`--github-benchmark`). Pure: the check's results in, a [`Value`] out.
+//! (`--github-benchmark`). Pure: the check's results in, a [`Value`] out, built from
+//! typed documents whose fields keep the files' key order.
 //!
 //! One benchmark per kernel, named `package::kernel` (the kernel's name alone when it has
 //! no package). Its latency is the harness timing's median with its 95 % interval when the
 //! kernel was timed, else ncu's duration of the profiled launch, in nanoseconds either way:
 //! the value the gate compares.
 
-use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
 
 use crate::compare::{Comparison, Snapshot, Verdict};
 use crate::model::timing::TimingFacts;
@@ -76,47 +80,79 @@ impl Measured {
     }
 }
 
+/// One kernel's measures in a BMF document. The fields are in the order a JSON map of
+/// them has always been written (alphabetical), so the files stay byte-identical.
+#[derive(Debug, Serialize)]
+struct BmfMeasures {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency: Option<BmfMeasure>,
+    #[serde(rename = "ncu-duration", skip_serializing_if = "Option::is_none")]
+    ncu_duration: Option<BmfMeasure>,
+}
+
+/// A BMF measure: `value`, with `lower_value` and `upper_value` when there is an interval.
+#[derive(Debug, Serialize)]
+struct BmfMeasure {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lower_value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upper_value: Option<f64>,
+    value: f64,
+}
+
+/// One entry of github-action-benchmark's input, fields in alphabetical order as above.
+#[derive(Debug, Serialize)]
+struct BenchmarkEntry<'a> {
+    extra: String,
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    range: Option<String>,
+    unit: &'static str,
+    value: f64,
+}
+
+/// A document as a [`Value`]. The documents hold only string keys, which always convert.
+fn to_value(doc: impl Serialize) -> Value {
+    serde_json::to_value(doc).unwrap_or_default()
+}
+
 /// Bencher Metric Format: `{ name: { "latency": {value, lower_value, upper_value},
 /// "ncu-duration": {value} } }`. A kernel with neither measure is left out.
 pub fn bmf(kernels: &[Measured]) -> Value {
-    let mut out = Map::new();
+    let mut out: BTreeMap<&str, BmfMeasures> = BTreeMap::new();
     for k in kernels {
-        let mut measures = Map::new();
-        if let Some((value, interval)) = k.latency() {
-            let mut m = json!({ "value": value });
-            if let Some((lo, hi)) = interval {
-                m["lower_value"] = json!(lo);
-                m["upper_value"] = json!(hi);
-            }
-            measures.insert("latency".into(), m);
-        }
-        if let Some(d) = k.ncu_duration_ns {
-            measures.insert("ncu-duration".into(), json!({ "value": d }));
-        }
-        if !measures.is_empty() {
-            out.insert(k.name.clone(), Value::Object(measures));
+        let latency = k.latency().map(|(value, interval)| BmfMeasure {
+            lower_value: interval.map(|(lo, _)| lo),
+            upper_value: interval.map(|(_, hi)| hi),
+            value,
+        });
+        let ncu_duration =
+            k.ncu_duration_ns.map(|d| BmfMeasure { lower_value: None, upper_value: None, value: d });
+        if latency.is_some() || ncu_duration.is_some() {
+            out.insert(&k.name, BmfMeasures { latency, ncu_duration });
         }
     }
-    Value::Object(out)
+    to_value(out)
 }
 
 /// github-action-benchmark's `customSmallerIsBetter` input: one entry per kernel with its
 /// latency in ns, `range` the half width of the 95 % interval (harness timings only) and
 /// `extra` the verdict and change against the baseline.
 pub fn github_benchmark(kernels: &[Measured]) -> Value {
-    let entries = kernels
+    let entries: Vec<BenchmarkEntry> = kernels
         .iter()
         .filter_map(|k| {
             let (value, interval) = k.latency()?;
-            let mut e = json!({ "name": k.name, "unit": "ns", "value": value });
-            if let Some((lo, hi)) = interval {
-                e["range"] = json!(range((hi - lo) / 2.0));
-            }
-            e["extra"] = json!(k.outcome());
-            Some(e)
+            Some(BenchmarkEntry {
+                extra: k.outcome(),
+                name: &k.name,
+                range: interval.map(|(lo, hi)| range((hi - lo) / 2.0)),
+                unit: "ns",
+                value,
+            })
         })
         .collect();
-    Value::Array(entries)
+    to_value(entries)
 }
 
 /// `± 7446` (ns; two decimals below 10 ns).
@@ -131,6 +167,7 @@ fn range(half: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn timed(median: f64) -> TimingFacts {
         TimingFacts {

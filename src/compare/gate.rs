@@ -1,10 +1,11 @@
 //! `cargo kprof compare` and the comparing half of `cargo kprof check`.
 //!
-//! Both read [`Snapshot`]s, compare them ([`crate::compare::compare`]), write the reports
-//! into the current profile's `comparison/`, and say what changed. `check` then exits
-//! with [`ExitCode::Regression`] when any kernel's duration regressed beyond the
-//! tolerance, after writing every report and, when `GITHUB_STEP_SUMMARY` is set, a
-//! Markdown summary there.
+//! Both read [`Snapshot`]s, find the baseline, refuse an unfair comparison unless forced,
+//! and compare ([`crate::compare::compare`]); `crate::report::comparison` writes the
+//! reports into the current profile's `comparison/`. `check` then exits with
+//! [`ExitCode::Regression`] when any kernel's duration regressed beyond the tolerance,
+//! after writing every report and, when `GITHUB_STEP_SUMMARY` is set, a Markdown summary
+//! there.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::compare::baseline;
-use crate::compare::{self, Comparison, Snapshot, Verdict};
+use crate::compare::{self, Comparison, Snapshot};
 use crate::error::{ExitCode, Failure};
 
 /// `--baseline`.
@@ -147,10 +148,11 @@ pub fn load_current(dir: &Path) -> Result<Snapshot> {
     Snapshot::load(dir, label_of(dir, "profile"))
 }
 
-/// Compares the profile `current` (see [`load_current`]) and writes its reports.
-pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateResult> {
-    let current_dir = current.dir.as_path();
-    let profile_root = current_dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+/// The baseline of the profile `current` (see [`load_current`]) as `opts` say, and the
+/// comparison with it. Refused, unless forced, when the two are not the same kernel with
+/// the same arguments or were measured under different conditions.
+pub fn compare_with_baseline(current: &Snapshot, opts: &GateOptions) -> Result<(Snapshot, Comparison)> {
+    let profile_root = current.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
     let base = load_baseline(&opts.baseline, current, &profile_root)?;
     let different = compare::identity_mismatch(&base, current);
     let mismatches: Vec<String> =
@@ -171,82 +173,7 @@ pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateRes
         return Err(f.help("pass --force to compare anyway; the report then carries a warning").into());
     }
     let comparison = compare::compare(&base, current, opts.tolerance_pct);
-    let report = compare::write_reports(current_dir, &comparison)?;
-    let mut warnings = Vec::new();
-    if opts.visual {
-        if let Err(e) = draw(current_dir, &base, current) {
-            warnings.push(format!("no comparison picture: {e:#}"));
-        }
-    }
-    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report, warnings })
-}
-
-fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
-    fn lines(s: &Snapshot) -> Vec<crate::analyze::hotspots::Hotspot> {
-        s.hotspots
-            .iter()
-            .map(|h| crate::analyze::hotspots::Hotspot {
-                kind: crate::analyze::hotspots::SourceKind::Cuda,
-                function: s.kernel.kernel.clone(),
-                file: h.file().to_string(),
-                line: h.line().unwrap_or(0),
-                address: String::new(),
-                source: h.source.clone(),
-                samples: 0.0,
-                pct_of_kernel: h.pct,
-                top_stalls: String::new(),
-                instructions_executed: None,
-                stalls: Vec::new(),
-            })
-            .collect()
-    }
-    fn input<'a>(
-        s: &'a Snapshot,
-        hot: &'a [crate::analyze::hotspots::Hotspot],
-    ) -> crate::report::visual::VisualInput<'a> {
-        crate::report::visual::VisualInput {
-            title: format!("{} ({})", s.kernel.kernel, s.label),
-            kernel: &s.kernel,
-            verdict: s.verdict.as_ref(),
-            hotspots: hot,
-            device: s.conditions.device.as_deref().and_then(crate::report::visual::ceilings_for),
-        }
-    }
-    let (hb, hc) = (lines(base), lines(cur));
-    let png = crate::report::visual::comparison_png(&input(base, &hb), &input(cur, &hc))?;
-    crate::profile::fs::write_atomic_bytes(&crate::profile::ProfileDir::at(dir).comparison_png_path(), &png)
-}
-
-/// The Markdown summary of a gate run: one row per kernel.
-pub fn step_summary(results: &[GateResult], tolerance_pct: f64) -> String {
-    let regressions = results.iter().filter(|r| r.comparison.regression).count();
-    let mut md = format!(
-        "## cargo kprof check: {}\n\n| kernel | baseline | current | change | verdict |\n|---|---|---|---|---|\n",
-        if regressions == 0 {
-            "no regression".to_string()
-        } else {
-            format!("{regressions} regression(s) beyond {tolerance_pct} %")
-        }
-    );
-    for r in results {
-        let c = &r.comparison;
-        let (b, n, d, v) = match &c.duration {
-            Some(d) => (
-                crate::units::duration(d.baseline_ns),
-                crate::units::duration(d.current_ns),
-                format!("{:+.1} %", d.delta_pct),
-                d.verdict,
-            ),
-            None => ("-".into(), "-".into(), "-".into(), Verdict::NotCompared),
-        };
-        let v = if v == Verdict::Regressed { "**regressed**".to_string() } else { v.word().to_string() };
-        md.push_str(&format!("| `{}` | {b} | {n} | {d} | {v} |\n", c.current.identity.kernel));
-    }
-    md.push('\n');
-    for r in results.iter().filter(|r| r.comparison.regression) {
-        md.push_str(&format!("- `{}`: {}\n", r.comparison.current.identity.kernel, r.comparison.explanation));
-    }
-    md
+    Ok((base, comparison))
 }
 
 /// Appends `text` to the file `GITHUB_STEP_SUMMARY` names, when set.

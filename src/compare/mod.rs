@@ -4,8 +4,15 @@
 //! (`profile/baselines/NAME/<kernel>/`, the same files): the metrics summary, the
 //! verdict, the source hotspots, the harness timing when one was taken
 //! (`details/timing.json`), and what the numbers depend on (GPU, ncu version, clock
-//! control). [`compare`] is pure; [`write_reports`] writes
-//! `comparison/regression_report.md` and `comparison/regression.json`.
+//! control). [`compare`] is pure.
+//!
+//! This folder decides; it renders nothing. [`gate`] finds the baseline and refuses an
+//! unfair comparison, [`baseline`] saves and finds baselines, [`exports`] turns results
+//! into benchmark-history documents, and [`ab`] decides an A/B check from its rounds and
+//! counters. Every page a comparison writes (`comparison/regression_report.md`,
+//! `regression.json`, the A/B files, step summaries) is laid out in `crate::report`,
+//! which imports this folder and never the reverse; the drivers that run a check or
+//! merge shards ([`ab::run`], [`merge`]) call both.
 //!
 //! The duration decides whether a change is a regression. With harness timings on both
 //! sides it is noise-aware: each side's median comes with an interval from its samples
@@ -17,7 +24,6 @@ pub mod ab;
 pub mod baseline;
 pub mod exports;
 pub mod gate;
-pub mod markdown;
 pub mod snapshot;
 
 use std::path::PathBuf;
@@ -26,7 +32,6 @@ use crate::units::approx as num;
 
 use serde::{Deserialize, Serialize};
 
-pub use markdown::write_reports;
 pub use snapshot::{counterpart, Conditions, HotLine, Identity, Snapshot};
 
 /// `comparison/regression.json`'s shape version.
@@ -240,7 +245,28 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
     if let Some(different) = identity_mismatch(base, cur) {
         warnings.push(format!("{different}; compared as asked"));
     }
-    let metrics: Vec<MetricDelta> = COMPARED
+    let duration = duration_delta(base, cur, tolerance_pct);
+    let regression = duration.as_ref().is_some_and(|d| d.verdict == Verdict::Regressed);
+    let mut comparison = Comparison {
+        schema_version: SCHEMA_VERSION,
+        tolerance_pct,
+        baseline: side(base),
+        current: side(cur),
+        warnings,
+        duration,
+        regression,
+        metrics: metric_deltas(base, cur, tolerance_pct),
+        stalls: stall_deltas(base, cur, tolerance_pct),
+        hotspots: hotspot_deltas(base, cur, tolerance_pct),
+        explanation: String::new(),
+    };
+    comparison.explanation = explain(&comparison, base, cur);
+    comparison
+}
+
+/// The summary fields of [`COMPARED`], each judged in its better direction.
+fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
+    COMPARED
         .iter()
         .map(|&(field, label, unit, better)| {
             let (b, c) = (base.kernel.get(field), cur.kernel.get(field));
@@ -255,8 +281,12 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
                 verdict,
             }
         })
-        .collect();
+        .collect()
+}
 
+/// The stall reasons of either side (the base's first, at most eight), fewer warps per
+/// issue being better.
+fn stall_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
     let mut reasons: Vec<String> = Vec::new();
     for s in base.kernel.top_stalls.iter().chain(&cur.kernel.top_stalls) {
         if !reasons.contains(&s.reason) {
@@ -265,7 +295,7 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
     }
     let stall =
         |s: &Snapshot, r: &str| s.kernel.top_stalls.iter().find(|x| x.reason == r).map(|x| x.warps_per_issue);
-    let stalls = reasons
+    reasons
         .iter()
         .take(8)
         .map(|r| {
@@ -281,12 +311,17 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
                 verdict,
             }
         })
-        .collect();
+        .collect()
+}
 
-    // The three hottest lines of each side, each with its counterpart on the other side
-    // (the same text, wherever the line moved; see `snapshot::counterpart`).
-    let mut rows: Vec<(Option<&HotLine>, Option<&HotLine>)> = Vec::new();
-    let seen = |rows: &[(Option<&HotLine>, Option<&HotLine>)], b: Option<&HotLine>, c: Option<&HotLine>| {
+/// A hot line on each side, either missing.
+type HotRow<'a> = (Option<&'a HotLine>, Option<&'a HotLine>);
+
+/// The three hottest lines of each side, each with its counterpart on the other side
+/// (the same text, wherever the line moved; see `snapshot::counterpart`), each pair once.
+fn hot_rows<'a>(base: &'a Snapshot, cur: &'a Snapshot) -> Vec<HotRow<'a>> {
+    let mut rows: Vec<HotRow> = Vec::new();
+    let seen = |rows: &[HotRow], b: Option<&HotLine>, c: Option<&HotLine>| {
         rows.iter().any(|(rb, rc)| {
             b.zip(*rb).is_some_and(|(x, y)| std::ptr::eq(x, y))
                 || c.zip(*rc).is_some_and(|(x, y)| std::ptr::eq(x, y))
@@ -304,30 +339,25 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
             rows.push((b, Some(c)));
         }
     }
+    rows
+}
+
+/// The share of the samples of each [`hot_rows`] pair: changed when it moved by more
+/// than the tolerance in percentage points.
+fn hotspot_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
     // A line absent from a side that has hot lines took none of its samples.
     let share = |s: &Snapshot, l: Option<&HotLine>| -> Option<f64> {
         (!s.hotspots.is_empty()).then(|| l.map_or(0.0, |l| l.pct))
     };
-    let hotspots = rows
+    hot_rows(base, cur)
         .iter()
         .map(|&(bl, cl)| {
             let loc = cl.or(bl).map(|l| l.location.clone()).unwrap_or_default();
-            let label = match (bl, cl) {
-                (Some(b), Some(c)) if b.location != c.location => {
-                    format!(
-                        "samples on {} (base: line {})",
-                        c.location,
-                        b.line().map_or(b.location.clone(), |n| n.to_string())
-                    )
-                }
-                (Some(b), Some(c)) if b.source != c.source => format!("samples on {loc} (edited)"),
-                _ => format!("samples on {loc}"),
-            };
             let (b, c) = (share(base, bl), share(cur, cl));
             let moved = b.zip(c).map(|(b, c)| (c - b).abs() > tolerance_pct);
             MetricDelta {
                 metric: format!("hotspot:{loc}"),
-                label,
+                label: hot_label(bl, cl, &loc),
                 unit: "%".into(),
                 baseline: b,
                 current: c,
@@ -339,25 +369,23 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
                 },
             }
         })
-        .collect();
+        .collect()
+}
 
-    let duration = duration_delta(base, cur, tolerance_pct);
-    let regression = duration.as_ref().is_some_and(|d| d.verdict == Verdict::Regressed);
-    let mut comparison = Comparison {
-        schema_version: SCHEMA_VERSION,
-        tolerance_pct,
-        baseline: side(base),
-        current: side(cur),
-        warnings,
-        duration,
-        regression,
-        metrics,
-        stalls,
-        hotspots,
-        explanation: String::new(),
-    };
-    comparison.explanation = explain(&comparison, base, cur);
-    comparison
+/// `samples on hgemm.cu:48`, saying where the base had the line when it moved, or that
+/// the change edited it.
+fn hot_label(bl: Option<&HotLine>, cl: Option<&HotLine>, loc: &str) -> String {
+    match (bl, cl) {
+        (Some(b), Some(c)) if b.location != c.location => {
+            format!(
+                "samples on {} (base: line {})",
+                c.location,
+                b.line().map_or(b.location.clone(), |n| n.to_string())
+            )
+        }
+        (Some(b), Some(c)) if b.source != c.source => format!("samples on {loc} (edited)"),
+        _ => format!("samples on {loc}"),
+    }
 }
 
 fn describe(id: &Identity) -> String {
@@ -420,11 +448,33 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
         return format!("{head}: within the tolerance of {} % and the noise", c.tolerance_pct);
     }
     let mut evidence: Vec<String> = Vec::new();
+    evidence.extend(hottest_line_evidence(c, base, cur));
+    if let (Some(b), Some(n)) = (&c.baseline.classification, &c.current.classification) {
+        if b != n {
+            evidence.push(format!("verdict {b} -> {n}"));
+        }
+    }
+    evidence.extend(moved_metrics_evidence(c));
+    evidence.extend(stall_evidence(c));
+    if evidence.is_empty() && (base.kernel.fields.is_empty() || cur.kernel.fields.is_empty()) {
+        format!(
+            "{head}: a side has a timing only (check --timing-only), no ncu metrics to explain it; \
+             `cargo kprof check` without --timing-only profiles too"
+        )
+    } else if evidence.is_empty() {
+        format!("{head}: no collected metric moved enough to explain it")
+    } else {
+        format!("{head}: {}", evidence.join("; "))
+    }
+}
+
+/// The hottest line moved to another line, or its share moved beyond the tolerance.
+fn hottest_line_evidence(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> Option<String> {
     match (base.hotspots.first(), cur.hotspots.first()) {
         (Some(b), Some(n))
             if !counterpart(&base.hotspots, &cur.hotspots, n).is_some_and(|x| std::ptr::eq(x, b)) =>
         {
-            evidence.push(format!(
+            Some(format!(
                 "the hottest line moved from {} ({:.1} %{}) to {} ({:.1} %{})",
                 b.location,
                 b.pct,
@@ -434,18 +484,17 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
                 quote(&n.source)
             ))
         }
-        (Some(b), Some(n)) if (b.pct - n.pct).abs() > c.tolerance_pct => evidence.push(format!(
+        (Some(b), Some(n)) if (b.pct - n.pct).abs() > c.tolerance_pct => Some(format!(
             "the hottest line {} went from {:.1} % to {:.1} % of the samples",
             n.location, b.pct, n.pct
         )),
-        _ => {}
+        _ => None,
     }
-    if let (Some(b), Some(n)) = (&c.baseline.classification, &c.current.classification) {
-        if b != n {
-            evidence.push(format!("verdict {b} -> {n}"));
-        }
-    }
-    // The percentages that moved the most (percentage points), then counts that moved a lot.
+}
+
+/// The percentages that moved the most (percentage points), then counts that moved a
+/// lot: at most three.
+fn moved_metrics_evidence(c: &Comparison) -> Vec<String> {
     let mut moved: Vec<&MetricDelta> = c
         .metrics
         .iter()
@@ -461,15 +510,24 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
         }
     };
     moved.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
-    for m in moved.iter().filter(|m| weight(m) >= 5.0).take(3) {
-        let (b, n) = (m.baseline.unwrap_or(0.0), m.current.unwrap_or(0.0));
-        evidence.push(if m.unit == "%" {
-            format!("{} {} % -> {} %", m.label, num(b), num(n))
-        } else {
-            format!("{} {} -> {} ({:+.0} %)", m.label, num(b), num(n), m.delta_pct.unwrap_or(0.0))
-        });
-    }
-    if let Some(s) = c
+    moved
+        .iter()
+        .filter(|m| weight(m) >= 5.0)
+        .take(3)
+        .map(|m| {
+            let (b, n) = (m.baseline.unwrap_or(0.0), m.current.unwrap_or(0.0));
+            if m.unit == "%" {
+                format!("{} {} % -> {} %", m.label, num(b), num(n))
+            } else {
+                format!("{} {} -> {} ({:+.0} %)", m.label, num(b), num(n), m.delta_pct.unwrap_or(0.0))
+            }
+        })
+        .collect()
+}
+
+/// The stall reason that moved the most, when by a warp per issue or more.
+fn stall_evidence(c: &Comparison) -> Option<String> {
+    let s = c
         .stalls
         .iter()
         .filter(|s| s.baseline.is_some() && s.current.is_some())
@@ -477,25 +535,13 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
             let w = |m: &MetricDelta| (m.current.unwrap_or(0.0) - m.baseline.unwrap_or(0.0)).abs();
             w(a).total_cmp(&w(b))
         })
-        .filter(|s| (s.current.unwrap_or(0.0) - s.baseline.unwrap_or(0.0)).abs() >= 1.0)
-    {
-        evidence.push(format!(
-            "{} {} -> {} warps per issue",
-            s.label,
-            num(s.baseline.unwrap_or(0.0)),
-            num(s.current.unwrap_or(0.0))
-        ));
-    }
-    if evidence.is_empty() && (base.kernel.fields.is_empty() || cur.kernel.fields.is_empty()) {
-        format!(
-            "{head}: a side has a timing only (check --timing-only), no ncu metrics to explain it; \
-             `cargo kprof check` without --timing-only profiles too"
-        )
-    } else if evidence.is_empty() {
-        format!("{head}: no collected metric moved enough to explain it")
-    } else {
-        format!("{head}: {}", evidence.join("; "))
-    }
+        .filter(|s| (s.current.unwrap_or(0.0) - s.baseline.unwrap_or(0.0)).abs() >= 1.0)?;
+    Some(format!(
+        "{} {} -> {} warps per issue",
+        s.label,
+        num(s.baseline.unwrap_or(0.0)),
+        num(s.current.unwrap_or(0.0))
+    ))
 }
 
 fn quote(source: &str) -> String {

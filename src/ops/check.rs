@@ -19,6 +19,7 @@ use crate::events::{self, Event};
 use crate::model::kinds::Runtime;
 use crate::plan::{self, KernelPlan, Plan};
 use crate::profile::ProfileDir;
+use crate::report::comparison;
 use crate::shell::Shell;
 
 /// `--bmf` and `--github-benchmark`.
@@ -176,7 +177,7 @@ pub fn compare(o: CompareOptions<'_>, shell: &Shell) -> Result<ExitCode> {
     if let Some(name) = o.save_baseline {
         baseline::ensure_free(&profile_root, name, &kernel)?;
     }
-    let result = gate::compare_profile(&snapshot, &o.gate)?;
+    let result = comparison::compare_profile(&snapshot, &o.gate)?;
     report_comparison(&result, shell);
     if let Some(name) = o.save_baseline {
         let saved = baseline::save(&profile_root, name, &kernel, &current)?;
@@ -255,7 +256,7 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
     let results = compare_each(o, &plan, &profiles, shell)?;
     let Some(results) = results else { return Ok(ExitCode::Success) };
     let tolerance = o.tolerance_pct.unwrap_or(plan::defaults::TOLERANCE_PCT);
-    gate::write_step_summary(&gate::step_summary(&results, tolerance))?;
+    gate::write_step_summary(&comparison::step_summary(&results, tolerance))?;
     let code = gate::exit_code(&results);
     shell.emit(&Event::CheckFinished(finished(&results, code)));
     Ok(code)
@@ -322,7 +323,7 @@ fn compare_each(
                 force: o.force,
                 visual: false,
             };
-            let r = gate::compare_profile(current, &opts)?;
+            let r = comparison::compare_profile(current, &opts)?;
             report_comparison(&r, shell);
             compared = Some(r.comparison.clone());
             results.push(r);

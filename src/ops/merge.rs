@@ -23,6 +23,7 @@ use crate::model::partition::Partition;
 use crate::profile::dir::{index_json_path, profiles_root};
 use crate::profile::fs::{copy_tree_new, read_json};
 use crate::profile::ProfileDir;
+use crate::report::comparison;
 use crate::report::index::{self, Listing, MergeRecord, MergedShard};
 use crate::shell::Shell;
 
@@ -167,7 +168,7 @@ fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
     }
     if !merged.results.is_empty() {
         let tolerance = merged.results.iter().map(|r| r.comparison.tolerance_pct).fold(0.0, f64::max);
-        gate::write_step_summary(&gate::step_summary(&merged.results, tolerance))?;
+        gate::write_step_summary(&comparison::step_summary(&merged.results, tolerance))?;
     }
     Ok(())
 }

@@ -5,8 +5,9 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
-use crate::analyze::hotspots::SourceKind;
-use crate::analyze::rules::{Classification, KernelVerdict, LimiterFinding};
+use crate::analyze::hotspots::{Hotspot, SourceKind};
+use crate::analyze::rules::{Classification, Evidence, KernelVerdict, LimiterFinding};
+use crate::analyze::summary::KernelSummary;
 use crate::analyze::Analysis;
 use crate::units::{duration, value as format_value};
 
@@ -15,82 +16,169 @@ pub const BUILTIN_TEMPLATE: &str = include_str!("../../templates/final_report.md
 
 /// Renders the report.
 pub fn render(template: &str, analysis: &Analysis) -> String {
-    let (ctx, summary, decision, hotspots) =
-        (&analysis.provenance, &analysis.summary, &analysis.decision, analysis.hotspots.as_slice());
-    let verdict_line = decision.kernels.iter().map(verdict_line).collect::<Vec<_>>().join("\n");
-    let mut verdicts = String::new();
-    for v in &decision.kernels {
-        let s = summary.kernels.iter().find(|k| k.kernel == v.kernel);
-        verdicts.push_str(&format!("### `{}`\n\n", v.kernel));
-        if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
-            verdicts.push_str(&format!(
-                "Duration {} over {} launch(es) (median).\n\n",
-                duration(d),
-                s.map(|s| s.launches).unwrap_or(0)
-            ));
-        }
-        match &v.limiter {
-            Some(l) => verdicts.push_str(&cause(v, l)),
-            None => {
-                verdicts.push_str(&format!(
-                    "Classification: **{}**, confidence {}{}. No limiter of the rules names a cause.\n\n",
-                    v.classification.name(),
-                    v.confidence.name(),
-                    v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
-                ));
-                if !v.hypotheses.is_empty() {
-                    verdicts.push_str("Optimisation hypotheses:\n\n");
-                    for h in &v.hypotheses {
-                        verdicts.push_str(&format!("- {} (evidence: {})\n", h.text, h.evidence.join(", ")));
-                    }
-                    verdicts.push('\n');
-                }
-            }
-        }
-        if v.classification == Classification::Unknown {
-            verdicts.push_str(&format!(
-                "No rule could decide: these metrics were not collected: {}.\n\n",
-                if v.missing.is_empty() { "none".to_string() } else { v.missing.join(", ") }
-            ));
-        }
-        if !v.unchecked.is_empty() {
-            verdicts.push_str(&unchecked(v));
-        }
-        if !v.evidence.is_empty() {
-            verdicts.push_str("Evidence (the deciding conditions, then supporting metrics):\n\n");
-            verdicts.push_str("| metric | value | unit | threshold | rule |\n|---|---|---|---|---|\n");
-            // The cause's own rows first.
-            let by_limiter =
-                |e: &&crate::analyze::rules::Evidence| v.limiter.as_ref().is_some_and(|l| e.rule == l.id);
-            let rows =
-                v.evidence.iter().filter(by_limiter).chain(v.evidence.iter().filter(|e| !by_limiter(e)));
-            for e in rows {
-                verdicts.push_str(&format!(
-                    "| `{}` | {} | {} | `{}` | {} |\n",
-                    if e.metric.starts_with("derived") { e.field.clone() } else { e.metric.clone() },
-                    format_value(e.value),
-                    e.unit,
-                    e.threshold,
-                    e.rule
-                ));
-            }
-            verdicts.push('\n');
-        }
-        if let Some(s) = s {
-            if !s.top_stalls.is_empty() {
-                let top: Vec<String> = s
-                    .top_stalls
-                    .iter()
-                    .take(3)
-                    .map(|t| format!("{} ({} warps per issue)", t.reason, format_value(t.warps_per_issue)))
-                    .collect();
-                verdicts.push_str(&format!("Top stall reasons: {}.\n\n", top.join(", ")));
-            }
-        }
-    }
+    let (summary, decision) = (&analysis.summary, &analysis.decision);
+    let hotspots = analysis.hotspots.as_slice();
     let sass_only =
         !hotspots.is_empty() && hotspots.iter().all(|h| h.kind == SourceKind::Sass && h.line == 0);
-    let hot = if hotspots.is_empty() {
+    let sections = Sections {
+        verdict_line: decision.kernels.iter().map(verdict_line).collect::<Vec<_>>().join("\n"),
+        verdicts: decision
+            .kernels
+            .iter()
+            .map(|v| kernel_section(v, summary.kernels.iter().find(|k| k.kernel == v.kernel)))
+            .collect(),
+        hotspots: hotspots_section(hotspots, sass_only),
+        limitations: limitations(analysis, sass_only),
+        next_actions: next_actions(analysis),
+    };
+    let mut out = template.to_string();
+    for (k, v) in placeholders(analysis, sections) {
+        out = out.replace(&format!("{{{{{k}}}}}"), &v);
+    }
+    out
+}
+
+/// The parts of the report written from the analysis, before they fill the template.
+struct Sections {
+    verdict_line: String,
+    verdicts: String,
+    hotspots: String,
+    limitations: Vec<String>,
+    next_actions: Vec<String>,
+}
+
+/// Every `{{name}}` of the template and its text.
+fn placeholders(analysis: &Analysis, sections: Sections) -> Vec<(&'static str, String)> {
+    let (ctx, summary) = (&analysis.provenance, &analysis.summary);
+    vec![
+        ("title", ctx.title.clone()),
+        ("verdict_line", sections.verdict_line),
+        ("target_summary", ctx.target_summary.clone()),
+        ("kernel_filter", ctx.kernel_filter.clone()),
+        ("profiler_version", ctx.profiler_version.clone().unwrap_or_else(|| "not recorded".into())),
+        ("device", summary.device.clone().unwrap_or_else(|| "not recorded".into())),
+        ("privilege_mode", ctx.privilege_mode.clone()),
+        ("clock_control", ctx.clock_control.clone().unwrap_or_else(|| "not recorded".into())),
+        ("verdicts", sections.verdicts.trim_end().to_string()),
+        ("hotspots", sections.hotspots.trim_end().to_string()),
+        ("collected", list(&ctx.collected)),
+        (
+            "device_limits",
+            if analysis.device_limits.is_empty() {
+                "The device is not in gpu_specs.yaml; see Limitations.".to_string()
+            } else {
+                list(&analysis.device_limits)
+            },
+        ),
+        (
+            "ncu_rules",
+            if ctx.ncu_rules.is_empty() {
+                "No details page was collected.".to_string()
+            } else {
+                format!(
+                    "ncu's estimated speedups are upper bounds, not predictions.\n\n{}",
+                    list(&ctx.ncu_rules)
+                )
+            },
+        ),
+        ("limitations", list(&sections.limitations)),
+        ("next_actions", list(&sections.next_actions)),
+        ("commands", ctx.commands.trim_end().to_string()),
+    ]
+}
+
+/// A Markdown list, or `None.`.
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "None.".to_string()
+    } else {
+        items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// One kernel's `###` section: its duration, cause or classification, what was not
+/// checked, the evidence, and its top stall reasons.
+fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
+    let mut out = format!("### `{}`\n\n", v.kernel);
+    if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
+        out.push_str(&format!(
+            "Duration {} over {} launch(es) (median).\n\n",
+            duration(d),
+            s.map(|s| s.launches).unwrap_or(0)
+        ));
+    }
+    match &v.limiter {
+        Some(l) => out.push_str(&cause(v, l)),
+        None => out.push_str(&classification(v)),
+    }
+    if v.classification == Classification::Unknown {
+        out.push_str(&format!(
+            "No rule could decide: these metrics were not collected: {}.\n\n",
+            if v.missing.is_empty() { "none".to_string() } else { v.missing.join(", ") }
+        ));
+    }
+    if !v.unchecked.is_empty() {
+        out.push_str(&unchecked(v));
+    }
+    if !v.evidence.is_empty() {
+        out.push_str(&evidence_table(v));
+    }
+    if let Some(s) = s {
+        if !s.top_stalls.is_empty() {
+            let top: Vec<String> = s
+                .top_stalls
+                .iter()
+                .take(3)
+                .map(|t| format!("{} ({} warps per issue)", t.reason, format_value(t.warps_per_issue)))
+                .collect();
+            out.push_str(&format!("Top stall reasons: {}.\n\n", top.join(", ")));
+        }
+    }
+    out
+}
+
+/// Without a cause: the classification, and the rule's hypotheses.
+fn classification(v: &KernelVerdict) -> String {
+    let mut out = format!(
+        "Classification: **{}**, confidence {}{}. No limiter of the rules names a cause.\n\n",
+        v.classification.name(),
+        v.confidence.name(),
+        v.rule.as_ref().map(|r| format!(", by rule `{r}`")).unwrap_or_default()
+    );
+    if !v.hypotheses.is_empty() {
+        out.push_str("Optimisation hypotheses:\n\n");
+        for h in &v.hypotheses {
+            out.push_str(&format!("- {} (evidence: {})\n", h.text, h.evidence.join(", ")));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The evidence rows: the cause's own first, then the supporting metrics.
+fn evidence_table(v: &KernelVerdict) -> String {
+    let mut out = String::from("Evidence (the deciding conditions, then supporting metrics):\n\n");
+    out.push_str("| metric | value | unit | threshold | rule |\n|---|---|---|---|---|\n");
+    let by_limiter = |e: &&Evidence| v.limiter.as_ref().is_some_and(|l| e.rule == l.id);
+    let rows = v.evidence.iter().filter(by_limiter).chain(v.evidence.iter().filter(|e| !by_limiter(e)));
+    for e in rows {
+        out.push_str(&format!(
+            "| `{}` | {} | {} | `{}` | {} |\n",
+            if e.metric.starts_with("derived") { e.field.clone() } else { e.metric.clone() },
+            format_value(e.value),
+            e.unit,
+            e.threshold,
+            e.rule
+        ));
+    }
+    out.push('\n');
+    out
+}
+
+/// The hottest source lines, or SASS instructions without line info, or why there are
+/// none.
+fn hotspots_section(hotspots: &[Hotspot], sass_only: bool) -> String {
+    if hotspots.is_empty() {
         "No source page was collected (run the `source` stage to map samples to lines).".to_string()
     } else if sass_only {
         let mut t = String::from(
@@ -120,7 +208,13 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
             ));
         }
         t
-    };
+    }
+}
+
+/// What the analysis says it could not see, then what the inputs lack: source, line
+/// info, clock control, and each kernel's memory stage and stall reasons.
+fn limitations(analysis: &Analysis, sass_only: bool) -> Vec<String> {
+    let (ctx, hotspots) = (&analysis.provenance, &analysis.hotspots);
     let mut limitations: Vec<String> = analysis.limitations.clone();
     if !ctx.source_collected {
         limitations.push("No source page: hotspots are not available.".into());
@@ -145,8 +239,8 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         Some(_) => {}
         None => limitations.push("Clock control is not known for these inputs.".into()),
     }
-    for v in &decision.kernels {
-        if let Some(s) = summary.kernels.iter().find(|k| k.kernel == v.kernel) {
+    for v in &analysis.decision.kernels {
+        if let Some(s) = analysis.summary.kernels.iter().find(|k| k.kernel == v.kernel) {
             if s.get("dram_read_bytes").is_none() {
                 limitations.push(format!(
                     "`{}`: the memory stage was not collected (bytes, hit rates, coalescing unknown).",
@@ -158,8 +252,15 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
             }
         }
     }
+    limitations
+}
+
+/// Per kernel, its follow-up stage (or, when that stage is here, to act on the advice),
+/// then the source stage when it is missing.
+fn next_actions(analysis: &Analysis) -> Vec<String> {
+    let ctx = &analysis.provenance;
     let mut next: Vec<String> = Vec::new();
-    for v in &decision.kernels {
+    for v in &analysis.decision.kernels {
         let hint = v.kernel.split('(').next().unwrap_or(&v.kernel);
         if ctx.stages_collected.iter().any(|s| s == v.follow_up_stage.name()) {
             next.push(format!(
@@ -178,53 +279,7 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
     if !ctx.source_collected {
         next.push("The `source` stage, to see which lines the time goes to.".into());
     }
-    let list = |items: &[String]| {
-        if items.is_empty() {
-            "None.".to_string()
-        } else {
-            items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
-        }
-    };
-    let pairs: Vec<(&str, String)> = vec![
-        ("title", ctx.title.clone()),
-        ("verdict_line", verdict_line),
-        ("target_summary", ctx.target_summary.clone()),
-        ("kernel_filter", ctx.kernel_filter.clone()),
-        ("profiler_version", ctx.profiler_version.clone().unwrap_or_else(|| "not recorded".into())),
-        ("device", summary.device.clone().unwrap_or_else(|| "not recorded".into())),
-        ("privilege_mode", ctx.privilege_mode.clone()),
-        ("clock_control", ctx.clock_control.clone().unwrap_or_else(|| "not recorded".into())),
-        ("verdicts", verdicts.trim_end().to_string()),
-        ("hotspots", hot.trim_end().to_string()),
-        ("collected", list(&ctx.collected)),
-        (
-            "device_limits",
-            if analysis.device_limits.is_empty() {
-                "The device is not in gpu_specs.yaml; see Limitations.".to_string()
-            } else {
-                list(&analysis.device_limits)
-            },
-        ),
-        (
-            "ncu_rules",
-            if ctx.ncu_rules.is_empty() {
-                "No details page was collected.".to_string()
-            } else {
-                format!(
-                    "ncu's estimated speedups are upper bounds, not predictions.\n\n{}",
-                    list(&ctx.ncu_rules)
-                )
-            },
-        ),
-        ("limitations", list(&limitations)),
-        ("next_actions", list(&next)),
-        ("commands", ctx.commands.trim_end().to_string()),
-    ];
-    let mut out = template.to_string();
-    for (k, v) in pairs {
-        out = out.replace(&format!("{{{{{k}}}}}"), &v);
-    }
-    out
+    next
 }
 
 /// The one-line verdict at the top of the report.

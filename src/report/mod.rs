@@ -1,10 +1,16 @@
-//! Rendering an analysis into a profile directory: the derived data files, `final_report.md`
-//! ([`markdown`]), the PNG summary ([`visual`]), and the profiles index ([`index`]).
-//! Nothing here decides anything: the numbers and verdicts come from [`crate::analyze`].
+//! Every rendering: an analysis into a profile directory (the derived data files,
+//! `final_report.md` ([`markdown`]), the PNG summary ([`visual`])), the profiles index
+//! ([`index`]), a before/after comparison's pages and the gate's step summary
+//! ([`comparison`]), and an A/B check's pages and step summary ([`ab`]). Nothing here
+//! decides anything: the numbers and verdicts come from [`crate::analyze`] and
+//! `crate::compare`, and renderers take them as plain values, never a driver's options,
+//! so that drivers import this module and it imports none of them.
 //!
 //! Every file is written to a temporary name and renamed into place, so a failure never
 //! leaves a half-written output; inputs are never changed.
 
+pub mod ab;
+pub mod comparison;
 pub mod index;
 pub mod markdown;
 pub mod visual;

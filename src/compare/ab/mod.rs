@@ -8,13 +8,14 @@
 //! verdict; [`counters`] compares the counters class by class; [`verdict`] combines the
 //! two as `--gate` says, writes the reviewer's line and the rule, and picks the exit code.
 //! Those four do no I/O and start no process: the same numbers always give the same
-//! verdict. [`report`] writes what a check found; the check itself is driven by
-//! `ops::ab`, which runs the rounds through `collect::rounds` and reads the counters pages.
+//! verdict; [`hotspot`] phrases where the head's time goes. The check itself is driven by
+//! `ops::ab`, which runs the rounds through `collect::rounds` and reads the counters pages,
+//! and `crate::report::ab` writes what it found.
 
 pub mod counters;
+pub mod hotspot;
 #[cfg(test)]
 mod recorded;
-pub mod report;
 pub mod rounds;
 pub mod stats;
 pub mod verdict;

@@ -230,7 +230,7 @@ fn the_counter_gate_catches_what_timing_calls_unchanged() {
 /// The reviewer's hotspot phrase, from both sides' recorded source hotspots.
 fn hotspot(run: &str) -> String {
     let load = |side: &str| crate::compare::Snapshot::load(profile(run, side).path(), side).unwrap();
-    super::report::hotspot_phrase(&load("base"), &load("head")).unwrap()
+    super::hotspot::hotspot_phrase(&load("base"), &load("head")).unwrap()
 }
 
 /// The Triton check's hottest line is Triton's own `max` (inlined from its standard

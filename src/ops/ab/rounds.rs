@@ -10,7 +10,7 @@ use crate::build::BuildOutput;
 use crate::collect::prepare::target_command;
 use crate::collect::rounds::{run_ncu_rounds, run_rounds, NcuRoundSide, RoundSide, SideRun};
 use crate::compare::ab::counters::{compare_counters, CounterChanges};
-use crate::compare::ab::report;
+use crate::compare::ab::hotspot::hotspot_phrase;
 use crate::compare::ab::rounds::{Rounds, SideSample};
 use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
@@ -22,6 +22,7 @@ use crate::model::kinds::Runtime;
 use crate::model::timing::TimingFacts;
 use crate::plan::KernelPlan;
 use crate::profile::dir::ProfileDir;
+use crate::report::ab::{self as report, AbPages};
 use crate::shell::Shell;
 
 /// Rounds per side unless `--rounds` says otherwise. One disturbed round contributes `n`
@@ -123,10 +124,16 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
         let counters = read_counters(p, t)?;
         let mut ab = combine(&k.name, time, counters, opts.gate);
         ab.hotspot = match (&base_snap, &head_snap) {
-            (Some(b), Some(h)) => report::hotspot_phrase(b, h),
+            (Some(b), Some(h)) => hotspot_phrase(b, h),
             _ => None,
         };
-        report::write(p, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref(), opts, t)?;
+        let pages = AbPages {
+            head_dir: p.head_dir,
+            base_dir: p.base_dir,
+            base_label: &opts.base_label,
+            tolerance_pct: t,
+        };
+        report::write(&pages, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref())?;
         print_kernel(&ab, p, shell);
         kernels.push(AbKernel {
             head_timing: rounds.as_ref().and_then(head_timing),
@@ -142,7 +149,7 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
         (None, Some(p)) => p.head_kernel.tolerance_pct,
         (None, None) => crate::plan::defaults::TOLERANCE_PCT,
     };
-    crate::compare::gate::write_step_summary(&report::step_summary(&abs, opts, t))?;
+    crate::compare::gate::write_step_summary(&report::step_summary(&abs, &opts.base_label, opts.gate, t))?;
     Ok(AbOutcome { kernels, exit_code })
 }
 

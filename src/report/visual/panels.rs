@@ -198,22 +198,10 @@ fn note_box(area: &Area, (cx, cy): (i32, i32), first: &str, second: &str) -> Res
 }
 
 fn roofline(area: &Area, input: &VisualInput, scales: &Scales) -> Result<()> {
-    let k = input.kernel;
-    let point = roof_point(k);
+    let point = roof_point(input.kernel);
     let (w, h) = size(area);
     let (Some(device), Some(((x_lo, x_hi), (y_lo, y_hi)))) = (&input.device, scales.roof) else {
-        frame(area, "Roofline (FP32, DRAM)", "")?;
-        text(area, "device not in gpu_specs.yaml", (w / 2, h / 2 - 50), 20, MUTED, HPos::Center)?;
-        text(area, "no ceilings to draw", (w / 2, h / 2 - 20), 16, MUTED, HPos::Center)?;
-        return match point {
-            RoofPoint::Point { ai, tflops } => note_box(
-                area,
-                (w / 2, h / 2 + 40),
-                &format!("arithmetic intensity {} FLOP/byte", sig(ai, 3)),
-                &format!("achieved {} TFLOP/s", sig(tflops, 3)),
-            ),
-            RoofPoint::Absent(first, second) => note_box(area, (w / 2, h / 2 + 40), first, second),
-        };
+        return roofline_without_ceilings(area, point);
     };
     let peak = device.peak_fp32_flops_per_s / 1e12;
     let bw_t = device.peak_dram_bytes_per_s / 1e12;
@@ -273,21 +261,50 @@ fn roofline(area: &Area, input: &VisualInput, scales: &Scales) -> Result<()> {
             // In panel pixels: the point, the plot's extent.
             let (bx, by) = area.get_base_pixel();
             let (px, py) = chart.backend_coord(&(ai, tflops));
-            let (px, py) = (px - bx, py - by);
             let (xs, ys) = chart.plotting_area().get_pixel_range();
-            let tw = text_width(area, &first, 15)?.max(text_width(area, &second, 14)?) as i32;
-            // Centred under the point (over it near the bottom), kept inside the plot.
-            let left = (px - tw / 2).clamp(xs.start - bx + 6, (xs.end - bx - tw - 6).max(xs.start - bx + 6));
-            let low = py > ys.end - by - 70;
-            let y1 = if low { py - 50 } else { py + 26 };
-            fill(area, (left - 6, y1 - 13), (left + tw + 6, y1 + 34), WHITE)?;
-            text(area, &first, (left, y1), 15, TEXT, HPos::Left)?;
-            text(area, &second, (left, y1 + 21), 14, MUTED, HPos::Left)?;
-            area.draw(&Circle::new((px, py), 7, POINT.filled()))?;
-            area.draw(&Circle::new((px, py), 7, WHITE.stroke_width(1)))?;
+            let plot = PlotPixels { left: xs.start - bx, right: xs.end - bx, bottom: ys.end - by };
+            mark_point(area, (px - bx, py - by), plot, &first, &second)
         }
-        RoofPoint::Absent(first, second) => note_box(area, (w * 64 / 100, h * 77 / 100), first, second)?,
+        RoofPoint::Absent(first, second) => note_box(area, (w * 64 / 100, h * 77 / 100), first, second),
     }
+}
+
+/// The roofline panel of a device without known ceilings: the point's numbers alone.
+fn roofline_without_ceilings(area: &Area, point: RoofPoint) -> Result<()> {
+    let (w, h) = size(area);
+    frame(area, "Roofline (FP32, DRAM)", "")?;
+    text(area, "device not in gpu_specs.yaml", (w / 2, h / 2 - 50), 20, MUTED, HPos::Center)?;
+    text(area, "no ceilings to draw", (w / 2, h / 2 - 20), 16, MUTED, HPos::Center)?;
+    match point {
+        RoofPoint::Point { ai, tflops } => note_box(
+            area,
+            (w / 2, h / 2 + 40),
+            &format!("arithmetic intensity {} FLOP/byte", sig(ai, 3)),
+            &format!("achieved {} TFLOP/s", sig(tflops, 3)),
+        ),
+        RoofPoint::Absent(first, second) => note_box(area, (w / 2, h / 2 + 40), first, second),
+    }
+}
+
+/// The plot's extent inside its panel, in panel pixels.
+struct PlotPixels {
+    left: i32,
+    right: i32,
+    bottom: i32,
+}
+
+/// The kernel's point at `(px, py)` (panel pixels) with its two lines of numbers,
+/// centred under the point (over it near the bottom) and kept inside the plot.
+fn mark_point(area: &Area, (px, py): (i32, i32), plot: PlotPixels, first: &str, second: &str) -> Result<()> {
+    let tw = text_width(area, first, 15)?.max(text_width(area, second, 14)?) as i32;
+    let left = (px - tw / 2).clamp(plot.left + 6, (plot.right - tw - 6).max(plot.left + 6));
+    let low = py > plot.bottom - 70;
+    let y1 = if low { py - 50 } else { py + 26 };
+    fill(area, (left - 6, y1 - 13), (left + tw + 6, y1 + 34), WHITE)?;
+    text(area, first, (left, y1), 15, TEXT, HPos::Left)?;
+    text(area, second, (left, y1 + 21), 14, MUTED, HPos::Left)?;
+    area.draw(&Circle::new((px, py), 7, POINT.filled()))?;
+    area.draw(&Circle::new((px, py), 7, WHITE.stroke_width(1)))?;
     Ok(())
 }
 

@@ -64,25 +64,21 @@ pub fn pct(v: f64) -> String {
 
 /// The change from `base` to `current` in percent of `base` (its magnitude, so a
 /// negative base still reads the right way round); `None` when `base` is 0.
-#[allow(dead_code)]
 pub fn delta_pct(base: f64, current: f64) -> Option<f64> {
     (base != 0.0).then(|| 100.0 * (current - base) / base.abs())
 }
 
 /// A share with `decimals` decimals: `83.0 %`.
-#[allow(dead_code)]
 pub fn pct_fixed(v: f64, decimals: usize) -> String {
     format!("{v:.decimals$} %")
 }
 
 /// A change with its sign and `decimals` decimals: `+3.2 %`, `-0.50 %`.
-#[allow(dead_code)]
 pub fn pct_signed(v: f64, decimals: usize) -> String {
     format!("{v:+.decimals$} %")
 }
 
 /// A band around a value with `decimals` decimals: `±0.40 %`.
-#[allow(dead_code)]
 pub fn pct_spread(v: f64, decimals: usize) -> String {
     format!("±{v:.decimals$} %")
 }

@@ -174,13 +174,9 @@ pub struct Comparison {
     pub explanation: String,
 }
 
-fn delta_pct(b: f64, c: f64) -> Option<f64> {
-    (b != 0.0).then(|| 100.0 * (c - b) / b.abs())
-}
-
 fn judge(b: Option<f64>, c: Option<f64>, better: Better, tolerance: f64) -> (Option<f64>, Verdict) {
     let (Some(b), Some(c)) = (b, c) else { return (None, Verdict::NotCompared) };
-    let d = delta_pct(b, c);
+    let d = crate::units::delta_pct(b, c);
     let moved = match d {
         Some(d) => d.abs() > tolerance,
         None => c != 0.0,
@@ -361,7 +357,7 @@ fn hotspot_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Me
                 unit: "%".into(),
                 baseline: b,
                 current: c,
-                delta_pct: b.zip(c).and_then(|(b, c)| delta_pct(b, c)),
+                delta_pct: b.zip(c).and_then(|(b, c)| crate::units::delta_pct(b, c)),
                 verdict: match moved {
                     None => Verdict::NotCompared,
                     Some(true) => Verdict::Changed,
@@ -402,7 +398,7 @@ fn describe(id: &Identity) -> String {
 fn duration_delta(base: &Snapshot, cur: &Snapshot, tolerance: f64) -> Option<DurationDelta> {
     if let (Some(bt), Some(ct)) = (&base.timing, &cur.timing) {
         let (bi, ci) = (bt.interval(), ct.interval());
-        let d = delta_pct(bt.median_ns, ct.median_ns)?;
+        let d = crate::units::delta_pct(bt.median_ns, ct.median_ns)?;
         let separated = ci.0 > bi.1 || ci.1 < bi.0;
         let verdict = if d.abs() <= tolerance || !separated {
             Verdict::Unchanged
@@ -443,7 +439,7 @@ fn explain(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> String {
     let Some(d) = &c.duration else {
         return "no duration on one side: nothing to explain".into();
     };
-    let head = format!("duration {:+.1} % ({})", d.delta_pct, d.verdict.word());
+    let head = format!("duration {} ({})", crate::units::pct_signed(d.delta_pct, 1), d.verdict.word());
     if d.verdict == Verdict::Unchanged {
         return format!("{head}: within the tolerance of {} % and the noise", c.tolerance_pct);
     }
@@ -519,7 +515,13 @@ fn moved_metrics_evidence(c: &Comparison) -> Vec<String> {
             if m.unit == "%" {
                 format!("{} {} % -> {} %", m.label, num(b), num(n))
             } else {
-                format!("{} {} -> {} ({:+.0} %)", m.label, num(b), num(n), m.delta_pct.unwrap_or(0.0))
+                format!(
+                    "{} {} -> {} ({})",
+                    m.label,
+                    num(b),
+                    num(n),
+                    crate::units::pct_signed(m.delta_pct.unwrap_or(0.0), 0)
+                )
             }
         })
         .collect()

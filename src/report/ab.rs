@@ -180,7 +180,7 @@ fn counters_table(md: &mut String, c: &CounterChanges) {
     md.push_str("| counter | base | head | change | |\n|---|---|---|---|---|\n");
     for ch in &c.changes {
         let change = match ch.change_pct {
-            Some(v) => format!("{v:+.2} %"),
+            Some(v) => units::pct_signed(v, 2),
             None if ch.head == 0.0 => "none".into(),
             None => "from 0".into(),
         };

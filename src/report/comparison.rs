@@ -118,7 +118,7 @@ fn metric_table(md: &mut String, title: &str, rows: &[MetricDelta]) {
             Some(x) => format!("{} {}", num(x), m.unit),
             None => "not collected".into(),
         };
-        let d = m.delta_pct.map(|d| format!("{d:+.1} %")).unwrap_or_else(|| "-".into());
+        let d = m.delta_pct.map(|d| units::pct_signed(d, 1)).unwrap_or_else(|| "-".into());
         md.push_str(&format!(
             "| {} | {} | {} | {} | {} |\n",
             m.label,
@@ -197,7 +197,7 @@ pub fn step_summary(results: &[GateResult], tolerance_pct: f64) -> String {
             Some(d) => (
                 units::duration(d.baseline_ns),
                 units::duration(d.current_ns),
-                format!("{:+.1} %", d.delta_pct),
+                units::pct_signed(d.delta_pct, 1),
                 d.verdict,
             ),
             None => ("-".into(), "-".into(), "-".into(), Verdict::NotCompared),

@@ -160,7 +160,7 @@ impl CounterChange {
             return format!("{delta:+.0} B {}", self.label);
         }
         match self.change_pct {
-            Some(c) if self.head != 0.0 => format!("{c:+.1} % {}", self.label),
+            Some(c) if self.head != 0.0 => format!("{} {}", crate::units::pct_signed(c, 1), self.label),
             _ => format!("{} {} -> {}", self.label, short(self.base), short(self.head)),
         }
     }

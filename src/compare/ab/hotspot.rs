@@ -4,6 +4,7 @@
 //! and the JSON event all say the same thing.
 
 use crate::compare::{counterpart, HotLine, Snapshot};
+use crate::units::pct_fixed;
 
 /// Lines whose share of the samples grew by at least this many points are named as rising.
 const RISING_POINTS: f64 = 5.0;
@@ -17,7 +18,7 @@ const RISING_POINTS: f64 = 5.0;
 pub fn hotspot_phrase(base: &Snapshot, head: &Snapshot) -> Option<String> {
     let h = head.hotspots.first()?;
     let Some(base_top) = base.hotspots.first() else {
-        return Some(format!("{} ({:.1} %)", h.location, h.pct));
+        return Some(format!("{} ({})", h.location, pct_fixed(h.pct, 1)));
     };
     let mut out = match counterpart(&base.hotspots, &head.hotspots, h) {
         Some(b) if std::ptr::eq(b, base_top) => format!("{} ({})", h.location, shares(b, h)),
@@ -32,7 +33,7 @@ pub fn hotspot_phrase(base: &Snapshot, head: &Snapshot) -> Option<String> {
         .skip(1)
         .map(|l| match counterpart(&base.hotspots, &head.hotspots, l) {
             Some(b) => (l.pct - b.pct, format!("{} ({})", l.location, shares(b, l))),
-            None => (l.pct, format!("{} (0.0 % -> {:.1} %)", l.location, l.pct)),
+            None => (l.pct, format!("{} (0.0 % -> {})", l.location, pct_fixed(l.pct, 1))),
         })
         .filter(|(gain, _)| *gain >= RISING_POINTS)
         .collect();
@@ -52,5 +53,5 @@ fn shares(base: &HotLine, head: &HotLine) -> String {
         _ if base.source != head.source => "edited, ".to_string(),
         _ => String::new(),
     };
-    format!("{moved}{:.1} % -> {:.1} %", base.pct, head.pct)
+    format!("{moved}{} -> {}", pct_fixed(base.pct, 1), pct_fixed(head.pct, 1))
 }

@@ -82,9 +82,9 @@ fn signed(v: f64) -> String {
 
 fn spread(v: f64) -> String {
     if v < 0.05 {
-        format!("±{v:.2} %")
+        crate::units::pct_spread(v, 2)
     } else {
-        format!("±{v:.1} %")
+        crate::units::pct_spread(v, 1)
     }
 }
 

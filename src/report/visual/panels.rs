@@ -151,7 +151,7 @@ fn speed_of_light(area: &Area, k: &KernelSummary) -> Result<()> {
         pct_bar(k, "L2", "l2_throughput_pct", MEMORY),
     ];
     let (_, h) = size(area);
-    bars(area, &rows, 56, h - 64, 140, 100.0, 25.0, &|t| format!("{t:.0} %"))?;
+    bars(area, &rows, 56, h - 64, 140, 100.0, 25.0, &|t| crate::units::pct_fixed(t, 0))?;
     fill(area, (140, h - 26), (154, h - 14), COMPUTE)?;
     text(area, "compute", (160, h - 20), 14, MUTED, HPos::Left)?;
     fill(area, (240, h - 26), (254, h - 14), MEMORY)?;
@@ -314,7 +314,7 @@ fn occupancy(area: &Area, k: &KernelSummary) -> Result<()> {
         pct_bar(k, "achieved", "achieved_occupancy_pct", ACHIEVED),
         pct_bar(k, "theoretical", "theoretical_occupancy_pct", THEORETICAL),
     ];
-    bars(area, &rows, 52, 164, 120, 100.0, 25.0, &|t| format!("{t:.0} %"))?;
+    bars(area, &rows, 52, 164, 120, 100.0, 25.0, &|t| crate::units::pct_fixed(t, 0))?;
     let (w, _) = size(area);
     let top = 226;
     text(area, "Blocks per SM allowed by", (20, top), 16, TEXT, HPos::Left)?;

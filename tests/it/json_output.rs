@@ -79,6 +79,24 @@ fn every_command_prints_only_json_lines_on_stdout() {
     assert_eq!(dry[0]["reason"], "dry-run");
     let profiled = run("profile", with(&["--kernel", "copy"]), &[0]);
     assert!(profiled.iter().any(|v| v["reason"] == "analysed"), "{profiled:?}");
+    // The stages' progress comes as events too, each start before its end, in order.
+    let stages: Vec<(&str, &str)> = profiled
+        .iter()
+        .filter(|v| v["reason"] == "stage-started" || v["reason"] == "stage-done")
+        .map(|v| (v["reason"].as_str().unwrap(), v["stage"].as_str().unwrap()))
+        .collect();
+    assert_eq!(stages.first(), Some(&("stage-started", "basic")), "{profiled:?}");
+    assert_eq!(stages.get(1), Some(&("stage-done", "basic")), "{profiled:?}");
+    assert!(stages.len() >= 4 && stages.len() % 2 == 0, "{stages:?}");
+    let done = profiled.iter().find(|v| v["reason"] == "stage-done").unwrap();
+    assert_eq!(done["status"], "ok");
+    assert!(done["passes"].as_u64().is_some_and(|p| p > 0), "{done}");
+    // A failed run says so on stdout too: one error object with the exit code.
+    let failed = run("a kernel nobody configured", with(&["--kernel", "nosuchkernel"]), &[3]);
+    let error = failed.last().unwrap();
+    assert_eq!(error["reason"], "error", "{failed:?}");
+    assert_eq!(error["exit_code"], 3);
+    assert!(error["message"].as_str().unwrap().contains("nosuchkernel"), "{error}");
     let archive = root.join("copy.tar");
     let packed =
         run("archive", with(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()]), &[0]);

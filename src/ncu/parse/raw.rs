@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::lines::*;
+use super::log::no_page_error;
 use super::{parse_number, ParseError};
 
 /// Text kept from before a page's header, for explaining a missing page (ncu's own

@@ -1,6 +1,7 @@
 //! `--page source --print-source cuda,sass`: per-line and per-instruction samples.
 
 use super::lines::*;
+use super::log::no_page_error;
 use super::{parse_number, scan_log, ParseError};
 
 /// A `--page source --csv --print-source cuda,sass` page: one block per source file of each

@@ -127,11 +127,40 @@ pub struct LimiterFinding {
     pub ncu_rules: Vec<String>,
     /// What ncu's own rules said, when a details page was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ncu: Option<crate::analyze::crosscheck::NcuCheck>,
+    pub ncu: Option<NcuCheck>,
     /// The source lines where the limiter's stall reasons weigh most, when a source page
     /// was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lines: Vec<crate::analyze::crosscheck::LimiterLine>,
+    pub lines: Vec<LimiterLine>,
+}
+
+/// What ncu's rules said about a kernel with a limiter (filled in by
+/// the cross-check, `crosscheck.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NcuCheck {
+    /// The limiter's ncu rules that fired (OPT or WRN) for this kernel.
+    pub agreeing: Vec<String>,
+    /// ncu's finding with the largest estimated speedup, and that speedup (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_rule: Option<String>,
+    /// Its estimated speedup, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_speedup_pct: Option<f64>,
+}
+
+/// A source line whose stalls are the limiter's (found by the cross-check, `crosscheck.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimiterLine {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The source text.
+    pub source: String,
+    /// The line's share of the kernel's warp samples, percent.
+    pub pct_of_kernel: f64,
+    /// The limiter's stall reasons among the line's largest, `reason=samples`.
+    pub stalls: String,
 }
 
 impl Limiter {

@@ -20,6 +20,10 @@
 //! threshold, rule or limiter id); texts are filled in from the fields they cite, so each
 //! one names its evidence. The engine knows no particular bottleneck: changing a verdict
 //! means changing the data.
+//!
+//! The verdict's whole shape is declared here, the cross-check's parts of a limiter
+//! ([`NcuCheck`], [`LimiterLine`]) included: `analyze/crosscheck.rs` imports the rules to
+//! fill those in, and nothing here imports it.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +37,7 @@ mod limiter;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
-pub use limiter::{AdviceId, LimiterFinding, UncheckedLimiter};
+pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");

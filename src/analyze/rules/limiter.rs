@@ -8,6 +8,7 @@ use super::summary::KernelSummary;
 use super::KernelVerdict;
 use super::{
     add_missing, all_hold, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis,
+    Threshold,
 };
 use crate::model::stage::Stage;
 
@@ -253,15 +254,17 @@ impl Limiter {
                 let Some(value) = s.get(f) else { continue };
                 // A condition the class rule shares decided the limiter too: it is credited
                 // to the limiter, which is the verdict's cause.
-                match v.evidence.iter_mut().find(|e| e.field == f && e.threshold == c.text) {
+                match v.evidence.iter_mut().find(|e| e.field == f && e.threshold.as_str() == c.text) {
                     Some(e) => e.rule = spec.id.clone(),
-                    None => push_evidence(&mut v.evidence, f, value, &c.text, &spec.id),
+                    None => {
+                        push_evidence(&mut v.evidence, f, value, Threshold::Met(c.text.clone()), &spec.id)
+                    }
                 }
             }
         }
         for f in &spec.evidence {
             if let Some(value) = s.get(f) {
-                push_evidence(&mut v.evidence, f, value, "-", &spec.id);
+                push_evidence(&mut v.evidence, f, value, Threshold::Supporting, &spec.id);
             }
         }
         let (when, advice) = self

@@ -8,12 +8,9 @@
 //! never blocks, stopped as a whole group on `--timeout` or a signal, reported to the
 //! [`Shell`] (`-v`: the command and its wall time, `-vv`: its output).
 //!
-//! Signals ([`install_signal_handlers`]): SIGINT, SIGTERM, SIGHUP and SIGQUIT are caught
-//! on a thread. While a run is in progress ([`defer_signals`]: profiling, timing,
-//! building), the first one is only recorded: [`run`] kills the running child's process
-//! group within 20 ms, and the pipeline writes `run_manifest.yaml` and ends with 128 + the
-//! signal's number. Otherwise (`list`, `report`, a second signal) kprof kills the running
-//! child's group, if any, and exits at once with that code.
+//! Signals (`signals.rs`, re-exported here): while a run is in progress the first one is
+//! only recorded and [`run`] stops the running child's process group within 20 ms;
+//! otherwise kprof stops the child's group and exits at once.
 //!
 //! Children die with kprof (Linux): each child asks the kernel for SIGKILL when its
 //! parent dies (`PR_SET_PDEATHSIG`), which covers what no handler can, kprof itself being
@@ -30,12 +27,18 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use crate::error::{ExitCode, Failure, Signal};
+use crate::error::Signal;
 use crate::shell::Shell;
+
+mod signals;
+use signals::RunningGroup;
+pub use signals::{
+    check_signal, defer_signals, install_signal_handlers, interrupted, pending_signal, SignalDeferral,
+};
 
 /// A program, its arguments, extra environment and working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,95 +141,6 @@ impl fmt::Display for ProcessBuilder {
             write!(f, "cd {} && ", shell_quote(&dir.to_string_lossy()))?;
         }
         f.write_str(&self.command_line())
-    }
-}
-
-/// The number of the first signal received, 0 while none has been.
-static RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// How many [`SignalDeferral`]s are alive: while any is, the first signal is only recorded.
-static DEFERRED: AtomicUsize = AtomicUsize::new(0);
-/// The process groups of the running children (one per worker when several GPUs run at
-/// once).
-static RUNNING_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
-
-/// Catches SIGINT, SIGTERM, SIGHUP and SIGQUIT for the rest of the process (see the
-/// module's documentation). Called once, first thing; a second call does nothing.
-pub fn install_signal_handlers() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        let numbers: Vec<i32> = Signal::ALL.iter().map(|s| s.number()).collect();
-        // Without handlers (an unusual platform) signals keep their default action.
-        let Ok(mut signals) = signal_hook::iterator::Signals::new(numbers) else { return };
-        std::thread::spawn(move || {
-            for number in signals.forever() {
-                let first = RECEIVED.compare_exchange(0, number, Ordering::SeqCst, Ordering::SeqCst).is_ok();
-                if first && DEFERRED.load(Ordering::SeqCst) > 0 {
-                    // The main thread stops the child and records the ending.
-                    continue;
-                }
-                kill_running_group();
-                let code = Signal::from_number(RECEIVED.load(Ordering::SeqCst))
-                    .map_or(128 + number, |s| ExitCode::Interrupted(s).code());
-                std::process::exit(code);
-            }
-        });
-    });
-}
-
-/// While the returned value lives, the first signal is only recorded (see
-/// [`pending_signal`]) and the running child is stopped by [`run`]: for work that must
-/// record how it ended.
-pub fn defer_signals() -> SignalDeferral {
-    DEFERRED.fetch_add(1, Ordering::SeqCst);
-    SignalDeferral(())
-}
-
-/// See [`defer_signals`].
-#[must_use = "signals are deferred only while this lives"]
-pub struct SignalDeferral(());
-
-impl Drop for SignalDeferral {
-    fn drop(&mut self) {
-        DEFERRED.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// The signal received so far, if any.
-pub fn pending_signal() -> Option<Signal> {
-    Signal::from_number(RECEIVED.load(Ordering::SeqCst))
-}
-
-/// `Err` with the exit code of the signal received, if one was: for the boundaries of a
-/// deferred run (between kernels, before an analysis).
-pub fn check_signal(during: &str) -> Result<(), Failure> {
-    match pending_signal() {
-        Some(s) => Err(interrupted(s, during)),
-        None => Ok(()),
-    }
-}
-
-/// The failure of a run stopped by `signal` while doing `during`.
-pub fn interrupted(signal: Signal, during: &str) -> Failure {
-    Failure::new(
-        ExitCode::Interrupted(signal),
-        format!("stopped by {signal} {during}; what was written stays"),
-    )
-}
-
-fn kill_running_group() {
-    let groups = RUNNING_GROUPS.lock().map(|g| g.clone()).unwrap_or_default();
-    for group in groups {
-        #[cfg(unix)]
-        if group > 0 {
-            // SAFETY: killpg only sends signals. SIGTERM first for a group running as
-            // another user (sudo relays it; our SIGKILL cannot reach root's processes).
-            unsafe {
-                libc::killpg(group, libc::SIGTERM);
-                libc::killpg(group, libc::SIGKILL);
-            }
-        }
-        #[cfg(not(unix))]
-        let _ = group;
     }
 }
 
@@ -363,9 +277,35 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
             start_error: None,
         };
     }
+    let mut child = match child_command(cmd, opts.inherit_stderr).spawn() {
+        Ok(child) => child,
+        Err(e) => return start_failed(cmd, &e, started, shell),
+    };
+    let group = RunningGroup::register(child.id() as i32);
+    let RunOptions { timeout, graceful, mut stdout_lines, .. } = opts;
+    let pipes = Pipes::take(&mut child, stdout_lines.is_some());
+    let mut on_line = |line: &str| {
+        if let Some(f) = stdout_lines.as_mut() {
+            f(line);
+        }
+    };
+    let stop = Stop { started, timeout, graceful };
+    let ending = wait_for(&mut child, cmd, &pipes, &mut on_line, &stop);
+    drop(group);
+    let stopped = !matches!(ending, Ending::Exited(_));
+    let (stdout, stderr) = pipes.finish(stopped, &mut on_line);
+    let finished = Finished { ending, stdout, stderr, wall: started.elapsed(), start_error: None };
+    shell.command_ran(&cmd.to_string(), finished.wall, &finished.ending.to_string());
+    shell.child_output(&finished.console());
+    finished
+}
+
+/// The `Command` for `cmd` as [`run`] spawns it: stdout piped, stdin `/dev/null`, stderr
+/// piped unless inherited, its own process group, and (Linux) killed when kprof dies.
+fn child_command(cmd: &ProcessBuilder, inherit_stderr: bool) -> Command {
     let mut c = cmd.command();
     c.stdout(Stdio::piped()).stdin(Stdio::null());
-    c.stderr(if opts.inherit_stderr { Stdio::inherit() } else { Stdio::piped() });
+    c.stderr(if inherit_stderr { Stdio::inherit() } else { Stdio::piped() });
     #[cfg(unix)]
     {
         use std::os::unix::process::CommandExt;
@@ -390,108 +330,137 @@ pub fn run(cmd: &ProcessBuilder, opts: RunOptions<'_>, shell: &Shell) -> Finishe
             });
         }
     }
-    let mut child = match c.spawn() {
-        Ok(child) => child,
-        Err(e) => {
-            let program = cmd.get_program().to_string_lossy().into_owned();
-            let ending = Ending::NotStarted(format!("could not start {program}: {e}"));
-            shell.command_ran(&cmd.to_string(), started.elapsed(), &ending.to_string());
-            return Finished {
-                ending,
-                stdout: Vec::new(),
-                stderr: Vec::new(),
-                wall: started.elapsed(),
-                start_error: Some(e.to_string()),
-            };
-        }
-    };
-    let group = child.id() as i32;
-    if let Ok(mut g) = RUNNING_GROUPS.lock() {
-        g.push(group);
+    c
+}
+
+/// What a child that could not be spawned leaves, reported to the shell.
+fn start_failed(cmd: &ProcessBuilder, e: &std::io::Error, started: Instant, shell: &Shell) -> Finished {
+    let program = cmd.get_program().to_string_lossy().into_owned();
+    let ending = Ending::NotStarted(format!("could not start {program}: {e}"));
+    shell.command_ran(&cmd.to_string(), started.elapsed(), &ending.to_string());
+    Finished {
+        ending,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        wall: started.elapsed(),
+        start_error: Some(e.to_string()),
     }
-    let drain = |pipe: Option<Box<dyn Read + Send>>| {
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            let _ = tx.send(buf);
-        });
-        rx
-    };
-    let mut stdout_lines = opts.stdout_lines;
-    let streamed = stdout_lines.is_some();
-    // Streamed stdout arrives line by line on a channel; otherwise it is read whole.
-    let (line_rx, out_rx) = match child.stdout.take() {
-        Some(pipe) if streamed => {
-            let (tx, rx) = std::sync::mpsc::channel::<String>();
-            std::thread::spawn(move || {
-                for line in BufReader::new(pipe).lines() {
-                    let Ok(line) = line else { break };
-                    if tx.send(line).is_err() {
-                        break;
+}
+
+/// When [`wait_for`] stops a child: its start, its timeout, and whether to stop it gently.
+struct Stop {
+    started: Instant,
+    timeout: Option<Duration>,
+    graceful: bool,
+}
+
+/// A running child's output, each pipe read on its own thread.
+struct Pipes {
+    /// Streamed stdout, line by line.
+    lines: Option<Receiver<String>>,
+    /// Stdout read whole, when not streamed.
+    stdout: Option<Receiver<Vec<u8>>>,
+    /// Stderr read whole (empty when inherited).
+    stderr: Receiver<Vec<u8>>,
+}
+
+impl Pipes {
+    /// Starts the readers of `child`'s pipes; `streamed` reads stdout line by line.
+    fn take(child: &mut Child, streamed: bool) -> Pipes {
+        let (lines, stdout) = match child.stdout.take() {
+            Some(pipe) if streamed => {
+                let (tx, rx) = std::sync::mpsc::channel::<String>();
+                std::thread::spawn(move || {
+                    for line in BufReader::new(pipe).lines() {
+                        let Ok(line) = line else { break };
+                        if tx.send(line).is_err() {
+                            break;
+                        }
                     }
-                }
-            });
-            (Some(rx), None)
-        }
-        pipe => (None, Some(drain(pipe.map(|p| Box::new(p) as Box<dyn Read + Send>)))),
-    };
-    let err_rx = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let mut deliver = |rx: &std::sync::mpsc::Receiver<String>| {
-        while let Ok(line) = rx.try_recv() {
-            if let Some(f) = stdout_lines.as_mut() {
-                f(&line);
+                });
+                (Some(rx), None)
+            }
+            pipe => (None, Some(drain(pipe.map(|p| Box::new(p) as Box<dyn Read + Send>)))),
+        };
+        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+        Pipes { lines, stdout, stderr }
+    }
+
+    /// Hands the streamed lines that have arrived to `on_line`.
+    fn deliver(&self, on_line: &mut dyn FnMut(&str)) {
+        if let Some(rx) = &self.lines {
+            while let Ok(line) = rx.try_recv() {
+                on_line(&line);
             }
         }
-    };
-    let ending = loop {
-        if let Some(rx) = &line_rx {
-            deliver(rx);
+    }
+
+    /// The rest of the output once the child ended: the last streamed lines, then stdout
+    /// and stderr. A `stopped` child's descendants may hold the pipes open, so their
+    /// readers get two seconds.
+    fn finish(self, stopped: bool, on_line: &mut dyn FnMut(&str)) -> (Vec<u8>, Vec<u8>) {
+        if let Some(rx) = &self.lines {
+            // The reader ends when the pipe closes; a stopped child's descendants may hold it.
+            let deadline = Instant::now() + Duration::from_secs(if stopped { 2 } else { 3600 });
+            while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                on_line(&line);
+            }
         }
+        let read = |rx: Receiver<Vec<u8>>| {
+            let bytes = if stopped { rx.recv_timeout(Duration::from_secs(2)).ok() } else { rx.recv().ok() };
+            bytes.unwrap_or_default()
+        };
+        let stdout = self.stdout.map(read).unwrap_or_default();
+        (stdout, read(self.stderr))
+    }
+}
+
+/// Reads a pipe whole on a thread; the bytes arrive on the receiver.
+fn drain(pipe: Option<Box<dyn Read + Send>>) -> Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+/// Polls the child every 20 ms, passing on streamed lines, until it exits, its timeout
+/// passes or kprof receives a signal (then its group is killed).
+fn wait_for(
+    child: &mut Child,
+    cmd: &ProcessBuilder,
+    pipes: &Pipes,
+    on_line: &mut dyn FnMut(&str),
+    stop: &Stop,
+) -> Ending {
+    loop {
+        pipes.deliver(on_line);
         match child.try_wait() {
-            Ok(Some(status)) => break Ending::Exited(status),
+            Ok(Some(status)) => return Ending::Exited(status),
             Ok(None) => {}
             Err(e) => {
-                break Ending::NotStarted(format!("waiting for {}: {e}", cmd.get_program().to_string_lossy()))
+                return Ending::NotStarted(format!(
+                    "waiting for {}: {e}",
+                    cmd.get_program().to_string_lossy()
+                ))
             }
         }
         let signal = pending_signal();
-        if signal.is_some() || opts.timeout.is_some_and(|t| started.elapsed() >= t) {
-            kill_group(&mut child, opts.graceful);
-            break signal.map_or(Ending::TimedOut, Ending::Interrupted);
+        if signal.is_some() || stop.timeout.is_some_and(|t| stop.started.elapsed() >= t) {
+            kill_group(child, stop.graceful);
+            return signal.map_or(Ending::TimedOut, Ending::Interrupted);
         }
         std::thread::sleep(Duration::from_millis(20));
-    };
-    if let Ok(mut g) = RUNNING_GROUPS.lock() {
-        g.retain(|x| *x != group);
     }
-    let stopped = !matches!(ending, Ending::Exited(_));
-    if let Some(rx) = &line_rx {
-        // The reader ends when the pipe closes; a stopped child's descendants may hold it.
-        let deadline = Instant::now() + Duration::from_secs(if stopped { 2 } else { 3600 });
-        while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-            if let Some(f) = stdout_lines.as_mut() {
-                f(&line);
-            }
-        }
-    }
-    let read = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
-        let bytes = if stopped { rx.recv_timeout(Duration::from_secs(2)).ok() } else { rx.recv().ok() };
-        bytes.unwrap_or_default()
-    };
-    let stdout = out_rx.map(read).unwrap_or_default();
-    let stderr = read(err_rx);
-    let finished = Finished { ending, stdout, stderr, wall: started.elapsed(), start_error: None };
-    shell.command_ran(&cmd.to_string(), finished.wall, &finished.ending.to_string());
-    shell.child_output(&finished.console());
-    finished
 }
 
 /// Kills the child's process group; `graceful` sends SIGTERM first and gives the group
 /// five seconds to end.
-fn kill_group(child: &mut std::process::Child, graceful: bool) {
+fn kill_group(child: &mut Child, graceful: bool) {
     #[cfg(unix)]
     {
         let group = child.id() as libc::pid_t;

@@ -205,9 +205,16 @@ impl Options {
     /// Parses `args` (without the program name) and variables from `env`.
     pub fn parse(args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<Options> {
         let mut o = Options::default();
-        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        // Environment first; flags override.
+        o.apply_env(&env)?;
+        o.apply_args(args)?;
+        Ok(o)
+    }
 
-        // Environment first; flags below override.
+    /// Sets what the `KPROF_*` variables (and `NO_GRAPH`) say; a blank variable is unset.
+    fn apply_env(&mut self, env: &impl Fn(&str) -> Option<String>) -> Result<()> {
+        let o = self;
+        let var = |name: &str| env(name).filter(|v| !v.trim().is_empty());
         if let Some(v) = var(env::DEVICE) {
             o.device = parse_count(env::DEVICE, &v, "a device ordinal such as 0", 0)?;
         }
@@ -257,7 +264,12 @@ impl Options {
         if let Some(v) = var(env::SEED) {
             o.seed = parse_seed(env::SEED, &v)?;
         }
+        Ok(())
+    }
 
+    /// Sets what the command-line flags and the FILTER argument say.
+    fn apply_args(&mut self, args: &[String]) -> Result<()> {
+        let o = self;
         let mut positional: Option<String> = None;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
@@ -304,7 +316,7 @@ impl Options {
         if let Some(p) = positional {
             o.filter.add("the FILTER argument", &p)?;
         }
-        Ok(o)
+        Ok(())
     }
 }
 

@@ -37,6 +37,7 @@
 //!   from flags and `KPROF_*` variables ([`config`]).
 //! - Library functions return `Result`; only [`main`] exits the process.
 #![warn(missing_docs)]
+#![warn(clippy::too_many_lines)]
 
 pub mod bench;
 pub mod config;

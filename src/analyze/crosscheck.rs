@@ -2,11 +2,14 @@
 //! page) and the source lines whose stalls are the limiter's (a source page). Neither
 //! changes the verdict; both are recorded beside it, so a report can say where ncu agrees,
 //! where its largest finding names something else, and which lines to look at first.
-
-use serde::{Deserialize, Serialize};
+//!
+//! Imports run one way: this file fills in the [`NcuCheck`] and [`LimiterLine`] of a
+//! [`super::rules::LimiterFinding`], whose shape the rules own (they are fields of the
+//! verdict, serialized with it); the rules know nothing of this file.
 
 use super::hotspots::{Hotspot, SourceKind};
 use super::rules::BottleneckDecision;
+pub use super::rules::{LimiterLine, NcuCheck};
 use super::summary::stall_source_name;
 use crate::ncu::parse::DetailsRow;
 
@@ -38,34 +41,6 @@ impl NcuFinding {
     fn fired(&self) -> bool {
         matches!(self.kind.as_str(), "OPT" | "WRN")
     }
-}
-
-/// What ncu's rules said about a kernel with a limiter.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NcuCheck {
-    /// The limiter's ncu rules that fired (OPT or WRN) for this kernel.
-    pub agreeing: Vec<String>,
-    /// ncu's finding with the largest estimated speedup, and that speedup (percent).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub top_rule: Option<String>,
-    /// Its estimated speedup, percent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub top_speedup_pct: Option<f64>,
-}
-
-/// A source line whose stalls are the limiter's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LimiterLine {
-    /// The file.
-    pub file: String,
-    /// The line.
-    pub line: u32,
-    /// The source text.
-    pub source: String,
-    /// The line's share of the kernel's warp samples, percent.
-    pub pct_of_kernel: f64,
-    /// The limiter's stall reasons among the line's largest, `reason=samples`.
-    pub stalls: String,
 }
 
 /// The name before the argument list: details and source pages may spell the arguments

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Write};
 
 use anyhow::{Context, Result};
-use serde_json::json;
+use serde::Serialize;
 
 use super::inputs::RawInput;
 use crate::error::{ExitCode, Failure};
@@ -48,70 +48,106 @@ fn open(input: &RawInput) -> Result<BufReader<File>> {
 /// page streams through row by row; several are merged in memory, launch by launch.
 pub fn write_metrics_raw(raw: &[RawInput], filter: Option<&regex::Regex>, out: &mut dyn Write) -> Result<()> {
     let mut w = csv::Writer::from_writer(out);
-    let all = |_: &str| true;
     if let [input] = raw {
-        let mut nth: HashMap<String, usize> = HashMap::new();
-        let mut columns: Option<Vec<(usize, String, String)>> = None;
-        let mut failed: Option<csv::Error> = None;
-        RawPage::for_each_row(open(input)?, &input.origin, &all, &mut |page, _, cells| {
-            let cols = columns.get_or_insert_with(|| {
-                let cols = metric_columns(page);
-                let mut header = vec!["Kernel Name".to_string(), "Launch".to_string()];
-                header.extend(cols.iter().map(|(_, c, _)| c.clone()));
-                let mut units = vec![String::new(), String::new()];
-                units.extend(cols.iter().map(|(_, _, u)| u.clone()));
-                if let Err(e) = w.write_record(&header).and_then(|_| w.write_record(&units)) {
-                    failed.get_or_insert(e);
-                }
-                cols
-            });
-            let kernel = page.column("Kernel Name").and_then(|i| cells.get(i)).cloned().unwrap_or_default();
-            if filter.is_some_and(|re| !re.is_match(&kernel)) {
-                return Ok(());
-            }
-            let n = nth.entry(kernel.clone()).or_default();
-            let mut record = vec![kernel, n.to_string()];
-            *n += 1;
-            record.extend(cols.iter().map(|(i, _, _)| cells.get(*i).cloned().unwrap_or_default()));
-            if let Err(e) = w.write_record(&record) {
+        stream_page(input, filter, &mut w)?;
+    } else {
+        let mut merged = MergedPages::default();
+        for input in raw {
+            let page = RawPage::read(open(input)?, &input.origin, &|_: &str| true)
+                .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
+            merged.add(&page, filter);
+        }
+        merged.write(&mut w)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+/// The header row and the units row of `metrics_raw.csv` for some (name, unit) columns.
+fn header_rows<'a>(columns: impl Iterator<Item = (&'a str, &'a str)> + Clone) -> [Vec<String>; 2] {
+    let mut header = vec!["Kernel Name".to_string(), "Launch".to_string()];
+    header.extend(columns.clone().map(|(c, _)| c.to_string()));
+    let mut units = vec![String::new(), String::new()];
+    units.extend(columns.map(|(_, u)| u.to_string()));
+    [header, units]
+}
+
+/// One page, streamed row by row from its file into `w`: the header comes from the page's
+/// first row, and each launch is numbered as it passes.
+fn stream_page<W: Write>(
+    input: &RawInput,
+    filter: Option<&regex::Regex>,
+    w: &mut csv::Writer<W>,
+) -> Result<()> {
+    let mut nth: HashMap<String, usize> = HashMap::new();
+    let mut columns: Option<Vec<(usize, String, String)>> = None;
+    let mut failed: Option<csv::Error> = None;
+    RawPage::for_each_row(open(input)?, &input.origin, &|_: &str| true, &mut |page, _, cells| {
+        let cols = columns.get_or_insert_with(|| {
+            let cols = metric_columns(page);
+            let [header, units] = header_rows(cols.iter().map(|(_, c, u)| (c.as_str(), u.as_str())));
+            if let Err(e) = w.write_record(&header).and_then(|_| w.write_record(&units)) {
                 failed.get_or_insert(e);
             }
-            Ok(())
-        })
-        .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
-        if let Some(e) = failed {
-            return Err(e).context("could not write metrics_raw.csv");
+            cols
+        });
+        let kernel = page.column("Kernel Name").and_then(|i| cells.get(i)).cloned().unwrap_or_default();
+        if filter.is_some_and(|re| !re.is_match(&kernel)) {
+            return Ok(());
         }
-        w.flush()?;
-        return Ok(());
+        let n = nth.entry(kernel.clone()).or_default();
+        let mut record = vec![kernel, n.to_string()];
+        *n += 1;
+        record.extend(cols.iter().map(|(i, _, _)| cells.get(*i).cloned().unwrap_or_default()));
+        if let Err(e) = w.write_record(&record) {
+            failed.get_or_insert(e);
+        }
+        Ok(())
+    })
+    .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
+    match failed {
+        Some(e) => Err(e).context("could not write metrics_raw.csv"),
+        None => Ok(()),
     }
-    // Several pages: rows keyed by (kernel, n-th launch), the first value of a column wins.
-    let mut columns: Vec<(String, String)> = Vec::new();
-    let mut column_of: HashMap<String, usize> = HashMap::new();
-    // ((kernel, n-th launch), values by merged column)
-    type Row = ((String, usize), Vec<Option<String>>);
-    let mut rows: Vec<Row> = Vec::new();
-    let mut row_of: HashMap<(String, usize), usize> = HashMap::new();
-    for input in raw {
-        let page = RawPage::read(open(input)?, &input.origin, &all)
-            .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
-        let cols: Vec<(usize, usize)> = metric_columns(&page)
+}
+
+/// One merged row: (kernel, n-th launch) and the values by merged column.
+type MergedRow = ((String, usize), Vec<Option<String>>);
+
+/// Several pages merged in memory: rows keyed by (kernel, n-th launch), columns by name in
+/// first-seen order, the first value of a column wins.
+#[derive(Default)]
+struct MergedPages {
+    /// (name, unit) of each merged column.
+    columns: Vec<(String, String)>,
+    /// A column's index in `columns`, by name.
+    column_of: HashMap<String, usize>,
+    /// The rows in first-seen order.
+    rows: Vec<MergedRow>,
+    /// A row's index in `rows`, by key.
+    row_of: HashMap<(String, usize), usize>,
+}
+
+impl MergedPages {
+    /// Merges one page's launches that pass `filter`.
+    fn add(&mut self, page: &RawPage, filter: Option<&regex::Regex>) {
+        let cols: Vec<(usize, usize)> = metric_columns(page)
             .into_iter()
             .map(|(i, name, unit)| {
-                let at = *column_of.entry(name.clone()).or_insert_with(|| {
-                    columns.push((name, unit));
-                    columns.len() - 1
+                let at = *self.column_of.entry(name.clone()).or_insert_with(|| {
+                    self.columns.push((name, unit));
+                    self.columns.len() - 1
                 });
                 (i, at)
             })
             .collect();
-        for (n, launch) in numbered_launches(&page, filter) {
+        for (n, launch) in numbered_launches(page, filter) {
             let key = (launch.kernel_name().to_string(), n);
-            let r = *row_of.entry(key.clone()).or_insert_with(|| {
-                rows.push((key, Vec::new()));
-                rows.len() - 1
+            let r = *self.row_of.entry(key.clone()).or_insert_with(|| {
+                self.rows.push((key, Vec::new()));
+                self.rows.len() - 1
             });
-            let values = &mut rows[r].1;
+            let values = &mut self.rows[r].1;
             for &(i, at) in &cols {
                 if values.len() <= at {
                     values.resize(at + 1, None);
@@ -122,24 +158,36 @@ pub fn write_metrics_raw(raw: &[RawInput], filter: Option<&regex::Regex>, out: &
             }
         }
     }
-    let mut header = vec!["Kernel Name".to_string(), "Launch".to_string()];
-    header.extend(columns.iter().map(|(c, _)| c.clone()));
-    w.write_record(&header)?;
-    let mut unit_row = vec![String::new(), String::new()];
-    unit_row.extend(columns.iter().map(|(_, u)| u.clone()));
-    w.write_record(&unit_row)?;
-    for ((kernel, n), values) in &rows {
-        let mut r = vec![kernel.clone(), n.to_string()];
-        r.extend((0..columns.len()).map(|at| values.get(at).cloned().flatten().unwrap_or_default()));
-        w.write_record(&r)?;
+
+    /// Writes the header, the units and every row, a missing value as an empty cell.
+    fn write<W: Write>(&self, w: &mut csv::Writer<W>) -> Result<()> {
+        for row in header_rows(self.columns.iter().map(|(c, u)| (c.as_str(), u.as_str()))) {
+            w.write_record(&row)?;
+        }
+        for ((kernel, n), values) in &self.rows {
+            let mut r = vec![kernel.clone(), n.to_string()];
+            r.extend((0..self.columns.len()).map(|at| values.get(at).cloned().flatten().unwrap_or_default()));
+            w.write_record(&r)?;
+        }
+        Ok(())
     }
-    w.flush()?;
-    Ok(())
+}
+
+/// One line of `metrics_extracted.jsonl`. The fields are in alphabetical order, as the
+/// file has always had them.
+#[derive(Serialize)]
+struct ExtractedMetric<'a> {
+    kernel: &'a str,
+    launch: usize,
+    metric: &'a str,
+    stage: &'a str,
+    unit: &'a str,
+    value: f64,
 }
 
 /// `metrics_extracted.jsonl`: one object per launch and numeric metric the analysis reads
 /// (the pages as the analysis read them keep only those; `metrics_raw.csv` has every one).
-pub fn extracted_jsonl(raw: &[RawInput], filter: Option<&regex::Regex>) -> String {
+pub fn extracted_jsonl(raw: &[RawInput], filter: Option<&regex::Regex>) -> Result<String> {
     let mut out = String::new();
     for input in raw {
         let (stage, page) = (&input.label, &input.page);
@@ -150,14 +198,12 @@ pub fn extracted_jsonl(raw: &[RawInput], filter: Option<&regex::Regex>) -> Strin
                     continue;
                 }
                 let Some(value) = launch.cell(i).and_then(parse_number) else { continue };
-                let obj = json!({
-                    "kernel": kernel, "launch": n, "stage": stage, "metric": col,
-                    "value": value, "unit": page.units.get(i).cloned().unwrap_or_default(),
-                });
-                out.push_str(&obj.to_string());
+                let unit = page.units.get(i).map(String::as_str).unwrap_or_default();
+                let line = ExtractedMetric { kernel, launch: n, metric: col, stage, unit, value };
+                out.push_str(&serde_json::to_string(&line)?);
                 out.push('\n');
             }
         }
     }
-    out
+    Ok(out)
 }

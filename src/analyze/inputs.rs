@@ -5,13 +5,15 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
+use crate::analyze::crosscheck::NcuFinding;
 use crate::analyze::summary::is_read_metric;
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::Privilege;
+use crate::model::stage::Stage;
 use crate::ncu::parse::{DetailsPage, DetailsRow, RawPage, SourcePage};
 use crate::process::shell_quote;
-use crate::profile::dir::PageKind;
+use crate::profile::dir::{PageFile, PageKind};
 use crate::profile::import::{read, ImportRecord};
 use crate::profile::target_spec::TargetSpec;
 use crate::profile::ProfileDir;
@@ -43,7 +45,7 @@ pub struct Provenance {
     /// ncu's own rule findings from a details page, largest estimated speedup first.
     pub ncu_rules: Vec<String>,
     /// Every rule result of a details page, for checking a limiter against ncu's rules.
-    pub ncu_findings: Vec<super::crosscheck::NcuFinding>,
+    pub ncu_findings: Vec<NcuFinding>,
 }
 
 /// One raw page and where it came from.
@@ -88,53 +90,24 @@ fn ncu_rule_line(r: &DetailsRow) -> String {
     )
 }
 
+/// A page that does not parse: a configuration failure naming it.
+fn invalid(e: crate::ncu::parse::ParseError) -> Failure {
+    Failure::new(ExitCode::Config, e.to_string())
+}
+
 /// Reads every page of `dir` and what it says about itself; a raw page larger than
 /// `max_input_mb` MiB is refused.
 pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
     let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
     let mut raw = Vec::new();
     let mut source = None;
-    let mut kernel_filter = None;
     for file in dir.pages()? {
-        let origin = file.origin;
-        let invalid = |e: crate::ncu::parse::ParseError| Failure::new(ExitCode::Config, e.to_string());
-        if let PageKind::Raw { stage, label } = &file.kind {
-            check_size(&file.path, &origin, max_input_mb)?;
-            let reader = std::io::BufReader::new(
-                std::fs::File::open(&file.path).with_context(|| format!("could not read {origin}"))?,
-            );
-            let page = RawPage::read(reader, &origin, &is_read_metric)
-                .map_err(|e| invalid(e.with_origin(&origin)))?;
-            if let Some(s) = stage {
-                prov.stages_collected.push(s.name().to_string());
+        match &file.kind {
+            PageKind::Raw { stage, label } => {
+                raw.push(read_raw_page(&file, stage.as_ref(), label, max_input_mb, &mut prov)?);
             }
-            prov.collected.push(format!(
-                "`{origin}`: {} launch(es), {} columns",
-                page.launches().count(),
-                page.width
-            ));
-            raw.push(RawInput { label: label.clone(), origin, path: file.path.clone(), page });
-            continue;
-        }
-        let text = read(&file.path)?;
-        match file.kind {
-            PageKind::Details => {
-                let page = DetailsPage::parse(&text, &origin).map_err(invalid)?;
-                let mut rules: Vec<&DetailsRow> =
-                    page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
-                rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
-                prov.ncu_rules.extend(rules.iter().take(5).map(|r| ncu_rule_line(r)));
-                prov.ncu_findings.extend(page.rules().map(super::crosscheck::NcuFinding::from_row));
-                prov.collected
-                    .push(format!("`{origin}`: details page ({} rule findings)", page.rules().count()));
-            }
-            PageKind::Source => {
-                source = Some(SourcePage::parse(&text, &origin).map_err(invalid)?);
-                prov.collected.push(format!("`{origin}`: source page"));
-                prov.stages_collected.push("source".into());
-                prov.source_collected = true;
-            }
-            PageKind::Raw { .. } => unreachable!("raw pages are read above"),
+            PageKind::Details => read_details_page(&file, &mut prov)?,
+            PageKind::Source => source = Some(read_source_page(&file, &mut prov)?),
         }
     }
     if raw.is_empty() {
@@ -145,49 +118,115 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
         .help("import CSV exports with `cargo kprof import --raw FILE --output-dir DIR`")
         .into());
     }
-    if let Some(record) = ImportRecord::read(dir)? {
-        let files: Vec<String> =
-            record.files.iter().map(|f| format!("`{}` ({})", f.original.display(), f.page)).collect();
-        prov.target_summary = format!("Imported from ncu CSV exports: {}.", files.join(", "));
-        prov.kernel_filter = match &record.kernel {
-            Some(k) => {
-                let f = KernelFilter::from_hint(k);
-                kernel_filter = f.compiled().cloned();
-                format!("`{}` (from --kernel {k})", f.to_ncu_arg())
-            }
-            None => "none: every kernel in the files".into(),
-        };
-        prov.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
-        prov.commands = format!(
-            "cargo kprof import {} --output-dir {}",
-            record
-                .files
-                .iter()
-                .map(|f| format!("--{} {}", f.page, shell_quote(&f.original.to_string_lossy())))
-                .collect::<Vec<_>>()
-                .join(" "),
-            shell_quote(&dir.shown_path().to_string_lossy())
-        ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
+    let kernel_filter = if let Some(record) = ImportRecord::read(dir)? {
+        describe_import(dir, &record, &mut prov)
     } else if let Ok(spec) = TargetSpec::read_from(&dir.target_spec_path()) {
-        prov.title = spec.kernel.name.clone();
-        prov.target_summary = format!(
-            "`{}` {} (runtime `{}`, cwd `{}`)",
-            spec.target.executable,
-            spec.target.args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "),
-            spec.target.runtime.name(),
-            spec.target.cwd.display()
-        );
-        prov.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
-        kernel_filter = regex::Regex::new(&spec.kernel.filter).ok();
-        prov.privilege_mode = match spec.privilege.mode {
-            Privilege::None => "none".into(),
-            Privilege::Sudo => "full_sudo".into(),
-        };
-        prov.clock_control = Some(spec.profiling.clock_control.name().to_string());
-        prov.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
-    }
+        describe_run(dir, &spec, &mut prov)
+    } else {
+        None
+    };
     if let Ok(env) = std::fs::read_to_string(dir.environment_path()) {
         prov.profiler_version = env.lines().find(|l| l.contains("Version")).map(|l| l.trim().to_string());
     }
     Ok(Inputs { raw, source, kernel_filter, provenance: prov })
+}
+
+/// Streams a raw page, keeping the metrics the analysis reads, and notes it in `prov`.
+fn read_raw_page(
+    file: &PageFile,
+    stage: Option<&Stage>,
+    label: &str,
+    max_input_mb: u64,
+    prov: &mut Provenance,
+) -> Result<RawInput> {
+    let origin = &file.origin;
+    check_size(&file.path, origin, max_input_mb)?;
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(&file.path).with_context(|| format!("could not read {origin}"))?,
+    );
+    let page = RawPage::read(reader, origin, &is_read_metric).map_err(|e| invalid(e.with_origin(origin)))?;
+    if let Some(s) = stage {
+        prov.stages_collected.push(s.name().to_string());
+    }
+    prov.collected.push(format!(
+        "`{origin}`: {} launch(es), {} columns",
+        page.launches().count(),
+        page.width
+    ));
+    Ok(RawInput { label: label.to_string(), origin: origin.clone(), path: file.path.clone(), page })
+}
+
+/// Reads a details page into ncu's rule findings: the five largest speedups as lines, and
+/// every finding for the limiter cross-check.
+fn read_details_page(file: &PageFile, prov: &mut Provenance) -> Result<()> {
+    let origin = &file.origin;
+    let text = read(&file.path)?;
+    let page = DetailsPage::parse(&text, origin).map_err(invalid)?;
+    let mut rules: Vec<&DetailsRow> = page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
+    rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
+    prov.ncu_rules.extend(rules.iter().take(5).map(|r| ncu_rule_line(r)));
+    prov.ncu_findings.extend(page.rules().map(NcuFinding::from_row));
+    prov.collected.push(format!("`{origin}`: details page ({} rule findings)", page.rules().count()));
+    Ok(())
+}
+
+/// Reads a source page and notes it in `prov`.
+fn read_source_page(file: &PageFile, prov: &mut Provenance) -> Result<SourcePage> {
+    let origin = &file.origin;
+    let text = read(&file.path)?;
+    let page = SourcePage::parse(&text, origin).map_err(invalid)?;
+    prov.collected.push(format!("`{origin}`: source page"));
+    prov.stages_collected.push("source".into());
+    prov.source_collected = true;
+    Ok(page)
+}
+
+/// The provenance of an import: its files, its `--kernel` and the command that repeats it;
+/// returns the kernel filter the import kept to.
+fn describe_import(dir: &ProfileDir, record: &ImportRecord, prov: &mut Provenance) -> Option<regex::Regex> {
+    let files: Vec<String> =
+        record.files.iter().map(|f| format!("`{}` ({})", f.original.display(), f.page)).collect();
+    prov.target_summary = format!("Imported from ncu CSV exports: {}.", files.join(", "));
+    let mut kernel_filter = None;
+    prov.kernel_filter = match &record.kernel {
+        Some(k) => {
+            let f = KernelFilter::from_hint(k);
+            kernel_filter = f.compiled().cloned();
+            format!("`{}` (from --kernel {k})", f.to_ncu_arg())
+        }
+        None => "none: every kernel in the files".into(),
+    };
+    prov.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
+    prov.commands = format!(
+        "cargo kprof import {} --output-dir {}",
+        record
+            .files
+            .iter()
+            .map(|f| format!("--{} {}", f.page, shell_quote(&f.original.to_string_lossy())))
+            .collect::<Vec<_>>()
+            .join(" "),
+        shell_quote(&dir.shown_path().to_string_lossy())
+    ) + &record.kernel.as_ref().map(|k| format!(" --kernel {k}")).unwrap_or_default();
+    kernel_filter
+}
+
+/// The provenance of a run: its target, filter, privilege, clocks and `commands.sh`;
+/// returns the run's kernel filter.
+fn describe_run(dir: &ProfileDir, spec: &TargetSpec, prov: &mut Provenance) -> Option<regex::Regex> {
+    prov.title = spec.kernel.name.clone();
+    prov.target_summary = format!(
+        "`{}` {} (runtime `{}`, cwd `{}`)",
+        spec.target.executable,
+        spec.target.args.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "),
+        spec.target.runtime.name(),
+        spec.target.cwd.display()
+    );
+    prov.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
+    prov.privilege_mode = match spec.privilege.mode {
+        Privilege::None => "none".into(),
+        Privilege::Sudo => "full_sudo".into(),
+    };
+    prov.clock_control = Some(spec.profiling.clock_control.name().to_string());
+    prov.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
+    regex::Regex::new(&spec.kernel.filter).ok()
 }

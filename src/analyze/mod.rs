@@ -124,7 +124,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         None => Vec::new(),
     };
     crosscheck::cross_check(&mut decision, &inputs.provenance.ncu_findings, &hotspots);
-    let metrics_extracted_jsonl = exports::extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref());
+    let metrics_extracted_jsonl = exports::extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref())?;
     Ok(Analysis {
         summary,
         decision,

@@ -111,80 +111,22 @@ pub fn applicable<'a>(plan: &Plan, globs: &'a [IncludeGlob]) -> Vec<&'a IncludeG
 /// The sources and the files `globs` match, checked as the module says.
 pub fn from_workspace(root: &Path, globs: &[&IncludeGlob]) -> Result<Contents, Failure> {
     let canonical_root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
-    // The globs grouped by the folder they are relative to, as a path under the root.
-    let mut groups: Vec<(PathBuf, GlobSetBuilder, Vec<usize>)> = Vec::new();
-    for (i, g) in globs.iter().enumerate() {
-        let base = g.root.strip_prefix(root).map(Path::to_path_buf).map_err(|_| {
-            Failure::new(
-                ExitCode::Config,
-                format!(
-                    "`include` in {}: the package root {} lies outside the workspace {}",
-                    g.source,
-                    g.root.display(),
-                    root.display()
-                ),
-            )
-            .help("an archive packs files at their path under the workspace root: move the globs to [workspace.metadata.kprof]")
-        })?;
-        // Checked when the manifest was read; `*` does not cross `/`, `**` does.
-        let glob = GlobBuilder::new(&g.pattern).literal_separator(true).build().map_err(|e| {
-            Failure::new(ExitCode::Config, format!("`include` in {}: glob {:?}: {e}", g.source, g.pattern))
-        })?;
-        match groups.iter_mut().find(|(b, _, _)| *b == base) {
-            Some((_, set, ids)) => {
-                set.add(glob);
-                ids.push(i);
-            }
-            None => {
-                let mut set = GlobSetBuilder::new();
-                set.add(glob);
-                groups.push((base, set, vec![i]));
-            }
-        }
-    }
-    let groups: Vec<(PathBuf, GlobSet, Vec<usize>)> = groups
-        .into_iter()
-        .map(|(b, set, ids)| set.build().map(|s| (b, s, ids)))
-        .collect::<Result<_, _>>()
-        .map_err(|e| Failure::new(ExitCode::Config, format!("`include`: {e}")))?;
-
+    let groups = GlobGroups::new(root, globs)?;
     let mut contents = Contents::default();
     let mut matched = vec![false; globs.len()];
     for f in walk(root) {
-        let mut hits = Vec::new();
-        for (base, set, ids) in &groups {
-            if let Ok(under) = f.rel.strip_prefix(base) {
-                hits.extend(set.matches(under).into_iter().map(|n| ids[n]));
-            }
-        }
+        let hits = groups.matches(&f.rel);
         for &i in &hits {
             matched[i] = true;
         }
-        let is_source =
-            f.rel.extension().and_then(|x| x.to_str()).is_some_and(|x| SOURCE_EXTENSIONS.contains(&x));
-        let inside = match &f.link_to {
-            None => true,
-            Some(Some(to)) => to.starts_with(&canonical_root) && to.is_file(),
-            Some(None) => false,
-        };
+        let inside = f.is_inside(&canonical_root);
         if let (Some(&first), false) = (hits.first(), inside) {
-            let g = globs[first];
-            let to = match &f.link_to {
-                Some(Some(to)) => format!("a symbolic link to {}, outside the workspace", to.display()),
-                _ => "a symbolic link that leads nowhere".to_string(),
-            };
-            return Err(Failure::new(
-                ExitCode::Config,
-                format!("`include` glob {:?} in {} matches {}: {to}", g.pattern, g.source, f.rel.display()),
-            )
-            .help(
-                "an archive packs only files of the workspace: copy the file into it, or narrow the glob",
-            ));
+            return Err(link_outside(globs[first], &f));
         }
         if !inside {
             continue;
         }
-        if is_source {
+        if f.is_source() {
             contents.sources.push(f.rel.clone());
         }
         if !hits.is_empty() {
@@ -192,23 +134,112 @@ pub fn from_workspace(root: &Path, globs: &[&IncludeGlob]) -> Result<Contents, F
         }
     }
     if let Some(i) = matched.iter().position(|m| !m) {
-        let g = globs[i];
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "`include` glob {:?} in {} matches no file under {}",
-                g.pattern,
-                g.source,
-                g.root.display()
-            ),
-        )
-        .help(format!(
-            "globs match files relative to {} (`*` stays in one folder, `**` crosses folders; \
-             target/, profile/ and .git/ are never searched): fix or remove it",
-            g.root.display()
-        )));
+        return Err(matches_nothing(globs[i]));
     }
     Ok(contents)
+}
+
+impl Found {
+    /// Whether it is a CUDA source ([`SOURCE_EXTENSIONS`]).
+    fn is_source(&self) -> bool {
+        self.rel.extension().and_then(|x| x.to_str()).is_some_and(|x| SOURCE_EXTENSIONS.contains(&x))
+    }
+
+    /// Whether it is a file of the workspace: a plain file, or a link to a file inside
+    /// `canonical_root`.
+    fn is_inside(&self, canonical_root: &Path) -> bool {
+        match &self.link_to {
+            None => true,
+            Some(Some(to)) => to.starts_with(canonical_root) && to.is_file(),
+            Some(None) => false,
+        }
+    }
+}
+
+/// The globs grouped by the folder they are relative to (a path under the workspace
+/// root): one set per folder, and each set's glob indices in the caller's list.
+struct GlobGroups(Vec<(PathBuf, GlobSet, Vec<usize>)>);
+
+impl GlobGroups {
+    /// Groups `globs`; refused when a package root lies outside `root` or a glob is invalid.
+    fn new(root: &Path, globs: &[&IncludeGlob]) -> Result<Self, Failure> {
+        let mut groups: Vec<(PathBuf, GlobSetBuilder, Vec<usize>)> = Vec::new();
+        for (i, g) in globs.iter().enumerate() {
+            let base = g.root.strip_prefix(root).map(Path::to_path_buf).map_err(|_| {
+                Failure::new(
+                    ExitCode::Config,
+                    format!(
+                        "`include` in {}: the package root {} lies outside the workspace {}",
+                        g.source,
+                        g.root.display(),
+                        root.display()
+                    ),
+                )
+                .help("an archive packs files at their path under the workspace root: move the globs to [workspace.metadata.kprof]")
+            })?;
+            // Checked when the manifest was read; `*` does not cross `/`, `**` does.
+            let glob = GlobBuilder::new(&g.pattern).literal_separator(true).build().map_err(|e| {
+                Failure::new(
+                    ExitCode::Config,
+                    format!("`include` in {}: glob {:?}: {e}", g.source, g.pattern),
+                )
+            })?;
+            match groups.iter_mut().find(|(b, _, _)| *b == base) {
+                Some((_, set, ids)) => {
+                    set.add(glob);
+                    ids.push(i);
+                }
+                None => {
+                    let mut set = GlobSetBuilder::new();
+                    set.add(glob);
+                    groups.push((base, set, vec![i]));
+                }
+            }
+        }
+        let groups = groups
+            .into_iter()
+            .map(|(b, set, ids)| set.build().map(|s| (b, s, ids)))
+            .collect::<Result<_, _>>()
+            .map_err(|e| Failure::new(ExitCode::Config, format!("`include`: {e}")))?;
+        Ok(GlobGroups(groups))
+    }
+
+    /// The indices of the globs that match `rel` (a path under the workspace root).
+    fn matches(&self, rel: &Path) -> Vec<usize> {
+        let mut hits = Vec::new();
+        for (base, set, ids) in &self.0 {
+            if let Ok(under) = rel.strip_prefix(base) {
+                hits.extend(set.matches(under).into_iter().map(|n| ids[n]));
+            }
+        }
+        hits
+    }
+}
+
+/// The refusal of a glob that matches a symbolic link leading outside the workspace.
+fn link_outside(g: &IncludeGlob, f: &Found) -> Failure {
+    let to = match &f.link_to {
+        Some(Some(to)) => format!("a symbolic link to {}, outside the workspace", to.display()),
+        _ => "a symbolic link that leads nowhere".to_string(),
+    };
+    Failure::new(
+        ExitCode::Config,
+        format!("`include` glob {:?} in {} matches {}: {to}", g.pattern, g.source, f.rel.display()),
+    )
+    .help("an archive packs only files of the workspace: copy the file into it, or narrow the glob")
+}
+
+/// The refusal of a glob that matches no file.
+fn matches_nothing(g: &IncludeGlob) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!("`include` glob {:?} in {} matches no file under {}", g.pattern, g.source, g.root.display()),
+    )
+    .help(format!(
+        "globs match files relative to {} (`*` stays in one folder, `**` crosses folders; \
+         target/, profile/ and .git/ are never searched): fix or remove it",
+        g.root.display()
+    ))
 }
 
 /// Adds the build-script outputs of the packages `plan` builds: the files with

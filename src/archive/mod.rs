@@ -7,6 +7,7 @@
 //! workspace root to the unpacked one (`--workspace-remap`); the profile then runs the
 //! same collection and analysis as `cargo kprof`, without cargo.
 
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -153,7 +154,7 @@ pub fn unpack_adjusted(
     adjust: impl FnOnce(Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
 ) -> Result<(Plan, BuildOutput)> {
     require_new_or_empty(dir)?;
-    let (manifest, kernels, files) = check(archive)?;
+    let CheckedArchive { manifest, kernels, executables: files } = check(archive)?;
     let kernels = adjust(kernels.into_iter().map(|(k, _)| k).collect())?
         .into_iter()
         .map(|k| {
@@ -214,7 +215,6 @@ pub fn unpack_adjusted(
     unpacked
 }
 
-/// A refusal of `archive`, naming what in it is wrong (exit 3).
 /// Refuses a `--workspace-remap` that exists and is not a directory, or is not empty: an
 /// archive is unpacked only into a new or empty directory, so nothing there is overwritten.
 pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
@@ -238,6 +238,7 @@ pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A refusal of `archive`, naming what in it is wrong (exit 3).
 fn refuse(archive: &Path, what: impl std::fmt::Display) -> Failure {
     Failure::new(ExitCode::Config, format!("{}: {what}", archive.display())).help(
         "use an archive written by `cargo kprof archive -o FILE`, as it was written; \
@@ -268,66 +269,51 @@ fn cwd_under(root: &Path, cwd: &Path) -> Option<PathBuf> {
     entry_path(r).ok().or_else(|| r.as_os_str().is_empty().then(PathBuf::new))
 }
 
-/// The first pass: every entry checked, the plan read and checked. Returns the plan, each
-/// kernel with its working directory relative to the unpacked workspace, and each
-/// executable's file relative to the unpacked archive.
-#[allow(clippy::type_complexity)]
-fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>, Vec<PathBuf>), Failure> {
+/// What the first pass over an archive found: the plan, each kernel with its working
+/// directory relative to the unpacked workspace, and each executable's file relative to
+/// the unpacked archive.
+#[derive(Debug)]
+struct CheckedArchive {
+    manifest: ArchiveManifest,
+    kernels: Vec<(KernelPlan, PathBuf)>,
+    executables: Vec<PathBuf>,
+}
+
+/// The first pass: every entry checked, the plan read and checked against the entries.
+fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
+    let (files, text) = check_entries(archive)?;
+    let manifest = read_manifest(archive, &text)?;
+    if manifest.kernels.is_empty() {
+        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
+    }
+    let kernels = check_kernels(archive, &manifest)?;
+    check_listed_files(archive, &manifest, &files)?;
+    let executables = check_executables(archive, &manifest, &files)?;
+    Ok(CheckedArchive { manifest, kernels, executables })
+}
+
+/// A tar stream that cannot be read.
+fn unreadable(archive: &Path, e: &std::io::Error) -> Failure {
+    // The tar crate quotes the damaged bytes: keep control characters off the terminal.
+    let e = crate::process::shell_comment(&e.to_string());
+    Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
+        .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
+}
+
+/// Checks every entry's name and type; returns the files (relative paths) and the plan's
+/// bytes.
+fn check_entries(archive: &Path) -> Result<(BTreeSet<PathBuf>, Vec<u8>), Failure> {
     let file = std::fs::File::open(archive).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not open the archive {}: {e}", archive.display()))
             .help("pass the tar file `cargo kprof archive -o FILE` wrote")
     })?;
-    let unreadable = |e: std::io::Error| {
-        // The tar crate quotes the damaged bytes: keep control characters off the terminal.
-        let e = crate::process::shell_comment(&e.to_string());
-        Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
-            .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
-    };
     let mut tar = tar::Archive::new(file);
-    let mut names = std::collections::BTreeSet::new();
-    let mut files = std::collections::BTreeSet::new();
+    let mut names = BTreeSet::new();
+    let mut files = BTreeSet::new();
     let mut text = None;
-    for entry in tar.entries().map_err(unreadable)? {
-        let mut entry = entry.map_err(unreadable)?;
-        let shown = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let shown = crate::process::shell_comment(&shown);
-        let name = entry.path().map_err(|e| refuse(archive, format_args!("entry `{shown}`: {e}")))?;
-        let rel = entry_path(&name).map_err(|why| refuse(archive, format_args!("entry `{shown}` {why}")))?;
-        let kind = entry.header().entry_type();
-        let what = match kind {
-            // GNU sparse: a file with holes, as tar writers store executables by default.
-            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => None,
-            tar::EntryType::Directory => None,
-            tar::EntryType::Symlink => Some("is a symbolic link"),
-            tar::EntryType::Link => Some("is a hard link"),
-            _ => Some("is neither a file nor a folder"),
-        };
-        if let Some(what) = what {
-            let to = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned());
-            let to = to.map(|t| format!(" (to `{}`)", crate::process::shell_comment(&t))).unwrap_or_default();
-            return Err(refuse(
-                archive,
-                format_args!("entry `{shown}` {what}{to}; an archive holds only files and folders"),
-            ));
-        }
-        let top = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
-        let allowed = match top.as_deref() {
-            Some(MANIFEST) => rel.as_os_str() == MANIFEST && kind != tar::EntryType::Directory,
-            Some(BIN) => true,
-            Some(WORKSPACE) => {
-                rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
-            }
-            _ => false,
-        };
-        if !allowed {
-            return Err(refuse(
-                archive,
-                format_args!(
-                    "entry `{shown}` is not part of a cargo kprof archive (only `{MANIFEST}`, `{BIN}/` and \
-                     `{WORKSPACE}/` without `{WORKSPACE}/profile`)"
-                ),
-            ));
-        }
+    for entry in tar.entries().map_err(|e| unreadable(archive, &e))? {
+        let mut entry = entry.map_err(|e| unreadable(archive, &e))?;
+        let (rel, kind, shown) = check_entry(archive, &entry)?;
         if !names.insert(rel.clone()) && kind != tar::EntryType::Directory {
             return Err(refuse(archive, format_args!("entry `{shown}` appears twice")));
         }
@@ -336,27 +322,87 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         }
         files.insert(rel.clone());
         if rel.as_os_str() == MANIFEST {
-            if entry.size() > MAX_MANIFEST_BYTES {
-                return Err(refuse(
-                    archive,
-                    format_args!(
-                        "entry `{MANIFEST}` is {} bytes; a cargo kprof plan is a few KiB (at most {MAX_MANIFEST_BYTES})",
-                        entry.size()
-                    ),
-                ));
-            }
-            let mut bytes = Vec::new();
-            std::io::Read::read_to_end(&mut entry, &mut bytes).map_err(unreadable)?;
-            text = Some(bytes);
+            text = Some(read_manifest_entry(archive, &mut entry)?);
         }
     }
     let Some(text) = text else {
         return Err(refuse(archive, format_args!("no `{MANIFEST}` entry: not a cargo kprof archive")));
     };
-    let manifest = read_manifest(archive, &text)?;
-    if manifest.kernels.is_empty() {
-        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
+    Ok((files, text))
+}
+
+/// One entry's relative path, type and name as shown in messages; refused when its name
+/// could reach outside the unpacked folder, it is not a plain file or folder, or it lies
+/// outside the plan, `bin/` and `workspace/` (less `workspace/profile`).
+fn check_entry<R: std::io::Read>(
+    archive: &Path,
+    entry: &tar::Entry<'_, R>,
+) -> Result<(PathBuf, tar::EntryType, String), Failure> {
+    let shown = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
+    let shown = crate::process::shell_comment(&shown);
+    let name = entry.path().map_err(|e| refuse(archive, format_args!("entry `{shown}`: {e}")))?;
+    let rel = entry_path(&name).map_err(|why| refuse(archive, format_args!("entry `{shown}` {why}")))?;
+    let kind = entry.header().entry_type();
+    let what = match kind {
+        // GNU sparse: a file with holes, as tar writers store executables by default.
+        tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => None,
+        tar::EntryType::Directory => None,
+        tar::EntryType::Symlink => Some("is a symbolic link"),
+        tar::EntryType::Link => Some("is a hard link"),
+        _ => Some("is neither a file nor a folder"),
+    };
+    if let Some(what) = what {
+        let to = entry.link_name_bytes().map(|t| String::from_utf8_lossy(&t).into_owned());
+        let to = to.map(|t| format!(" (to `{}`)", crate::process::shell_comment(&t))).unwrap_or_default();
+        return Err(refuse(
+            archive,
+            format_args!("entry `{shown}` {what}{to}; an archive holds only files and folders"),
+        ));
     }
+    let top = rel.components().next().map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let allowed = match top.as_deref() {
+        Some(MANIFEST) => rel.as_os_str() == MANIFEST && kind != tar::EntryType::Directory,
+        Some(BIN) => true,
+        Some(WORKSPACE) => {
+            rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
+        }
+        _ => false,
+    };
+    if !allowed {
+        return Err(refuse(
+            archive,
+            format_args!(
+                "entry `{shown}` is not part of a cargo kprof archive (only `{MANIFEST}`, `{BIN}/` and \
+                 `{WORKSPACE}/` without `{WORKSPACE}/profile`)"
+            ),
+        ));
+    }
+    Ok((rel, kind, shown))
+}
+
+/// The plan entry's bytes, refused above [`MAX_MANIFEST_BYTES`].
+fn read_manifest_entry<R: std::io::Read>(
+    archive: &Path,
+    entry: &mut tar::Entry<'_, R>,
+) -> Result<Vec<u8>, Failure> {
+    if entry.size() > MAX_MANIFEST_BYTES {
+        return Err(refuse(
+            archive,
+            format_args!(
+                "entry `{MANIFEST}` is {} bytes; a cargo kprof plan is a few KiB (at most {MAX_MANIFEST_BYTES})",
+                entry.size()
+            ),
+        ));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(entry, &mut bytes).map_err(|e| unreadable(archive, &e))?;
+    Ok(bytes)
+}
+
+/// Each kernel of the plan with its working directory relative to the packed workspace;
+/// refused for a bad name or env key, a working directory outside the workspace, or a
+/// cargo target without an executable.
+fn check_kernels(archive: &Path, manifest: &ArchiveManifest) -> Result<Vec<(KernelPlan, PathBuf)>, Failure> {
     let mut kernels = Vec::new();
     for k in &manifest.kernels {
         let bad = |what: String| refuse(archive, format_args!("`{MANIFEST}`, kernel `{}`: {what}", k.name));
@@ -379,6 +425,15 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
         }
         kernels.push((k.clone(), rel));
     }
+    Ok(kernels)
+}
+
+/// Refuses a plan whose `included` or `build_outputs` name a file the archive lacks.
+fn check_listed_files(
+    archive: &Path,
+    manifest: &ArchiveManifest,
+    files: &BTreeSet<PathBuf>,
+) -> Result<(), Failure> {
     for (list, paths) in [("included", &manifest.included), ("build_outputs", &manifest.build_outputs)] {
         for p in paths {
             let packed = entry_path(p).ok().is_some_and(|r| files.contains(&Path::new(WORKSPACE).join(r)));
@@ -393,6 +448,15 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
             }
         }
     }
+    Ok(())
+}
+
+/// Each executable's file relative to the unpacked archive: a packed file under `bin/`.
+fn check_executables(
+    archive: &Path,
+    manifest: &ArchiveManifest,
+    files: &BTreeSet<PathBuf>,
+) -> Result<Vec<PathBuf>, Failure> {
     let mut exes = Vec::new();
     for (t, file) in &manifest.executables {
         let rel = entry_path(Path::new(file))
@@ -411,7 +475,7 @@ fn check(archive: &Path) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>,
             })?;
         exes.push(rel);
     }
-    Ok((manifest, kernels, exes))
+    Ok(exes)
 }
 
 /// `kprof-archive.json`: JSON of schema version 1 or 2 (fields added in 2 default to

@@ -134,18 +134,16 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
 mod tests {
     use super::*;
 
+    /// Runs git in `dir` through the crate's runner, as the code under test does.
     fn run(dir: &Path, args: &[&str]) {
-        let ok = std::process::Command::new("git").arg("-C").arg(dir).args(args).status().unwrap().success();
-        assert!(ok, "git {args:?}");
+        let done = git(dir, args);
+        assert!(done.is_ok(), "git {args:?}: {done:?}");
     }
 
+    /// A repository of two commits, or `None` where git cannot make one.
     fn repo() -> Option<tempfile::TempDir> {
         let tmp = tempfile::tempdir().unwrap();
-        let ok =
-            std::process::Command::new("git").arg("init").arg("-q").arg(tmp.path()).status().ok()?.success();
-        if !ok {
-            return None;
-        }
+        git(tmp.path(), &["init", "-q"]).ok()?;
         for (k, v) in [("user.email", "t@example.com"), ("user.name", "t"), ("commit.gpgsign", "false")] {
             run(tmp.path(), &["config", k, v]);
         }

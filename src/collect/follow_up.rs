@@ -29,7 +29,7 @@ pub(super) fn follow_up(
     let deciding: Vec<&crate::analyze::rules::Evidence> = v
         .evidence
         .iter()
-        .filter(|e| e.threshold != "-")
+        .filter(|e| !e.is_supporting())
         // A limiter's own conditions say why; the class rule's would repeat them.
         .filter(|e| v.limiter.as_ref().is_none_or(|l| e.rule == l.id))
         .collect();
@@ -37,7 +37,7 @@ pub(super) fn follow_up(
     let mut values: Vec<String> = Vec::new();
     for e in &deciding {
         if !conditions.contains(&e.threshold.as_str()) {
-            conditions.push(&e.threshold);
+            conditions.push(e.threshold.as_str());
         }
         let value = format!("{} = {}", e.field, crate::units::value(e.value));
         if !values.contains(&value) {

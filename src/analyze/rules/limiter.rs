@@ -8,6 +8,7 @@ use super::summary::KernelSummary;
 use super::KernelVerdict;
 use super::{
     add_missing, all_hold, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis,
+    Threshold,
 };
 use crate::model::stage::Stage;
 
@@ -127,11 +128,40 @@ pub struct LimiterFinding {
     pub ncu_rules: Vec<String>,
     /// What ncu's own rules said, when a details page was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ncu: Option<crate::analyze::crosscheck::NcuCheck>,
+    pub ncu: Option<NcuCheck>,
     /// The source lines where the limiter's stall reasons weigh most, when a source page
     /// was read.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lines: Vec<crate::analyze::crosscheck::LimiterLine>,
+    pub lines: Vec<LimiterLine>,
+}
+
+/// What ncu's rules said about a kernel with a limiter (filled in by
+/// the cross-check, `crosscheck.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NcuCheck {
+    /// The limiter's ncu rules that fired (OPT or WRN) for this kernel.
+    pub agreeing: Vec<String>,
+    /// ncu's finding with the largest estimated speedup, and that speedup (percent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_rule: Option<String>,
+    /// Its estimated speedup, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_speedup_pct: Option<f64>,
+}
+
+/// A source line whose stalls are the limiter's (found by the cross-check, `crosscheck.rs`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LimiterLine {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The source text.
+    pub source: String,
+    /// The line's share of the kernel's warp samples, percent.
+    pub pct_of_kernel: f64,
+    /// The limiter's stall reasons among the line's largest, `reason=samples`.
+    pub stalls: String,
 }
 
 impl Limiter {
@@ -224,15 +254,17 @@ impl Limiter {
                 let Some(value) = s.get(f) else { continue };
                 // A condition the class rule shares decided the limiter too: it is credited
                 // to the limiter, which is the verdict's cause.
-                match v.evidence.iter_mut().find(|e| e.field == f && e.threshold == c.text) {
+                match v.evidence.iter_mut().find(|e| e.field == f && e.threshold.as_str() == c.text) {
                     Some(e) => e.rule = spec.id.clone(),
-                    None => push_evidence(&mut v.evidence, f, value, &c.text, &spec.id),
+                    None => {
+                        push_evidence(&mut v.evidence, f, value, Threshold::Met(c.text.clone()), &spec.id)
+                    }
                 }
             }
         }
         for f in &spec.evidence {
             if let Some(value) = s.get(f) {
-                push_evidence(&mut v.evidence, f, value, "-", &spec.id);
+                push_evidence(&mut v.evidence, f, value, Threshold::Supporting, &spec.id);
             }
         }
         let (when, advice) = self

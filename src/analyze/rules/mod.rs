@@ -20,6 +20,10 @@
 //! threshold, rule or limiter id); texts are filled in from the fields they cite, so each
 //! one names its evidence. The engine knows no particular bottleneck: changing a verdict
 //! means changing the data.
+//!
+//! The verdict's whole shape is declared here, the cross-check's parts of a limiter
+//! ([`NcuCheck`], [`LimiterLine`]) included: `analyze/crosscheck.rs` imports the rules to
+//! fill those in, and nothing here imports it.
 
 use serde::{Deserialize, Serialize};
 
@@ -33,7 +37,7 @@ mod limiter;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
-pub use limiter::{AdviceId, LimiterFinding, UncheckedLimiter};
+pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");
@@ -302,13 +306,13 @@ impl Rules {
             for c in &rule.when {
                 for f in c.fields() {
                     if let Some(v) = s.get(f) {
-                        push_evidence(&mut evidence, f, v, &c.text, &rule.spec.id);
+                        push_evidence(&mut evidence, f, v, Threshold::Met(c.text.clone()), &rule.spec.id);
                     }
                 }
             }
             for f in &rule.spec.evidence {
                 if let Some(v) = s.get(f) {
-                    push_evidence(&mut evidence, f, v, "-", &rule.spec.id);
+                    push_evidence(&mut evidence, f, v, Threshold::Supporting, &rule.spec.id);
                 }
             }
             let offered =
@@ -364,8 +368,16 @@ impl Rules {
     }
 }
 
-pub(super) fn push_evidence(out: &mut Vec<Evidence>, field: &str, value: f64, threshold: &str, rule: &str) {
-    if out.iter().any(|e| e.field == field && (e.threshold == threshold || threshold == "-")) {
+/// Adds a row of evidence for `field`, unless the same condition already cites it (or,
+/// for supporting evidence, any row does).
+pub(super) fn push_evidence(
+    out: &mut Vec<Evidence>,
+    field: &str,
+    value: f64,
+    threshold: Threshold,
+    rule: &str,
+) {
+    if out.iter().any(|e| e.field == field && (e.threshold == threshold || threshold.is_supporting())) {
         return;
     }
     out.push(Evidence {
@@ -373,7 +385,7 @@ pub(super) fn push_evidence(out: &mut Vec<Evidence>, field: &str, value: f64, th
         field: field.to_string(),
         value,
         unit: summary::unit_of(field).to_string(),
-        threshold: threshold.to_string(),
+        threshold,
         rule: rule.to_string(),
     });
 }
@@ -411,10 +423,84 @@ pub struct Evidence {
     pub value: f64,
     /// Its unit.
     pub unit: String,
-    /// The condition it met (`-` for supporting evidence).
-    pub threshold: String,
+    /// The condition it met, or [`Threshold::Supporting`].
+    pub threshold: Threshold,
     /// The rule.
     pub rule: String,
+}
+
+impl Evidence {
+    /// Whether the row supports the verdict rather than deciding it.
+    pub fn is_supporting(&self) -> bool {
+        self.threshold.is_supporting()
+    }
+}
+
+/// What a row of evidence stands for: the condition that decided the verdict, or a field
+/// shown in support of it. Written as the condition's text, or `-` for supporting
+/// evidence, in `bottleneck_decision.json` and the tables.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum Threshold {
+    /// The condition it met (`memory_max_pct >= 60`).
+    Met(String),
+    /// Supporting evidence: a field the rule shows beside its conditions.
+    Supporting,
+}
+
+impl Threshold {
+    /// How supporting evidence is written.
+    const SUPPORTING: &'static str = "-";
+
+    /// Whether this is supporting evidence.
+    pub fn is_supporting(&self) -> bool {
+        matches!(self, Threshold::Supporting)
+    }
+
+    /// The text as written: the condition, or `-`.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Threshold::Met(condition) => condition,
+            Threshold::Supporting => Self::SUPPORTING,
+        }
+    }
+
+    /// Whether the text as written is empty (a condition never is).
+    pub fn is_empty(&self) -> bool {
+        self.as_str().is_empty()
+    }
+}
+
+impl std::fmt::Display for Threshold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Compares the text as written, as a test or a reader of the JSON would.
+impl PartialEq<&str> for Threshold {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl From<String> for Threshold {
+    fn from(text: String) -> Self {
+        if text == Threshold::SUPPORTING {
+            Threshold::Supporting
+        } else {
+            Threshold::Met(text)
+        }
+    }
+}
+
+impl From<Threshold> for String {
+    fn from(t: Threshold) -> Self {
+        match t {
+            Threshold::Met(condition) => condition,
+            Threshold::Supporting => Threshold::SUPPORTING.to_string(),
+        }
+    }
 }
 
 /// An optimisation hypothesis and the fields it rests on.

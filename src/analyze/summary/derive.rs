@@ -1,12 +1,36 @@
 //! Fields computed from other fields (shares, ratios, waste): one function, so every
 //! derived number has one definition.
+//!
+//! [`derive`] runs one helper per family of fields, in an order where each reads only
+//! fields already set: the direct ones, then what an earlier helper inserted (the FLOP
+//! figures read `dram_bytes` from the traffic helper).
 
 use std::collections::BTreeMap;
 
 use super::StallShare;
 
-pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare]) {
-    let get = |f: &BTreeMap<String, Option<f64>>, k: &str| f.get(k).copied().flatten();
+/// A kernel's fields by name, as [`super::KernelSummary`] keeps them.
+type Fields = BTreeMap<String, Option<f64>>;
+
+/// A field's value, if collected.
+fn get(f: &Fields, k: &str) -> Option<f64> {
+    f.get(k).copied().flatten()
+}
+
+/// Inserts every derived field into `f`, from the direct fields and the stall shares.
+pub(super) fn derive(f: &mut Fields, stalls: &[StallShare]) {
+    derive_resources(f);
+    derive_throughput(f);
+    derive_traffic(f);
+    derive_flops(f);
+    derive_stall_shares(f, stalls);
+    derive_ratios(f);
+    derive_losses(f);
+}
+
+/// Shared memory per block (static plus dynamic) and the blocks an SM holds (the
+/// tightest occupancy limit).
+fn derive_resources(f: &mut Fields) {
     let smem =
         match (get(f, "static_shared_mem_per_block_bytes"), get(f, "dynamic_shared_mem_per_block_bytes")) {
             (None, None) => None,
@@ -14,6 +38,20 @@ pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare
         };
     f.insert("shared_mem_per_block_bytes".into(), smem);
     f.insert("shared_mem_per_block_kib".into(), smem.map(|b| b / 1024.0));
+    let limits = [
+        "occupancy_limit_registers",
+        "occupancy_limit_shared_mem",
+        "occupancy_limit_warps",
+        "occupancy_limit_blocks",
+    ]
+    .iter()
+    .filter_map(|k| get(f, k))
+    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
+    f.insert("blocks_per_sm".into(), limits);
+}
+
+/// The busiest memory unit and the busiest unit of all.
+fn derive_throughput(f: &mut Fields) {
     // Device-wide, per elapsed cycle: a unit busy only while one SM is (the active-cycle
     // L1 figure of a one-block kernel) does not make the kernel memory-bound.
     let mem =
@@ -27,16 +65,10 @@ pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare
         (s, m) => s.or(m),
     };
     f.insert("unit_max_pct".into(), unit);
-    let limits = [
-        "occupancy_limit_registers",
-        "occupancy_limit_shared_mem",
-        "occupancy_limit_warps",
-        "occupancy_limit_blocks",
-    ]
-    .iter()
-    .filter_map(|k| get(f, k))
-    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
-    f.insert("blocks_per_sm".into(), limits);
+}
+
+/// Sectors per load and store request, and the bytes DRAM moved.
+fn derive_traffic(f: &mut Fields) {
     let spr = match (get(f, "global_load_sectors"), get(f, "global_load_requests")) {
         (Some(s), Some(r)) if r > 0.0 => Some(s / r),
         _ => None,
@@ -52,6 +84,10 @@ pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare
         _ => None,
     };
     f.insert("dram_bytes".into(), dram);
+}
+
+/// FLOPs (an FMA counts two), their rate and the arithmetic intensity against DRAM bytes.
+fn derive_flops(f: &mut Fields) {
     // A --set full page counts FLOPs per elapsed cycle; the sums are those times the cycles.
     for (sum, per_cycle) in [
         ("ffma_thread_inst", "ffma_per_cycle"),
@@ -84,11 +120,15 @@ pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare
         _ => None,
     };
     f.insert("achieved_flops_per_s".into(), per_s);
-    let ai = match (flops, dram) {
+    let ai = match (flops, get(f, "dram_bytes")) {
         (Some(fl), Some(b)) if b > 0.0 => Some(fl / b),
         _ => None,
     };
     f.insert("arithmetic_intensity".into(), ai);
+}
+
+/// The top stall's weight and the shares of the stall reasons the rules name.
+fn derive_stall_shares(f: &mut Fields, stalls: &[StallShare]) {
     f.insert("top_stall_warps_per_issue".into(), stalls.first().map(|s| s.warps_per_issue));
     let total: f64 = stalls.iter().map(|s| s.warps_per_issue).sum();
     let ls = stalls.iter().find(|s| s.reason == "long_scoreboard").map(|s| s.warps_per_issue);
@@ -97,26 +137,40 @@ pub(super) fn derive(f: &mut BTreeMap<String, Option<f64>>, stalls: &[StallShare
         let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
         f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
     }
-    let ratio_pct = |num: Option<f64>, den: Option<f64>| match (num, den) {
+}
+
+/// `num` as a percentage of `den`: 0 when `den` is 0, `None` when either is missing.
+fn ratio_pct(num: Option<f64>, den: Option<f64>) -> Option<f64> {
+    match (num, den) {
         (Some(n), Some(d)) if d > 0.0 => Some(100.0 * n / d),
         (Some(_), Some(_)) => Some(0.0),
         _ => None,
-    };
+    }
+}
+
+/// The sum of some fields, `None` when any is missing.
+fn field_sum(f: &Fields, names: &[&str]) -> Option<f64> {
+    names.iter().map(|n| get(f, n)).try_fold(0.0, |acc, v| v.map(|v| acc + v))
+}
+
+/// Percentages of one count in another: bank conflicts, atomic requests, local traffic.
+fn derive_ratios(f: &mut Fields) {
     let conflicts = ratio_pct(get(f, "shared_bank_conflicts"), get(f, "shared_wavefronts"));
     f.insert("shared_conflict_pct".into(), conflicts);
     let requests =
         ["global_load_requests", "global_store_requests", "global_red_requests", "global_atom_requests"];
-    let request_sum = |f: &BTreeMap<String, Option<f64>>, names: &[&str]| -> Option<f64> {
-        names.iter().map(|n| get(f, n)).try_fold(0.0, |acc, v| v.map(|v| acc + v))
-    };
-    let atomics = ratio_pct(request_sum(f, &requests[2..]), request_sum(f, &requests));
+    let atomics = ratio_pct(field_sum(f, &requests[2..]), field_sum(f, &requests));
     f.insert("atomic_request_pct".into(), atomics);
-    let global_sectors = request_sum(f, &["global_load_sectors", "global_store_sectors"]);
-    let local_sectors = request_sum(f, &["local_load_sectors", "local_store_sectors"]);
+    let global_sectors = field_sum(f, &["global_load_sectors", "global_store_sectors"]);
+    let local_sectors = field_sum(f, &["local_load_sectors", "local_store_sectors"]);
     f.insert(
         "local_traffic_pct".into(),
         ratio_pct(local_sectors, global_sectors.zip(local_sectors).map(|(g, l)| g + l)),
     );
+}
+
+/// What is lost to uncoalesced access, to the last partial wave and to divergence.
+fn derive_losses(f: &mut Fields) {
     // Sectors fetched beyond what the bytes used need, per direction: a request needs at
     // least one sector, and the used bytes need bytes/32 of them. Counting from requests
     // keeps a broadcast (a warp reading one address: one sector, few bytes used) from

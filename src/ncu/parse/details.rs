@@ -1,6 +1,7 @@
 //! `--page details`: sections, metrics and ncu's rule findings with estimated speedups.
 
 use super::lines::*;
+use super::log::no_page_error;
 use super::raw::find_header;
 use super::{parse_number, ParseError};
 

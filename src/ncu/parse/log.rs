@@ -1,7 +1,12 @@
 //! ncu's own lines (`==PROF==`, `==ERROR==`, `==WARNING==`): no match, no permission,
-//! passes, the kernels ncu saw.
+//! passes, the kernels ncu saw; and the error for a page that is not there, explained by
+//! those lines.
+//!
+//! Imports run one way: this file reads lines with [`super::lines`], which knows nothing
+//! of it.
 
 use super::lines::numbered_lines;
+use super::{ParseError, ParseErrorKind};
 
 pub(super) const NO_KERNELS: &str = "No kernels were profiled";
 pub(super) const PERMISSION_CODE: &str = "ERR_NVGPUCTRPERM";
@@ -153,4 +158,58 @@ pub fn scan_log(text: &str) -> NcuLog {
         }
     }
     log
+}
+
+/// The first line containing `needle`, or the last line.
+pub(super) fn line_of(text: &str, needle: &str) -> usize {
+    let mut last = 1;
+    for (no, line) in numbered_lines(text) {
+        if line.contains(needle) {
+            return no;
+        }
+        last = no;
+    }
+    last
+}
+
+/// The error for a text in which the page's header was not found, explained by ncu's lines.
+pub(super) fn no_page_error(text: &str, origin: &str, page: &str, header_hint: &str) -> ParseError {
+    let log = scan_log(text);
+    if log.no_kernels_profiled {
+        let seen = if log.available_kernels.is_empty() {
+            "ncu listed no kernel it saw".to_string()
+        } else {
+            format!("the kernels ncu saw: {}", log.available_kernels.join(", "))
+        };
+        let line = line_of(text, NO_KERNELS);
+        return ParseError::new(
+            origin,
+            line,
+            format!("no kernel was profiled (ncu: \"{NO_KERNELS}.\"), so there is no {page}; {seen}"),
+        )
+        .with_kind(ParseErrorKind::NoKernelProfiled);
+    }
+    if log.permission_denied {
+        return ParseError::new(
+            origin,
+            line_of(text, PERMISSION_CODE),
+            format!(
+                "ncu may not read the GPU performance counters ({PERMISSION_CODE}), so there is no {page}"
+            ),
+        )
+        .with_kind(ParseErrorKind::PermissionDenied);
+    }
+    if let Some(error) = log.errors.first() {
+        return ParseError::new(
+            origin,
+            line_of(text, error),
+            format!("ncu reported an error and printed no {page}: {error}"),
+        )
+        .with_kind(ParseErrorKind::NcuError);
+    }
+    if text.trim().is_empty() {
+        return ParseError::new(origin, 1, format!("empty input: no {page}"));
+    }
+    let last = numbered_lines(text).count();
+    ParseError::new(origin, last, format!("no {page} in {last} line(s): no header row ({header_hint})"))
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::lines::*;
+use super::log::no_page_error;
 use super::{parse_number, ParseError};
 
 /// Text kept from before a page's header, for explaining a missing page (ncu's own
@@ -118,98 +119,11 @@ impl RawPage {
             keep_preamble: true,
             origin,
         };
-        // The header: the first CSV line starting `"ID"` that has "Kernel Name".
-        let (header_line, all_columns) = loop {
-            let Some((no, line)) = lines.next_line()? else {
-                return Err(ReadError::NoPage { preamble: std::mem::take(&mut lines.preamble) });
-            };
-            if !line.starts_with("\"ID\"") {
-                continue;
-            }
-            let cells = split_cells(&line);
-            if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == "Kernel Name") {
-                break (no, cells);
-            }
-        };
-        lines.preamble = String::new();
-        lines.keep_preamble = false;
-        if all_columns.iter().any(|c| c == "Metric Name") && all_columns.iter().any(|c| c == "Rule Name") {
-            return Err(ReadError::Parse(ParseError::new(
-                origin,
-                header_line,
-                "this is a details page (--page details), not a raw page (--page raw)",
-            )));
-        }
-        let fit = Fit { width: all_columns.len(), free_text: None, allow_short: false };
-        let kept: Vec<usize> = (0..all_columns.len())
-            .filter(|&i| LAUNCH_COLUMNS.contains(&all_columns[i].as_str()) || keep(&all_columns[i]))
-            .collect();
-        let select = move |cells: Vec<String>| -> Vec<String> {
-            if kept.len() == cells.len() {
-                return cells;
-            }
-            let mut cells = cells;
-            kept.iter().map(|&i| std::mem::take(&mut cells[i])).collect()
-        };
-
-        let Some((units_line, line)) = lines.next_csv_line()? else {
-            return Err(ReadError::Parse(ParseError::new(
-                origin,
-                header_line,
-                "the page ends after its header: no units row and no launch row (a truncated page?)",
-            )));
-        };
-        let units =
-            split_fitted(&line, fit).map_err(|n| ragged(origin, units_line, n, fit.width, header_line))?;
-        if let Some(id) = units.first().filter(|id| !id.is_empty()) {
-            return Err(ReadError::Parse(ParseError::new(
-                origin,
-                units_line,
-                format!(
-                    "expected the units row (an empty \"ID\" cell) after the header on line \
-                     {header_line}, found a launch row with ID \"{id}\": the units row is missing"
-                ),
-            )));
-        }
-
-        let columns = select(all_columns.clone());
-        let mut index = HashMap::with_capacity(columns.len());
-        for (i, c) in columns.iter().enumerate() {
-            index.entry(c.clone()).or_insert(i);
-        }
-        let header = RawPage {
-            columns,
-            units: select(units),
-            rows: Vec::new(),
-            row_lines: Vec::new(),
-            header_line,
-            width: fit.width,
-            index,
-        };
-        let mut launches = 0usize;
-        let mut after_repeated_header = false;
-        while let Some((no, line)) = lines.next_csv_line()? {
-            if line.starts_with("\"ID\"") && split_cells(&line) == all_columns {
-                // A second page with the same columns (ncu prints one per process).
-                after_repeated_header = true;
-                continue;
-            }
-            let cells =
-                split_fitted(&line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
-            let empty_id = cells.first().is_some_and(|c| c.is_empty());
-            if std::mem::take(&mut after_repeated_header) && empty_id {
-                continue; // its units row
-            }
-            if empty_id {
-                return Err(ReadError::Parse(ParseError::new(
-                    origin,
-                    no,
-                    "a launch row with an empty \"ID\" cell (a second units row?)",
-                )));
-            }
-            on_row(&header, no, select(cells))?;
-            launches += 1;
-        }
+        let (header_line, columns) = read_header(&mut lines)?;
+        let layout = Layout::new(origin, header_line, columns, keep);
+        let (units_line, units) = read_units(&mut lines, &layout)?;
+        let header = layout.header_page(units);
+        let launches = read_launches(&mut lines, &layout, &header, on_row)?;
         if launches == 0 {
             return Err(ReadError::Parse(ParseError::new(
                 origin,
@@ -421,4 +335,149 @@ impl<R: BufRead> LineReader<'_, R> {
         }
         Ok(None)
     }
+}
+
+/// What a raw page's header fixes for every row after it: the width a row must have and
+/// the columns a read keeps.
+struct Layout<'o> {
+    /// Where the page comes from, for errors.
+    origin: &'o str,
+    /// The 1-based line of the header.
+    header_line: usize,
+    /// Every column, as printed.
+    columns: Vec<String>,
+    /// How a row must fit the header.
+    fit: Fit,
+    /// The indices of the columns kept: the launch columns and those the read asked for.
+    kept: Vec<usize>,
+}
+
+impl<'o> Layout<'o> {
+    fn new(origin: &'o str, header_line: usize, columns: Vec<String>, keep: &dyn Fn(&str) -> bool) -> Self {
+        let fit = Fit { width: columns.len(), free_text: None, allow_short: false };
+        let kept = (0..columns.len())
+            .filter(|&i| LAUNCH_COLUMNS.contains(&columns[i].as_str()) || keep(&columns[i]))
+            .collect();
+        Layout { origin, header_line, columns, fit, kept }
+    }
+
+    /// The kept cells of a row.
+    fn select(&self, cells: Vec<String>) -> Vec<String> {
+        if self.kept.len() == cells.len() {
+            return cells;
+        }
+        let mut cells = cells;
+        self.kept.iter().map(|&i| std::mem::take(&mut cells[i])).collect()
+    }
+
+    /// Splits the row on line `no` to the header's width; a ragged row is an error.
+    fn split(&self, line: &str, no: usize) -> Result<Vec<String>, ParseError> {
+        split_fitted(line, self.fit).map_err(|n| ragged(self.origin, no, n, self.fit.width, self.header_line))
+    }
+
+    /// The page with its kept columns and units and no rows.
+    fn header_page(&self, units: Vec<String>) -> RawPage {
+        let columns = self.select(self.columns.clone());
+        let mut index = HashMap::with_capacity(columns.len());
+        for (i, c) in columns.iter().enumerate() {
+            index.entry(c.clone()).or_insert(i);
+        }
+        RawPage {
+            columns,
+            units: self.select(units),
+            rows: Vec::new(),
+            row_lines: Vec::new(),
+            header_line: self.header_line,
+            width: self.fit.width,
+            index,
+        }
+    }
+}
+
+/// Skips to the header: the first CSV line starting `"ID"` that has "Kernel Name". Stops
+/// keeping the preamble there, and refuses a details page's header.
+fn read_header<R: BufRead>(lines: &mut LineReader<'_, R>) -> Result<(usize, Vec<String>), ReadError> {
+    let (header_line, columns) = loop {
+        let Some((no, line)) = lines.next_line()? else {
+            return Err(ReadError::NoPage { preamble: std::mem::take(&mut lines.preamble) });
+        };
+        if !line.starts_with("\"ID\"") {
+            continue;
+        }
+        let cells = split_cells(&line);
+        if cells.first().is_some_and(|c| c == "ID") && cells.iter().any(|c| c == "Kernel Name") {
+            break (no, cells);
+        }
+    };
+    lines.preamble = String::new();
+    lines.keep_preamble = false;
+    if columns.iter().any(|c| c == "Metric Name") && columns.iter().any(|c| c == "Rule Name") {
+        return Err(ReadError::Parse(ParseError::new(
+            lines.origin,
+            header_line,
+            "this is a details page (--page details), not a raw page (--page raw)",
+        )));
+    }
+    Ok((header_line, columns))
+}
+
+/// Reads the units row that must follow the header: its line and cells.
+fn read_units<R: BufRead>(
+    lines: &mut LineReader<'_, R>,
+    layout: &Layout<'_>,
+) -> Result<(usize, Vec<String>), ReadError> {
+    let (origin, header_line) = (layout.origin, layout.header_line);
+    let Some((units_line, line)) = lines.next_csv_line()? else {
+        return Err(ReadError::Parse(ParseError::new(
+            origin,
+            header_line,
+            "the page ends after its header: no units row and no launch row (a truncated page?)",
+        )));
+    };
+    let units = layout.split(&line, units_line)?;
+    if let Some(id) = units.first().filter(|id| !id.is_empty()) {
+        return Err(ReadError::Parse(ParseError::new(
+            origin,
+            units_line,
+            format!(
+                "expected the units row (an empty \"ID\" cell) after the header on line \
+                 {header_line}, found a launch row with ID \"{id}\": the units row is missing"
+            ),
+        )));
+    }
+    Ok((units_line, units))
+}
+
+/// Hands each launch row to `on_row`, skipping a repeated header and its units row (ncu
+/// prints one page per process); returns how many launches there were.
+fn read_launches<R: BufRead>(
+    lines: &mut LineReader<'_, R>,
+    layout: &Layout<'_>,
+    header: &RawPage,
+    on_row: &mut RowFn<'_>,
+) -> Result<usize, ReadError> {
+    let mut launches = 0usize;
+    let mut after_repeated_header = false;
+    while let Some((no, line)) = lines.next_csv_line()? {
+        if line.starts_with("\"ID\"") && split_cells(&line) == layout.columns {
+            // A second page with the same columns (ncu prints one per process).
+            after_repeated_header = true;
+            continue;
+        }
+        let cells = layout.split(&line, no)?;
+        let empty_id = cells.first().is_some_and(|c| c.is_empty());
+        if std::mem::take(&mut after_repeated_header) && empty_id {
+            continue; // its units row
+        }
+        if empty_id {
+            return Err(ReadError::Parse(ParseError::new(
+                layout.origin,
+                no,
+                "a launch row with an empty \"ID\" cell (a second units row?)",
+            )));
+        }
+        on_row(header, no, layout.select(cells))?;
+        launches += 1;
+    }
+    Ok(launches)
 }

@@ -1,6 +1,7 @@
 //! `--page source --print-source cuda,sass`: per-line and per-instruction samples.
 
 use super::lines::*;
+use super::log::no_page_error;
 use super::{parse_number, scan_log, ParseError};
 
 /// A `--page source --csv --print-source cuda,sass` page: one block per source file of each
@@ -102,111 +103,20 @@ fn key_value(line: &str, key: &str) -> Option<String> {
 impl SourcePage {
     /// Parses a source page out of a log file, stdout capture or `ncu -i` output.
     pub fn parse(text: &str, origin: &str) -> Result<SourcePage, ParseError> {
-        let mut blocks: Vec<SourceBlock> = Vec::new();
-        let mut file_path: Option<String> = None;
-        let mut function_name: Option<String> = None;
-        let mut header_line = 0;
-        let mut in_block = false;
+        let mut parser = SourceParser { origin, ..Default::default() };
         for (no, line) in csv_lines(text) {
-            if let Some(path) = key_value(line, "File Path") {
-                file_path = Some(path);
-                in_block = false;
-                continue;
-            }
-            if let Some(name) = key_value(line, "Function Name") {
-                function_name = Some(name);
-                in_block = false;
-                continue;
-            }
-            if let Some(name) = key_value(line.trim_end_matches(','), "Kernel Name") {
-                // `--print-source sass`: a kernel name row, then an `Address` header.
-                function_name = Some(name);
-                file_path = None;
-                in_block = false;
+            if parser.key_row(line) {
                 continue;
             }
             if line.starts_with("\"Address\",\"Source\"") {
-                let columns = split_cells(line);
-                let function_name = function_name.take().unwrap_or_default();
-                blocks.push(SourceBlock {
-                    file_path: String::new(),
-                    function_name,
-                    columns,
-                    ..Default::default()
-                });
-                header_line = no;
-                in_block = true;
-                continue;
-            }
-            if line.starts_with("\"Line No\"") {
-                let columns = split_cells(line);
-                if columns.len() < 4 || columns[2] != "Address" {
-                    return Err(ParseError::new(
-                        origin,
-                        no,
-                        "a source header without the columns \"Line No\",\"Source\",\"Address\",\"Source\" \
-                         (print the page with --print-source cuda,sass)",
-                    ));
-                }
-                let Some(file_path) = file_path.take() else {
-                    return Err(ParseError::new(
-                        origin,
-                        no,
-                        "a source header with no \"File Path\" row before it",
-                    ));
-                };
-                let function_name = function_name.take().unwrap_or_default();
-                blocks.push(SourceBlock { file_path, function_name, columns, ..Default::default() });
-                header_line = no;
-                in_block = true;
-                continue;
-            }
-            let Some(block) = blocks.last_mut().filter(|_| in_block) else {
-                continue; // not part of a block: program output in a stdout capture
-            };
-            if block.is_sass_only() {
-                let fit = Fit { width: block.columns.len(), free_text: Some(1), allow_short: false };
-                let cells =
-                    split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
-                if cells[0] != "..." {
-                    let (address, instruction) = (cells[0].clone(), cells[1].trim().to_string());
-                    block.sass.push(SassRow { address, instruction, values: cells });
-                }
-                continue;
-            }
-            // CUDA rows carry free text in the first "Source" column, SASS rows in the second.
-            let free_text = if line.starts_with("\"\",") { 3 } else { 1 };
-            let fit = Fit { width: block.columns.len(), free_text: Some(free_text), allow_short: false };
-            let cells = split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))?;
-            if cells[0].is_empty() {
-                if cells[2] == "..." {
-                    continue;
-                }
-                let Some(source_line) = block.lines.last_mut() else {
-                    return Err(ParseError::new(
-                        origin,
-                        no,
-                        format!("a SASS row (address {}) before any CUDA source line of its block", cells[2]),
-                    ));
-                };
-                let address = cells[2].clone();
-                let instruction = cells[3].trim().to_string();
-                source_line.sass.push(SassRow { address, instruction, values: cells });
+                parser.open_sass_block(line, no);
+            } else if line.starts_with("\"Line No\"") {
+                parser.open_cuda_block(line, no)?;
             } else {
-                let line_no = cells[0].trim().parse::<u32>().map_err(|_| {
-                    ParseError::new(origin, no, format!("\"Line No\" is \"{}\", not a line number", cells[0]))
-                })?;
-                let source = cells[1].clone();
-                block.lines.push(SourceLine {
-                    line_no,
-                    source,
-                    values: cells,
-                    sass: Vec::new(),
-                    page_line: no,
-                });
+                parser.row(line, no)?;
             }
         }
-        if blocks.is_empty() && scan_log(text).no_line_info.is_empty() {
+        if parser.blocks.is_empty() && scan_log(text).no_line_info.is_empty() {
             return Err(no_page_error(
                 text,
                 origin,
@@ -214,6 +124,125 @@ impl SourcePage {
                 "\"File Path\",... then \"Line No\",\"Source\",...",
             ));
         }
-        Ok(SourcePage { blocks })
+        Ok(SourcePage { blocks: parser.blocks })
+    }
+}
+
+/// A source page as it is read: the blocks so far, and the key rows naming the next one.
+#[derive(Default)]
+struct SourceParser<'o> {
+    /// Where the page comes from, for errors.
+    origin: &'o str,
+    /// The blocks read so far.
+    blocks: Vec<SourceBlock>,
+    /// The last "File Path" row's value, until a header takes it.
+    file_path: Option<String>,
+    /// The last "Function Name" (or "Kernel Name") row's value, until a header takes it.
+    function_name: Option<String>,
+    /// The 1-based line of the last header, for errors.
+    header_line: usize,
+    /// Whether the lines that follow belong to the last block (no key row since its header).
+    in_block: bool,
+}
+
+impl SourceParser<'_> {
+    /// Takes a "File Path", "Function Name" or "Kernel Name" row; `false` for any other.
+    fn key_row(&mut self, line: &str) -> bool {
+        if let Some(path) = key_value(line, "File Path") {
+            self.file_path = Some(path);
+        } else if let Some(name) = key_value(line, "Function Name") {
+            self.function_name = Some(name);
+        } else if let Some(name) = key_value(line.trim_end_matches(','), "Kernel Name") {
+            // `--print-source sass`: a kernel name row, then an `Address` header.
+            self.function_name = Some(name);
+            self.file_path = None;
+        } else {
+            return false;
+        }
+        self.in_block = false;
+        true
+    }
+
+    /// Opens a SASS-only block at its `Address` header (a kernel without line info).
+    fn open_sass_block(&mut self, line: &str, no: usize) {
+        let columns = split_cells(line);
+        let function_name = self.function_name.take().unwrap_or_default();
+        self.blocks.push(SourceBlock {
+            file_path: String::new(),
+            function_name,
+            columns,
+            ..Default::default()
+        });
+        self.header_line = no;
+        self.in_block = true;
+    }
+
+    /// Opens a CUDA block at its `Line No` header, which must follow a "File Path" row.
+    fn open_cuda_block(&mut self, line: &str, no: usize) -> Result<(), ParseError> {
+        let columns = split_cells(line);
+        if columns.len() < 4 || columns[2] != "Address" {
+            return Err(ParseError::new(
+                self.origin,
+                no,
+                "a source header without the columns \"Line No\",\"Source\",\"Address\",\"Source\" \
+                 (print the page with --print-source cuda,sass)",
+            ));
+        }
+        let Some(file_path) = self.file_path.take() else {
+            return Err(ParseError::new(
+                self.origin,
+                no,
+                "a source header with no \"File Path\" row before it",
+            ));
+        };
+        let function_name = self.function_name.take().unwrap_or_default();
+        self.blocks.push(SourceBlock { file_path, function_name, columns, ..Default::default() });
+        self.header_line = no;
+        self.in_block = true;
+        Ok(())
+    }
+
+    /// Adds a data row to the open block; a line outside a block (program output in a
+    /// stdout capture) is skipped.
+    fn row(&mut self, line: &str, no: usize) -> Result<(), ParseError> {
+        let (origin, header_line) = (self.origin, self.header_line);
+        let Some(block) = self.blocks.last_mut().filter(|_| self.in_block) else {
+            return Ok(());
+        };
+        let split = |free_text: usize| {
+            let fit = Fit { width: block.columns.len(), free_text: Some(free_text), allow_short: false };
+            split_fitted(line, fit).map_err(|n| ragged(origin, no, n, fit.width, header_line))
+        };
+        if block.is_sass_only() {
+            let cells = split(1)?;
+            if cells[0] != "..." {
+                let (address, instruction) = (cells[0].clone(), cells[1].trim().to_string());
+                block.sass.push(SassRow { address, instruction, values: cells });
+            }
+            return Ok(());
+        }
+        // CUDA rows carry free text in the first "Source" column, SASS rows in the second.
+        let cells = split(if line.starts_with("\"\",") { 3 } else { 1 })?;
+        if !cells[0].is_empty() {
+            let line_no = cells[0].trim().parse::<u32>().map_err(|_| {
+                ParseError::new(origin, no, format!("\"Line No\" is \"{}\", not a line number", cells[0]))
+            })?;
+            let source = cells[1].clone();
+            block.lines.push(SourceLine { line_no, source, values: cells, sass: Vec::new(), page_line: no });
+            return Ok(());
+        }
+        if cells[2] == "..." {
+            return Ok(());
+        }
+        let Some(source_line) = block.lines.last_mut() else {
+            return Err(ParseError::new(
+                origin,
+                no,
+                format!("a SASS row (address {}) before any CUDA source line of its block", cells[2]),
+            ));
+        };
+        let (address, instruction) = (cells[2].clone(), cells[3].trim().to_string());
+        source_line.sass.push(SassRow { address, instruction, values: cells });
+        Ok(())
     }
 }

@@ -62,7 +62,7 @@ fn header(area: &Area, input: &VisualInput, label: Option<&str>) -> Result<()> {
         let mut parts = Vec::new();
         // The cause's conditions when a limiter named one, else the class rule's.
         let deciding = |e: &&crate::analyze::rules::Evidence| {
-            e.threshold != "-" && v.limiter.as_ref().is_none_or(|l| e.rule == l.id)
+            !e.is_supporting() && v.limiter.as_ref().is_none_or(|l| e.rule == l.id)
         };
         for e in v.evidence.iter().filter(deciding) {
             if seen.contains(&e.field.as_str()) {

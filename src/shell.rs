@@ -28,6 +28,9 @@ pub enum Channel {
         /// A line for people on stderr before the text (not under JSON).
         preface: Option<String>,
     },
+    /// A note or warning as it happens: `note: ...` or `warning: ...` on stderr (as
+    /// [`Shell::note`] and [`Shell::warn`] print them); under JSON also its JSON line.
+    Notice(Level),
     /// The closing verdict: for people a status, warning or error line on stderr; under
     /// JSON only its JSON line.
     Summary(Level),
@@ -41,6 +44,8 @@ pub enum Channel {
 pub enum Level {
     /// A plain line.
     Status,
+    /// `note: ...`, unless `-q`.
+    Note,
     /// `warning: ...`, unless `-q`.
     Warning,
     /// `error: ...`.
@@ -254,10 +259,15 @@ impl Shell {
     /// One typed message, rendered for people or as a JSON line (see [`Channel`]).
     pub fn emit(&self, message: &impl Message) {
         let json = || serde_json::to_string(message).unwrap_or_default();
-        let text = || message.to_string();
         match (message.channel(), self.is_json()) {
             (Channel::Progress, as_json) => {
-                self.status(text());
+                self.status(message.to_string());
+                if as_json {
+                    self.out(json());
+                }
+            }
+            (Channel::Notice(level), as_json) => {
+                self.speak(level, message.to_string());
                 if as_json {
                     self.out(json());
                 }
@@ -267,15 +277,23 @@ impl Shell {
                 if let Some(p) = preface {
                     self.status(p);
                 }
-                let text = text();
+                let text = message.to_string();
                 if !text.is_empty() {
                     self.out(text);
                 }
             }
-            (Channel::Summary(Level::Status), false) => self.status(text()),
-            (Channel::Summary(Level::Warning), false) => self.warn(text()),
-            (Channel::Summary(Level::Error), false) => self.error(text()),
+            (Channel::Summary(level), false) => self.speak(level, message.to_string()),
             (Channel::Machine, false) => {}
+        }
+    }
+
+    /// A line for people at `level`, on stderr.
+    fn speak(&self, level: Level, text: String) {
+        match level {
+            Level::Status => self.status(text),
+            Level::Note => self.note(text),
+            Level::Warning => self.warn(text),
+            Level::Error => self.error(text),
         }
     }
 

@@ -107,7 +107,12 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
                 Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", parent.display()))
             })?;
         }
-        shell.status(format!("Base: {} ({}), a worktree at {}", base.short(), base.asked, dir.display()));
+        shell.emit(&crate::events::Event::BaseWorktree {
+            commit: base.short().to_string(),
+            asked: base.asked.clone(),
+            dir: dir.to_path_buf(),
+            action: "created",
+        });
         let path = dir.to_string_lossy();
         return git(repo, &["worktree", "add", "--detach", "--quiet", &path, &base.commit])
             .map(|_| ())
@@ -116,7 +121,12 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
     let head = git(dir, &["rev-parse", "HEAD"])
         .map_err(|said| failed(format!("{} is not a worktree", dir.display()), said))?;
     if head == base.commit {
-        shell.status(format!("Base: {} ({}), reusing {}", base.short(), base.asked, dir.display()));
+        shell.emit(&crate::events::Event::BaseWorktree {
+            commit: base.short().to_string(),
+            asked: base.asked.clone(),
+            dir: dir.to_path_buf(),
+            action: "reused",
+        });
         return Ok(());
     }
     let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
@@ -124,7 +134,12 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
     if !dirty.is_empty() {
         return Err(failed(format!("the base worktree {} has changes", dir.display()), dirty));
     }
-    shell.status(format!("Base: {} ({}), moving {} there", base.short(), base.asked, dir.display()));
+    shell.emit(&crate::events::Event::BaseWorktree {
+        commit: base.short().to_string(),
+        asked: base.asked.clone(),
+        dir: dir.to_path_buf(),
+        action: "moved",
+    });
     git(dir, &["checkout", "--detach", "--quiet", &base.commit])
         .map(|_| ())
         .map_err(|said| failed("git checkout".into(), said))

@@ -12,6 +12,7 @@ use super::run::{append_command, run_announced};
 use super::single::Single;
 use super::window;
 use crate::error::Signal;
+use crate::events::Event;
 use crate::model::filter::KernelFilter;
 use crate::ncu::command::StageCollection;
 use crate::process;
@@ -73,14 +74,11 @@ impl Single<'_, '_> {
                 filter.to_ncu_arg()
             ),
         )?;
-        self.shell.warn(format!(
-            "`{hint}` matches {} kernels: {}; profiling `{}`, the costliest (pass --kernel ={} or another exact \
-             name to choose)",
-            names.len(),
-            names.join(", "),
-            top.function,
-            top.function
-        ));
+        self.shell.emit(&Event::HintNarrowed {
+            hint: hint.to_string(),
+            kernels: names.iter().map(|n| n.to_string()).collect(),
+            chosen: top.function.clone(),
+        });
         let chosen = KernelFilter::function(&top.function);
         let launches = counted.launches_matching(&chosen);
         self.st.narrowed = true;

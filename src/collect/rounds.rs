@@ -264,13 +264,12 @@ fn interleave(
         }
         let of = |side: Side| out.iter().rev().find(|r| r.round == round && r.side == side);
         if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
-            shell.status(format!(
-                "  round {:>2}: base {}, head {} ({:+.2} %)",
-                round + 1,
-                crate::units::duration(b.facts.median_ns),
-                crate::units::duration(h.facts.median_ns),
-                (h.facts.median_ns / b.facts.median_ns - 1.0) * 100.0
-            ));
+            shell.emit(&crate::events::Event::RoundDone {
+                round: round + 1,
+                base_ns: b.facts.median_ns,
+                head_ns: h.facts.median_ns,
+                change_pct: (h.facts.median_ns / b.facts.median_ns - 1.0) * 100.0,
+            });
         }
     }
     Ok(out)

@@ -207,12 +207,10 @@ impl<'r, 'a> Single<'r, 'a> {
     /// A source page of kernels without line info: said once, and the stage again as
     /// SASS only (its first page kept aside).
     fn on_no_line_info(&mut self, collection: StageCollection, kernels: &[String]) -> Result<Next<Pending>> {
-        self.shell.warn(format!(
-            "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
-             instructions; to see lines, {}",
-            kernels.join("`, `"),
-            crate::analyze::hotspots::LINE_INFO_ADVICE
-        ));
+        self.shell.emit(&Event::NoLineInfo {
+            kernels: kernels.to_vec(),
+            advice: crate::analyze::hotspots::LINE_INFO_ADVICE.to_string(),
+        });
         self.sass_only = true;
         self.set_aside(&collection)?;
         Ok(Next::Retry(Pending::later(collection, Reason::SassOnly)))

@@ -17,6 +17,7 @@ use super::prepare::PreparedKernel;
 use kprof_contract::ResultFile;
 
 use crate::error::{ExitCode, Failure};
+use crate::events::Event;
 use crate::model::kinds::Runtime;
 use crate::ncu::TargetCommand;
 use crate::process::{self, tail_lines, Ending, ProcessBuilder, RunOptions};
@@ -85,7 +86,7 @@ pub fn time_kernel(
     shell: &Shell,
 ) -> Result<()> {
     if p.kernel.runtime != Runtime::Harness {
-        shell.note(format!("`{}` has no harness: no timing; ncu's duration is compared", p.kernel.name));
+        shell.emit(&Event::NoTiming { kernel: p.kernel.name.clone() });
         return Ok(());
     }
     let result = p.dir.timing_path();
@@ -99,20 +100,19 @@ pub fn time_kernel(
     script.push_str(&cmd.command_line());
     script.push('\n');
     crate::profile::fs::write_atomic(&p.dir.commands_script_path(), &script)?;
-    shell.status(format!("Timing `{}` (harness, no ncu)", p.kernel.name));
+    shell.emit(&Event::TimingStarted { kernel: p.kernel.name.clone() });
     run_timing(&p.target, &result, timeout, shell)?;
     let doc: Option<ResultFile> = crate::profile::fs::read_json(&result)?;
     if let Some(t) = doc.as_ref().and_then(|d| TimingFacts::of(d, p.kernel.case.as_deref())) {
         let (lo, hi) = t.interval();
-        shell.status(format!(
-            "  {}: {} median ({}, {} samples, 95 % interval {} .. {})",
-            t.case,
-            crate::units::duration(t.median_ns),
-            t.mode,
-            t.samples,
-            crate::units::duration(lo),
-            crate::units::duration(hi)
-        ));
+        shell.emit(&Event::TimingDone {
+            kernel: p.kernel.name.clone(),
+            case: t.case.clone(),
+            mode: t.mode.clone(),
+            median_ns: t.median_ns,
+            samples: t.samples,
+            interval_ns: (lo, hi),
+        });
     }
     Ok(())
 }

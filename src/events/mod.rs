@@ -99,6 +99,69 @@ pub enum Event {
         /// Why it was chosen.
         why: String,
     },
+    /// A source page's kernels have no line info: the source stage runs again, SASS only.
+    NoLineInfo {
+        /// The kernels without line info.
+        kernels: Vec<String>,
+        /// How to build them with line info.
+        advice: String,
+    },
+    /// A kernel hint matched several kernels: the costliest is profiled.
+    HintNarrowed {
+        /// The hint.
+        hint: String,
+        /// Every kernel it matched.
+        kernels: Vec<String>,
+        /// The kernel profiled.
+        chosen: String,
+    },
+    /// A kernel has no harness, so no timing: the gate compares ncu's duration.
+    NoTiming {
+        /// The kernel.
+        kernel: String,
+    },
+    /// The harness times a kernel without ncu.
+    TimingStarted {
+        /// The kernel.
+        kernel: String,
+    },
+    /// The harness timed the kernel's case.
+    TimingDone {
+        /// The kernel.
+        kernel: String,
+        /// The case timed.
+        case: String,
+        /// `hot` or `cold`.
+        mode: String,
+        /// The median per launch, ns.
+        median_ns: f64,
+        /// Samples.
+        samples: usize,
+        /// The median's 95 % interval, ns.
+        interval_ns: (f64, f64),
+    },
+    /// One interleaved A/B timing round ran both sides.
+    RoundDone {
+        /// The round, from 1.
+        round: u32,
+        /// The base's median, ns.
+        base_ns: f64,
+        /// The head's median, ns.
+        head_ns: f64,
+        /// The head against the base, percent.
+        change_pct: f64,
+    },
+    /// The base revision of an A/B check in kprof's worktree.
+    BaseWorktree {
+        /// The commit, abbreviated.
+        commit: String,
+        /// The revision as asked.
+        asked: String,
+        /// The worktree.
+        dir: PathBuf,
+        /// `created`, `reused` or `moved`.
+        action: &'static str,
+    },
     /// A profile directory is written and its first commands are known (a real run).
     ProfilePrepared(Prepared),
     /// What a dry run would run for one kernel: its `commands.sh`.
@@ -220,7 +283,12 @@ impl Message for Event {
             BatchStarted { .. } | RunsAlone { .. } | FollowUpChosen { .. } | WindowFitted { .. } => {
                 Channel::Progress
             }
-            KernelDiscovered { .. } => Channel::Progress,
+            KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
+                Channel::Progress
+            }
+            BaseWorktree { .. } => Channel::Progress,
+            NoLineInfo { .. } | HintNarrowed { .. } => Channel::Notice(Level::Warning),
+            NoTiming { .. } => Channel::Notice(Level::Note),
             DryRun(p) => {
                 Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }
             }

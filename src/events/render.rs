@@ -4,6 +4,7 @@
 use std::fmt;
 
 use super::*;
+use crate::units;
 
 /// How many included files an archive listing names before it counts the rest.
 const LISTED_FILES: usize = 8;
@@ -29,6 +30,13 @@ impl fmt::Display for Event {
             FollowUpChosen { stage, why, batched: false, .. } => write!(f, "Follow-up: {stage} ({why})"),
             WindowFitted { window, why, .. } => write!(f, "Window: {why} ({window})"),
             KernelDiscovered { chosen, why, .. } => write!(f, "Discovery: profiling `{chosen}` ({why})"),
+            NoLineInfo { .. }
+            | HintNarrowed { .. }
+            | NoTiming { .. }
+            | TimingStarted { .. }
+            | TimingDone { .. }
+            | RoundDone { .. }
+            | BaseWorktree { .. } => measuring(f, self),
             ProfilePrepared(p) => prepared(f, p),
             // The dry run's result is its commands, each under its `# Stage N` comment,
             // so that stdout alone is the replayable script.
@@ -237,5 +245,47 @@ impl fmt::Display for KernelList {
             write!(f, "\n{}", line(&cells))?;
         }
         Ok(())
+    }
+}
+
+/// The lines of the runs around the stages: notices, timings, rounds, the base worktree.
+fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        NoLineInfo { kernels, advice } => write!(
+            f,
+            "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
+             instructions; to see lines, {advice}",
+            kernels.join("`, `")
+        ),
+        HintNarrowed { hint, kernels, chosen } => write!(
+            f,
+            "`{hint}` matches {} kernels: {}; profiling `{chosen}`, the costliest (pass --kernel ={chosen} or \
+             another exact name to choose)",
+            kernels.len(),
+            kernels.join(", ")
+        ),
+        NoTiming { kernel } => write!(f, "`{kernel}` has no harness: no timing; ncu's duration is compared"),
+        TimingStarted { kernel } => write!(f, "Timing `{kernel}` (harness, no ncu)"),
+        TimingDone { case, mode, median_ns, samples, interval_ns: (lo, hi), .. } => write!(
+            f,
+            "  {case}: {} median ({mode}, {samples} samples, 95 % interval {} .. {})",
+            units::duration(*median_ns),
+            units::duration(*lo),
+            units::duration(*hi)
+        ),
+        RoundDone { round, base_ns, head_ns, change_pct } => write!(
+            f,
+            "  round {round:>2}: base {}, head {} ({})",
+            units::duration(*base_ns),
+            units::duration(*head_ns),
+            units::pct_signed(*change_pct, 2)
+        ),
+        BaseWorktree { commit, asked, dir, action } => match *action {
+            "created" => write!(f, "Base: {commit} ({asked}), a worktree at {}", dir.display()),
+            "reused" => write!(f, "Base: {commit} ({asked}), reusing {}", dir.display()),
+            _ => write!(f, "Base: {commit} ({asked}), moving {} there", dir.display()),
+        },
+        _ => Ok(()),
     }
 }

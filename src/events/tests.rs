@@ -163,6 +163,31 @@ fn samples() -> Vec<Event> {
     ]
 }
 
+/// One of every message of the runs around the stages.
+fn measuring_samples() -> Vec<Event> {
+    vec![
+        Event::NoLineInfo { kernels: vec!["k".into()], advice: "build with -lineinfo".into() },
+        Event::HintNarrowed { hint: "mul".into(), kernels: vec!["a".into(), "b".into()], chosen: "a".into() },
+        Event::NoTiming { kernel: "k".into() },
+        Event::TimingStarted { kernel: "k".into() },
+        Event::TimingDone {
+            kernel: "k".into(),
+            case: "c".into(),
+            mode: "hot".into(),
+            median_ns: 1500.5,
+            samples: 40,
+            interval_ns: (1490.0, 1510.0),
+        },
+        Event::RoundDone { round: 1, base_ns: 1000.0, head_ns: 1001.0, change_pct: 0.1 },
+        Event::BaseWorktree {
+            commit: "3f2a1c9d0e1b".into(),
+            asked: "HEAD~1".into(),
+            dir: "w".into(),
+            action: "reused",
+        },
+    ]
+}
+
 /// One of every message of merges, archives, init and doctor.
 fn more_samples() -> Vec<Event> {
     let names = || vec!["hgemm".to_string()];
@@ -224,7 +249,7 @@ fn every_message_fits_its_definition_in_the_contract() {
     );
     let defs = schema["$defs"].as_object().unwrap();
     let mut used = std::collections::BTreeSet::new();
-    for e in samples().into_iter().chain(more_samples()) {
+    for e in samples().into_iter().chain(measuring_samples()).chain(more_samples()) {
         let v = serde_json::to_value(&e).unwrap();
         let reason = v["reason"].as_str().unwrap().to_string();
         let def = defs.get(&reason).unwrap_or_else(|| panic!("`{reason}` has no definition in the schema"));

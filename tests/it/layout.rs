@@ -21,7 +21,9 @@ fn sources() -> Vec<(String, String)> {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let text = std::fs::read_to_string(&p).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+                // The code before the file's own test module.
+                let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod \w+ \{").unwrap();
+                let code = text[..tests.find(&text).map_or(text.len(), |m| m.start())].to_string();
                 out.push((rel(&p), code));
             }
         }

@@ -14,8 +14,6 @@
 
 pub mod counters;
 pub mod hotspot;
-#[cfg(test)]
-mod recorded;
 pub mod rounds;
 pub mod stats;
 pub mod verdict;

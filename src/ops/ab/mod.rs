@@ -11,6 +11,8 @@
 //! `cargo kprof archive --base` packs both sides for a GPU machine without cargo.
 
 pub mod base;
+#[cfg(test)]
+mod recorded;
 pub mod rounds;
 pub mod sides;
 

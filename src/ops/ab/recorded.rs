@@ -6,11 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::counters::compare_counters;
-use super::rounds::Rounds;
-use super::stats::time_change;
-use super::verdict::{combine, KernelAb};
 use crate::collect::rounds::ncu_round_facts;
+use crate::compare::ab::counters::compare_counters;
+use crate::compare::ab::rounds::Rounds;
+use crate::compare::ab::stats::time_change;
+use crate::compare::ab::verdict::{self, combine, KernelAb};
 use crate::model::ab::{AbVerdict, GateSignal};
 use crate::ncu::parse::RawPage;
 use crate::profile::dir::ProfileDir;
@@ -218,7 +218,7 @@ fn the_counter_gate_catches_what_timing_calls_unchanged() {
         let both = replay(run, GateSignal::Both);
         assert_eq!(both.time.as_ref().unwrap().verdict, AbVerdict::Unchanged, "{run}");
         assert_eq!(both.verdict, AbVerdict::Regressed, "{run}");
-        assert_eq!(both.decided_by, super::verdict::BY_COUNTERS);
+        assert_eq!(both.decided_by, verdict::BY_COUNTERS);
         assert!(both.counters.as_ref().unwrap().explain().starts_with("+45.9 % instructions"), "{run}");
         assert_eq!(replay(run, GateSignal::Time).verdict, AbVerdict::Unchanged, "{run}");
         assert_eq!(recorded(run)["result"]["verdict"], "regressed", "{run}");
@@ -230,7 +230,7 @@ fn the_counter_gate_catches_what_timing_calls_unchanged() {
 /// The reviewer's hotspot phrase, from both sides' recorded source hotspots.
 fn hotspot(run: &str) -> String {
     let load = |side: &str| crate::compare::Snapshot::load(profile(run, side).path(), side).unwrap();
-    super::hotspot::hotspot_phrase(&load("base"), &load("head")).unwrap()
+    crate::compare::ab::hotspot::hotspot_phrase(&load("base"), &load("head")).unwrap()
 }
 
 /// The Triton check's hottest line is Triton's own `max` (inlined from its standard

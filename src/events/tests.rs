@@ -326,3 +326,32 @@ fn collection_progress_reads_as_before_and_is_tagged() {
     let e = Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() };
     assert_eq!(e.to_string(), "Window: y (w)");
 }
+
+#[test]
+fn every_line_the_h200_printed_fits_the_contract() {
+    // `fixtures/h200/events/`: the demo workspace from an archive, on an H200.
+    let recorded = include_str!("../../fixtures/h200/events/demo.jsonl");
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let defs = schema["$defs"].as_object().unwrap();
+    let lines: Vec<Value> = recorded.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    for v in &lines {
+        let reason = v["reason"].as_str().unwrap();
+        fits(v, &defs[reason], reason).unwrap_or_else(|e| panic!("{e}\n{v}"));
+    }
+    // Each stage that starts ends, in order; each prepared profile is analysed.
+    let count = |r: &str| lines.iter().filter(|v| v["reason"] == r).count();
+    assert_eq!(count("stage-started"), count("stage-done"));
+    assert_eq!(count("profile-prepared"), 7);
+    // One analysis per profile directory, the two batched hgemm kernels too.
+    assert_eq!(count("analysed"), 7);
+    let mut open: Option<&Value> = None;
+    for v in lines.iter().filter(|v| v["reason"] == "stage-started" || v["reason"] == "stage-done") {
+        match (open, v["reason"].as_str()) {
+            (None, Some("stage-started")) => open = Some(v),
+            (Some(s), Some("stage-done")) if s["stage"] == v["stage"] && s["kernel"] == v["kernel"] => {
+                open = None
+            }
+            _ => panic!("stage events out of order at {v}"),
+        }
+    }
+}

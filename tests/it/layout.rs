@@ -12,6 +12,7 @@ use crate::support::repo;
 
 /// The non-test code of every `.rs` file under `src/`: (path relative to the repo, code).
 fn sources() -> Vec<(String, String)> {
+    let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod \w+ \{").unwrap();
     let mut out = Vec::new();
     let mut stack = vec![repo().join("src")];
     while let Some(dir) = stack.pop() {
@@ -22,7 +23,6 @@ fn sources() -> Vec<(String, String)> {
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let text = std::fs::read_to_string(&p).unwrap();
                 // The code before the file's own test module.
-                let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod \w+ \{").unwrap();
                 let code = text[..tests.find(&text).map_or(text.len(), |m| m.start())].to_string();
                 out.push((rel(&p), code));
             }

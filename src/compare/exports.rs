@@ -67,9 +67,9 @@ impl Measured {
         let Some(c) = &self.comparison else { return "no baseline compared".into() };
         match &c.duration {
             Some(d) => format!(
-                "{}: {:+.1} % against {} ({})",
+                "{}: {} against {} ({})",
                 d.verdict.word(),
-                d.delta_pct,
+                crate::units::pct_signed(d.delta_pct, 1),
                 c.baseline.label,
                 d.source
             ),

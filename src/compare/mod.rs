@@ -471,18 +471,20 @@ fn hottest_line_evidence(c: &Comparison, base: &Snapshot, cur: &Snapshot) -> Opt
             if !counterpart(&base.hotspots, &cur.hotspots, n).is_some_and(|x| std::ptr::eq(x, b)) =>
         {
             Some(format!(
-                "the hottest line moved from {} ({:.1} %{}) to {} ({:.1} %{})",
+                "the hottest line moved from {} ({}{}) to {} ({}{})",
                 b.location,
-                b.pct,
+                crate::units::pct_fixed(b.pct, 1),
                 quote(&b.source),
                 n.location,
-                n.pct,
+                crate::units::pct_fixed(n.pct, 1),
                 quote(&n.source)
             ))
         }
         (Some(b), Some(n)) if (b.pct - n.pct).abs() > c.tolerance_pct => Some(format!(
-            "the hottest line {} went from {:.1} % to {:.1} % of the samples",
-            n.location, b.pct, n.pct
+            "the hottest line {} went from {} to {} of the samples",
+            n.location,
+            crate::units::pct_fixed(b.pct, 1),
+            crate::units::pct_fixed(n.pct, 1)
         )),
         _ => None,
     }

@@ -161,12 +161,12 @@ fn rounds_table(md: &mut String, r: &Rounds) {
     for round in &r.rounds {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {:+.2} % | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} |",
             round.index + 1,
             round.first.name(),
             units::duration(round.base.median_ns),
             units::duration(round.head.median_ns),
-            (round.head.median_ns / round.base.median_ns - 1.0) * 100.0,
+            units::pct_signed((round.head.median_ns / round.base.median_ns - 1.0) * 100.0, 2),
             mhz(round.base.sm_clock_mhz),
             mhz(round.head.sm_clock_mhz)
         );

@@ -84,11 +84,11 @@ fn sides_table(md: &mut String, b: &Side, c: &Side) {
 fn duration_section(md: &mut String, d: &DurationDelta) {
     md.push_str("## Duration\n\n");
     md.push_str(&format!(
-        "{}: {} -> {} ({:+.2} %), **{}**.",
+        "{}: {} -> {} ({}), **{}**.",
         d.source,
         units::duration(d.baseline_ns),
         units::duration(d.current_ns),
-        d.delta_pct,
+        units::pct_signed(d.delta_pct, 2),
         d.verdict.word()
     ));
     if let (Some(b), Some(n)) = (d.baseline_interval_ns, d.current_interval_ns) {

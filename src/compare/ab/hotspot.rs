@@ -23,8 +23,11 @@ pub fn hotspot_phrase(base: &Snapshot, head: &Snapshot) -> Option<String> {
     let mut out = match counterpart(&base.hotspots, &head.hotspots, h) {
         Some(b) if std::ptr::eq(b, base_top) => format!("{} ({})", h.location, shares(b, h)),
         _ => format!(
-            "moved from {} ({:.1} %) to {} ({:.1} %)",
-            base_top.location, base_top.pct, h.location, h.pct
+            "moved from {} ({}) to {} ({})",
+            base_top.location,
+            pct_fixed(base_top.pct, 1),
+            h.location,
+            pct_fixed(h.pct, 1)
         ),
     };
     let mut rising: Vec<(f64, String)> = head

@@ -260,9 +260,9 @@ fn screen(rounds: &[Round]) -> Screened<'_> {
             if let (Some(c), Some(reference)) = (s.sm_clock_mhz, reference) {
                 if c < reference * (1.0 - CLOCK_DROP) {
                     why.push(format!(
-                        "{}'s SM clock {c:.0} MHz, {:.1} % below the run's {reference:.0} MHz",
+                        "{}'s SM clock {c:.0} MHz, {} below the run's {reference:.0} MHz",
                         side.name(),
-                        (reference - c) / reference * 100.0
+                        crate::units::pct_fixed((reference - c) / reference * 100.0, 1)
                     ));
                 }
             }

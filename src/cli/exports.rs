@@ -15,17 +15,3 @@ pub struct ExportArgs {
     #[arg(long, value_name = "FILE")]
     pub github_benchmark: Option<PathBuf>,
 }
-
-impl ExportArgs {
-    /// Each requested file with the flag that asked for it.
-    pub fn files(&self) -> Vec<(&'static str, &PathBuf)> {
-        let mut out = Vec::new();
-        if let Some(p) = &self.bmf {
-            out.push(("--bmf", p));
-        }
-        if let Some(p) = &self.github_benchmark {
-            out.push(("--github-benchmark", p));
-        }
-        out
-    }
-}

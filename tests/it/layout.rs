@@ -14,6 +14,23 @@ use crate::support::repo;
 fn sources() -> Vec<(String, String)> {
     let tests = regex::Regex::new(r"#\[cfg\(test\)\]\s*mod \w+ \{").unwrap();
     let mut out = Vec::new();
+    for p in rs_files() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        // The code before the file's own test module.
+        let code = text[..tests.find(&text).map_or(text.len(), |m| m.start())].to_string();
+        out.push((rel(&p), code));
+    }
+    // A file its parent declares under `#[cfg(test)]` is test code as a whole.
+    let texts: BTreeMap<String, String> =
+        out.iter().map(|(p, _)| (p.clone(), std::fs::read_to_string(repo().join(p)).unwrap())).collect();
+    out.retain(|(p, _)| !is_test_module(p, &texts));
+    out.sort();
+    out
+}
+
+/// Every `.rs` file under `src/`.
+fn rs_files() -> Vec<PathBuf> {
+    let mut out = Vec::new();
     let mut stack = vec![repo().join("src")];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).unwrap() {
@@ -21,18 +38,10 @@ fn sources() -> Vec<(String, String)> {
             if p.is_dir() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).unwrap();
-                // The code before the file's own test module.
-                let code = text[..tests.find(&text).map_or(text.len(), |m| m.start())].to_string();
-                out.push((rel(&p), code));
+                out.push(p);
             }
         }
     }
-    // A file its parent declares under `#[cfg(test)]` is test code as a whole.
-    let texts: BTreeMap<String, String> =
-        out.iter().map(|(p, _)| (p.clone(), std::fs::read_to_string(repo().join(p)).unwrap())).collect();
-    out.retain(|(p, _)| !is_test_module(p, &texts));
-    out.sort();
     out
 }
 
@@ -429,17 +438,7 @@ fn json_is_built_in_the_events_module_and_one_helper_only() {
 
 #[test]
 fn one_command_new_in_src_tests_included() {
-    let mut count = 0;
-    let mut stack = vec![repo().join("src")];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                count += std::fs::read_to_string(&p).unwrap().matches("Command::new(").count();
-            }
-        }
-    }
+    let count: usize =
+        rs_files().iter().map(|p| std::fs::read_to_string(p).unwrap().matches("Command::new(").count()).sum();
     assert_eq!(count, 1, "child processes start in src/process.rs only; tests use its runner");
 }

@@ -251,11 +251,6 @@ impl Shell {
         let _ = writeln!(stdout, "{}", line.as_ref());
     }
 
-    /// One JSON message on stdout.
-    pub fn json(&self, value: &serde_json::Value) {
-        self.out(value.to_string());
-    }
-
     /// One typed message, rendered for people or as a JSON line (see [`Channel`]).
     pub fn emit(&self, message: &impl Message) {
         let json = || serde_json::to_string(message).unwrap_or_default();

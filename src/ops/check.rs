@@ -264,17 +264,16 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
 
 /// The plan and executables of a baseline check.
 fn plan_check(from: CheckFrom<'_>, shell: &Shell) -> Result<(Plan, Option<BuildOutput>)> {
-    let (plan, built) = match from {
+    match from {
         CheckFrom::Archive(u) => {
             let (plan, built) = unpack_for_check(*u)?;
             opening::print_notes(&plan, shell);
-            (plan, Some(built))
+            Ok((plan, Some(built)))
         }
         CheckFrom::Tree { request, manifest_path } => {
-            (opening::open(manifest_path, request, Shard::FromEngine, shell)?.0, None)
+            Ok((opening::open(manifest_path, request, Shard::FromEngine, shell)?.0, None))
         }
-    };
-    Ok((plan, built))
+    }
 }
 
 /// Refuses before any work: `--timing-only` of a program that is no harness bench, a

@@ -12,8 +12,8 @@ use anyhow::Result;
 
 use crate::analyze::rules::BottleneckDecision;
 use crate::build::BuildOutput;
+use crate::collect;
 use crate::collect::prepare::{prepare_kernel, PreparedKernel};
-use crate::collect::{self};
 use crate::error::ExitCode;
 use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
 use crate::model::kinds::Privilege;

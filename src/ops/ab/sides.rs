@@ -13,8 +13,7 @@ use crate::build::{self, BuildOutput};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
 use crate::ops::archive::{unpack_for_check, Unpack};
-use crate::ops::opening;
-use crate::ops::opening::RequestFn;
+use crate::ops::opening::{self, RequestFn};
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
 

@@ -13,8 +13,8 @@ use crate::error::{ExitCode, Failure};
 use crate::process::{self, Ending, ProcessBuilder, RunOptions};
 use crate::shell::Shell;
 
-/// The base revision, resolved.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The base revision, resolved (its JSON is `{"asked": ..., "commit": ...}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct BaseRevision {
     /// What the user asked for (`main`, `HEAD~1`), or how it was chosen (`merge base of
     /// HEAD and origin/main`).
@@ -93,10 +93,37 @@ pub fn resolve(repo: &Path, asked: &str, github_base_ref: Option<&str>) -> Resul
     Ok(BaseRevision { asked, commit })
 }
 
+/// What [`checkout`] does with kprof's worktree of the base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorktreeAction {
+    /// A new worktree.
+    Created,
+    /// The worktree already holds the base.
+    Reused,
+    /// The worktree is moved to the base.
+    Moved,
+}
+
+impl WorktreeAction {
+    /// `created`, `reused` or `moved`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorktreeAction::Created => "created",
+            WorktreeAction::Reused => "reused",
+            WorktreeAction::Moved => "moved",
+        }
+    }
+}
+
 /// A worktree of `base` at `dir`: made on first use, moved to `base` when it holds another
 /// commit. `dir` is kprof's own (under the target directory); one that holds changes
-/// of someone's is refused, never cleaned.
-pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> Result<(), Failure> {
+/// of someone's is refused, never cleaned. `announce` hears what is done, before it is.
+pub fn checkout(
+    repo: &Path,
+    base: &BaseRevision,
+    dir: &Path,
+    announce: &dyn Fn(WorktreeAction),
+) -> Result<(), Failure> {
     let failed = |what: String, said: String| {
         Failure::new(ExitCode::Config, format!("{what}: {said}"))
             .help(format!("remove {} (kprof's worktree of the base) and run again", dir.display()))
@@ -107,12 +134,7 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
                 Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", parent.display()))
             })?;
         }
-        shell.emit(&crate::events::Event::BaseWorktree {
-            commit: base.short().to_string(),
-            asked: base.asked.clone(),
-            dir: dir.to_path_buf(),
-            action: "created",
-        });
+        announce(WorktreeAction::Created);
         let path = dir.to_string_lossy();
         return git(repo, &["worktree", "add", "--detach", "--quiet", &path, &base.commit])
             .map(|_| ())
@@ -121,12 +143,7 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
     let head = git(dir, &["rev-parse", "HEAD"])
         .map_err(|said| failed(format!("{} is not a worktree", dir.display()), said))?;
     if head == base.commit {
-        shell.emit(&crate::events::Event::BaseWorktree {
-            commit: base.short().to_string(),
-            asked: base.asked.clone(),
-            dir: dir.to_path_buf(),
-            action: "reused",
-        });
+        announce(WorktreeAction::Reused);
         return Ok(());
     }
     let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
@@ -134,12 +151,7 @@ pub fn checkout(repo: &Path, base: &BaseRevision, dir: &Path, shell: &Shell) -> 
     if !dirty.is_empty() {
         return Err(failed(format!("the base worktree {} has changes", dir.display()), dirty));
     }
-    shell.emit(&crate::events::Event::BaseWorktree {
-        commit: base.short().to_string(),
-        asked: base.asked.clone(),
-        dir: dir.to_path_buf(),
-        action: "moved",
-    });
+    announce(WorktreeAction::Moved);
     git(dir, &["checkout", "--detach", "--quiet", &base.commit])
         .map(|_| ())
         .map_err(|said| failed("git checkout".into(), said))
@@ -179,14 +191,14 @@ mod tests {
         assert_ne!(one.commit, two.commit);
         assert_eq!(one.commit.len(), 40);
         let wt = tmp.path().join("target/kprof-base");
-        checkout(&root, &one, &wt, &Shell::quiet()).unwrap();
+        checkout(&root, &one, &wt, &|_| {}).unwrap();
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
-        checkout(&root, &one, &wt, &Shell::quiet()).unwrap();
-        checkout(&root, &two, &wt, &Shell::quiet()).unwrap();
+        checkout(&root, &one, &wt, &|_| {}).unwrap();
+        checkout(&root, &two, &wt, &|_| {}).unwrap();
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "two\n");
         // Someone's change in the worktree is refused, never discarded.
         std::fs::write(wt.join("a.txt"), "mine\n").unwrap();
-        let err = checkout(&root, &one, &wt, &Shell::quiet()).unwrap_err();
+        let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
         assert!(err.to_string().contains("has changes"), "{err}");
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "mine\n");
     }

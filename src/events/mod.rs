@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::build::worktree::BaseRevision;
 use crate::compare::DurationDelta;
 use crate::shell::{Channel, Level, Message};
 

@@ -193,15 +193,6 @@ pub struct LauncherFile {
     pub file: PathBuf,
 }
 
-/// A git revision as asked and as resolved.
-#[derive(Debug, Clone, Serialize)]
-pub struct BaseRevision {
-    /// As the user wrote it.
-    pub asked: String,
-    /// The commit.
-    pub commit: String,
-}
-
 /// What `init` appends to one manifest.
 #[derive(Debug, Clone, Serialize)]
 pub struct InitAddition {

@@ -59,7 +59,7 @@ impl fmt::Display for Event {
                 "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
                  cargo-kprof kprof check --archive {} --workspace-remap DIR",
                 archive.display(),
-                short(&base.commit),
+                base.short(),
                 base.asked,
                 archive.display()
             ),
@@ -77,11 +77,6 @@ impl fmt::Display for Event {
             DoctorFinished { ready, sudo, guide } => doctor_finished(f, *ready, *sudo, *guide),
         }
     }
-}
-
-/// The first 12 characters of a commit, as `git` abbreviates it here.
-fn short(commit: &str) -> &str {
-    commit.get(..12).unwrap_or(commit)
 }
 
 fn prepared(f: &mut fmt::Formatter<'_>, p: &Prepared) -> fmt::Result {

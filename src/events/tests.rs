@@ -223,7 +223,10 @@ fn more_samples() -> Vec<Event> {
         }),
         Event::AbArchiveWritten {
             archive: "ab.tar".into(),
-            base: BaseRevision { asked: "HEAD~1".into(), commit: "3f2a1c9d0e1b".into() },
+            base: crate::build::worktree::BaseRevision {
+                asked: "HEAD~1".into(),
+                commit: "3f2a1c9d0e1b".into(),
+            },
             kernels: names(),
         },
         Event::InitDryRun(init_addition()),

@@ -14,9 +14,7 @@ use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build::BuildOutput;
 use crate::config::Config;
 use crate::error::{ExitCode, Failure};
-use crate::events::{
-    ArchiveListing, ArchivedExecutable, BaseRevision, Event, LauncherFile, LauncherFiles, SkippedOutDir,
-};
+use crate::events::{ArchiveListing, ArchivedExecutable, Event, LauncherFile, LauncherFiles, SkippedOutDir};
 use crate::model::kinds::Privilege;
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
@@ -133,7 +131,7 @@ fn pack_pair(
     }
     shell.emit(&Event::AbArchiveWritten {
         archive: o.output.to_path_buf(),
-        base: BaseRevision { asked: base.asked.clone(), commit: base.commit.clone() },
+        base: base.clone(),
         kernels: head.kernels.iter().map(|k| k.name.clone()).collect(),
     });
     Ok(ExitCode::Success)

@@ -14,6 +14,7 @@ use crate::build::BuildOutput;
 use crate::compare::baseline;
 use crate::compare::exports::{self, Measured};
 use crate::compare::gate::{self, BaselineSpec, GateOptions, GateResult};
+use crate::compare::Snapshot;
 use crate::error::{ExitCode, Failure};
 use crate::events::{self, Event};
 use crate::model::kinds::Runtime;
@@ -141,6 +142,21 @@ pub fn report_comparison(r: &GateResult, shell: &Shell) {
     });
 }
 
+/// Compares the profile `current` (see `gate::load_current`) with its baseline as `opts`
+/// say and writes the comparison's pages; a picture that cannot be drawn is a warning.
+fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateResult> {
+    let current_dir = current.dir.as_path();
+    let (base, comparison) = gate::compare_with_baseline(current, opts)?;
+    let report = comparison::write_reports(current_dir, &comparison)?;
+    let mut warnings = Vec::new();
+    if opts.visual {
+        if let Err(e) = comparison::draw(current_dir, &base, current) {
+            warnings.push(format!("no comparison picture: {e:#}"));
+        }
+    }
+    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report, warnings })
+}
+
 /// What `cargo kprof compare` compares.
 pub struct CompareOptions<'a> {
     /// The profile, or `None` for the newest under the workspace's profiles root.
@@ -177,7 +193,7 @@ pub fn compare(o: CompareOptions<'_>, shell: &Shell) -> Result<ExitCode> {
     if let Some(name) = o.save_baseline {
         baseline::ensure_free(&profile_root, name, &kernel)?;
     }
-    let result = comparison::compare_profile(&snapshot, &o.gate)?;
+    let result = compare_profile(&snapshot, &o.gate)?;
     report_comparison(&result, shell);
     if let Some(name) = o.save_baseline {
         let saved = baseline::save(&profile_root, name, &kernel, &current)?;
@@ -322,7 +338,7 @@ fn compare_each(
                 force: o.force,
                 visual: false,
             };
-            let r = comparison::compare_profile(current, &opts)?;
+            let r = compare_profile(current, &opts)?;
             report_comparison(&r, shell);
             compared = Some(r.comparison.clone());
             results.push(r);

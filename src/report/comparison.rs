@@ -4,8 +4,8 @@
 //!
 //! The comparison itself, and whether to refuse it, is decided in `crate::compare`;
 //! this module only lays the result out and writes it, so a report can be rendered again
-//! from the same `Comparison` at any time. [`compare_profile`] is the one call of
-//! `compare` and `check`: compare as the gate says, then write the pages.
+//! from the same `Comparison` at any time. `ops::check` compares as the gate says, then
+//! writes these pages.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -13,27 +13,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::analyze::hotspots::{Hotspot, SourceKind};
-use crate::compare::gate::{self, GateOptions, GateResult};
+use crate::compare::gate::GateResult;
 use crate::compare::{Comparison, DurationDelta, MetricDelta, Side, Snapshot, Verdict};
 use crate::profile::fs::{write_atomic, write_atomic_bytes};
 use crate::profile::ProfileDir;
 use crate::report::visual::{self, VisualInput};
 use crate::units::{self, approx as num};
-
-/// Compares the profile `current` (see `gate::load_current`) with its baseline as
-/// `opts` say and writes its reports; a picture that cannot be drawn is a warning.
-pub fn compare_profile(current: &Snapshot, opts: &GateOptions) -> Result<GateResult> {
-    let current_dir = current.dir.as_path();
-    let (base, comparison) = gate::compare_with_baseline(current, opts)?;
-    let report = write_reports(current_dir, &comparison)?;
-    let mut warnings = Vec::new();
-    if opts.visual {
-        if let Err(e) = draw(current_dir, &base, current) {
-            warnings.push(format!("no comparison picture: {e:#}"));
-        }
-    }
-    Ok(GateResult { profile: current_dir.to_path_buf(), comparison, report, warnings })
-}
 
 /// `comparison/regression_report.md`.
 pub fn render_markdown(c: &Comparison) -> String {
@@ -144,7 +129,7 @@ pub fn write_reports(dir: &Path, c: &Comparison) -> Result<PathBuf> {
 }
 
 /// `comparison/comparison.png`: both sides' summaries side by side.
-fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
+pub fn draw(dir: &Path, base: &Snapshot, cur: &Snapshot) -> Result<()> {
     let (hb, hc) = (hot_lines(base), hot_lines(cur));
     let png = visual::comparison_png(&visual_input(base, &hb), &visual_input(cur, &hc))?;
     write_atomic_bytes(&ProfileDir::at(dir).comparison_png_path(), &png)

@@ -32,7 +32,15 @@ pub fn base_side(
         None => head.workspace_root.join("target").join("kprof"),
     };
     let dir = kprof_dir.with_file_name("kprof-base");
-    worktree::checkout(&repo, &base, &dir, shell)?;
+    let announce = |action: worktree::WorktreeAction| {
+        shell.emit(&crate::events::Event::BaseWorktree {
+            commit: base.short().to_string(),
+            asked: base.asked.clone(),
+            dir: dir.clone(),
+            action: action.name(),
+        })
+    };
+    worktree::checkout(&repo, &base, &dir, &announce)?;
     let manifest = match manifest {
         Some(m) => plan::absolute(m)?,
         None => std::env::current_dir()?.join("Cargo.toml"),

@@ -117,7 +117,7 @@ pub struct MergeFinished {
     pub output_dir: PathBuf,
     /// Profiles copied.
     pub profiles: usize,
-    /// Each source's shard (`-` for none).
+    /// Each source's shard (`-` for none), one per source root read.
     pub shards: Vec<String>,
     /// Shards of the selection that no source holds.
     pub missing_shards: Vec<u32>,
@@ -129,9 +129,6 @@ pub struct MergeFinished {
     pub regressions: Vec<String>,
     /// The kernels an A/B check could not tell from noise.
     pub ambiguous: Vec<String>,
-    /// How many source roots were read, for people.
-    #[serde(skip)]
-    pub sources: usize,
 }
 
 /// What an archive holds.

@@ -143,7 +143,7 @@ fn merge_finished(f: &mut fmt::Formatter<'_>, m: &MergeFinished) -> fmt::Result 
             m.ambiguous.join(", ")
         );
     }
-    write!(f, "merge: {} profile(s) from {} shard(s)", m.profiles, m.sources)?;
+    write!(f, "merge: {} profile(s) from {} shard(s)", m.profiles, m.shards.len())?;
     match m.comparisons {
         0 => Ok(()),
         n => write!(f, ", {n} comparison(s), no regression beyond tolerance"),

@@ -202,7 +202,6 @@ fn more_samples() -> Vec<Event> {
             comparisons: 0,
             regressions: Vec::new(),
             ambiguous: Vec::new(),
-            sources: 1,
         }),
         Event::ArchiveWritten(ArchiveListing {
             archive: "a.tar".into(),

@@ -198,7 +198,6 @@ fn finished(merged: &Merged, out: &Path) -> events::MergeFinished {
         comparisons: merged.results.len() + merged.ab.len(),
         regressions,
         ambiguous: ab_of(AbVerdict::Ambiguous),
-        sources: merged.sources.len(),
     }
 }
 

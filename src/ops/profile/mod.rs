@@ -140,7 +140,8 @@ fn prepared_event(plan: &Plan, p: &PreparedKernel<'_>) -> Event {
             .map(|(c, cmd)| StageCommand { stage: c.name().to_string(), command: cmd.to_string() })
             .collect(),
         follow_up: p.kernel.stages.is_auto(),
-        script: p.script.clone(),
+        // Only a dry run prints it.
+        script: if plan.dry_run { p.script.clone() } else { String::new() },
     };
     if plan.dry_run {
         Event::DryRun(prepared)

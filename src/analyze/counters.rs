@@ -12,6 +12,9 @@ use crate::ncu::stages::COUNTERS;
 use crate::ncu::StageCollection;
 use crate::profile::dir::ProfileDir;
 
+/// The prefix of the device attributes ncu writes into every raw page.
+const DEVICE_ATTRIBUTE: &str = "device__attribute_";
+
 /// Each counter of [`COUNTERS`] on the profile's counters page: the median over the
 /// page's launches, in base units (bytes, not Mbyte). `None` when the profile has no
 /// counters page (the stage did not run).
@@ -27,9 +30,18 @@ pub fn read(dir: &ProfileDir) -> Result<Option<BTreeMap<String, f64>>> {
     Ok(Some(of_page(&page)))
 }
 
-/// The counters of a parsed page (see [`read`]).
+/// The counters of a parsed page (see [`read`]), and every numeric device attribute
+/// (`device__attribute_*`) of its first launch: the device's peak rates are built from
+/// them when a change is priced in time.
 pub fn of_page(page: &RawPage) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
+    if let Some(first) = page.launches().next() {
+        for name in page.columns.iter().filter(|c| c.starts_with(DEVICE_ATTRIBUTE)) {
+            if let Some(v) = first.number(name) {
+                out.insert(name.clone(), v);
+            }
+        }
+    }
     for metric in COUNTERS {
         let mut values: Vec<f64> = page
             .launches()

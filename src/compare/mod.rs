@@ -22,6 +22,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod cost;
 pub mod exports;
 pub mod gate;
 pub mod snapshot;
@@ -109,6 +110,12 @@ pub struct MetricDelta {
     pub delta_pct: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
+    /// A count's change priced in time (`cost`): it is `regressed` or `improved` only when
+    /// the work it adds or removes, at the device's peak rate, is worth the tolerance's
+    /// share of the baseline's duration. `None` for other metrics, or when the profiles
+    /// lack the device's attributes (then the tolerance alone judged it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<cost::CountCost>,
 }
 
 /// How the duration was compared.
@@ -260,13 +267,31 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
     comparison
 }
 
-/// The summary fields of [`COMPARED`], each judged in its better direction.
+/// The summary fields that count work, and the unit that does it: their changes are
+/// priced in time ([`cost`]).
+const COUNTS: &[(&str, cost::Unit)] =
+    &[("dram_bytes", cost::Unit::DramByte), ("shared_bank_conflicts", cost::Unit::SharedWavefront)];
+
+/// The summary fields of [`COMPARED`], each judged in its better direction; a count that
+/// moved beyond the tolerance is judged again by its price in time.
 fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
+    let rates = cost::PeakRates::from_summary(|f| base.kernel.get(f));
     COMPARED
         .iter()
         .map(|&(field, label, unit, better)| {
             let (b, c) = (base.kernel.get(field), cur.kernel.get(field));
-            let (delta_pct, verdict) = judge(b, c, better, tolerance_pct);
+            let (delta_pct, mut verdict) = judge(b, c, better, tolerance_pct);
+            let priced = COUNTS.iter().find(|(f, _)| *f == field).and_then(|(_, u)| {
+                cost::price(*u, b?, c?, base.kernel.get("duration_ns"), &rates, tolerance_pct)
+            });
+            if let Some(p) = &priced {
+                if matches!(verdict, Verdict::Regressed | Verdict::Improved)
+                    && !p.matters_up()
+                    && !p.matters_down()
+                {
+                    verdict = Verdict::Unchanged;
+                }
+            }
             MetricDelta {
                 metric: field.into(),
                 label: label.into(),
@@ -275,6 +300,7 @@ fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Met
                 current: c,
                 delta_pct,
                 verdict,
+                cost: priced,
             }
         })
         .collect()
@@ -305,6 +331,7 @@ fn stall_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Metr
                 current: c,
                 delta_pct,
                 verdict,
+                cost: None,
             }
         })
         .collect()
@@ -363,6 +390,7 @@ fn hotspot_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Me
                     Some(true) => Verdict::Changed,
                     Some(false) => Verdict::Unchanged,
                 },
+                cost: None,
             }
         })
         .collect()

@@ -177,7 +177,7 @@ fn rounds_table(md: &mut String, r: &Rounds) {
 /// `## Counters`: each counter on both sides, marked when it moved or gated.
 fn counters_table(md: &mut String, c: &CounterChanges) {
     md.push_str("## Counters (one profiled launch per side; they do not depend on clocks)\n\n");
-    md.push_str("| counter | base | head | change | |\n|---|---|---|---|---|\n");
+    md.push_str("| counter | base | head | change | | why |\n|---|---|---|---|---|---|\n");
     for ch in &c.changes {
         let change = match ch.change_pct {
             Some(v) => units::pct_signed(v, 2),
@@ -193,13 +193,22 @@ fn counters_table(md: &mut String, c: &CounterChanges) {
         };
         let _ = writeln!(
             md,
-            "| {} (`{}`) | {} | {} | {change} | {mark} |",
-            ch.label, ch.metric, ch.base, ch.head
+            "| {} (`{}`) | {} | {} | {change} | {mark} | {} |",
+            ch.label,
+            ch.metric,
+            ch.base,
+            ch.head,
+            ch.why.as_deref().unwrap_or("")
         );
     }
     if !c.missing.is_empty() {
         let _ = writeln!(md, "\nMissing on a side: {}", c.missing.join(", "));
     }
+    md.push_str(
+        "\nA counter gates only when it grew beyond its class's run-to-run variation and its extra \
+         work, at the device's peak rate for the unit that does it, takes at least the tolerance's \
+         share of the base's duration.\n",
+    );
     md.push('\n');
 }
 

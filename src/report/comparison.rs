@@ -104,14 +104,14 @@ fn metric_table(md: &mut String, title: &str, rows: &[MetricDelta]) {
             None => "not collected".into(),
         };
         let d = m.delta_pct.map(|d| units::pct_signed(d, 1)).unwrap_or_else(|| "-".into());
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            m.label,
-            v(m.baseline),
-            v(m.current),
-            d,
-            m.verdict.word()
-        ));
+        // A count's verdict with its price in time: why it does or does not matter.
+        let verdict = match &m.cost {
+            Some(c) if m.delta_pct.is_some_and(|d| d != 0.0) => {
+                format!("{} ({})", m.verdict.word(), c.explain())
+            }
+            _ => m.verdict.word().to_string(),
+        };
+        md.push_str(&format!("| {} | {} | {} | {} | {verdict} |\n", m.label, v(m.baseline), v(m.current), d));
     }
     md.push('\n');
 }

@@ -304,7 +304,7 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds, resolution ±0.3 %); counters: +141676.4 % bank conflicts, +507.3 % shared wavefronts"),
+        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds, resolution ±0.3 %); counters: +141676.4 % bank conflicts (430.7 % of the base's time at shared-memory bandwidth), +507.3 % shared wavefronts (430.7 % of the base's time at shared-memory bandwidth)"),
         "{stdout}"
     );
     assert!(stdout.contains("hotspot: hgemm.cu:48 (72.1 % -> 74.7 %)"), "{stdout}");

@@ -151,6 +151,23 @@ pub const FIELDS: &[Field] = &[
         unit: "inst",
     },
     Field { name: "sm_count", metric: "device__attribute_multiprocessor_count", unit: "SM" },
+    // The device's shape and clocks: the peak rates a count's change is priced at when two
+    // profiles are compared (`compare::cost`).
+    Field { name: "sm_clock_khz", metric: "device__attribute_clock_rate", unit: "kHz" },
+    Field {
+        name: "schedulers_per_sm",
+        metric: "device__attribute_num_schedulers_per_multiprocessor",
+        unit: "",
+    },
+    Field {
+        name: "ipc_per_scheduler",
+        metric: "device__attribute_max_ipc_per_scheduler",
+        unit: "inst/cycle",
+    },
+    Field { name: "warp_size", metric: "device__attribute_warp_size", unit: "thread" },
+    Field { name: "memory_clock_khz", metric: "device__attribute_memory_clock_rate", unit: "kHz" },
+    Field { name: "memory_bus_width_bits", metric: "device__attribute_global_memory_bus_width", unit: "bit" },
+    Field { name: "l2_slices", metric: "device__attribute_l2s_count", unit: "" },
     Field {
         name: "l1tex_throughput_elapsed_pct",
         metric: "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::ncu::parse::RawPage;
 
 mod derive;
-mod fields;
+pub mod fields;
 
 pub use fields::{
     field_names, source_of, stall_metric, stall_source_name, unit_of, Field, DERIVED, FIELDS, STALL_REASONS,

@@ -5,14 +5,22 @@
 //! side shows a change in work exactly, whatever the clocks did. The counters come in
 //! classes ([`CounterClass`]) that differ in how much they vary by themselves, and so in
 //! when they have *moved* (worth telling a reviewer) and when they are *gated* (a
-//! regression signal on their own). The caller reads the values from ncu's raw pages;
-//! this module only compares them.
+//! regression signal on their own). A moved counter gates only when its extra work, at
+//! the device's peak rate for the unit that does it, would take at least the tolerance's
+//! share of the base's duration (`compare::cost`, the one rule for counts). The caller
+//! reads the values, the device's attributes and the base's duration from ncu's raw
+//! pages; this module only compares them.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::compare::cost::{self, CountCost, PeakRates, Unit};
 use crate::model::ab::AbVerdict;
+
+/// The counters page's duration of the profiled launch: the base's is what a count's
+/// change is priced against.
+pub const DURATION: &str = "gpu__time_duration.sum";
 
 /// How a counter behaves from run to run, which decides its thresholds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,29 +48,70 @@ pub struct Counter {
     pub label: &'static str,
     /// Its class.
     pub class: CounterClass,
+    /// The unit that does the counted work: what a change is priced at. `None` for counts
+    /// that are not work (launch attributes, cycles).
+    pub unit: Option<Unit>,
 }
 
-const fn counter(metric: &'static str, label: &'static str, class: CounterClass) -> Counter {
-    Counter { metric, label, class }
+const fn counter(metric: &'static str, label: &'static str, class: CounterClass, unit: Unit) -> Counter {
+    Counter { metric, label, class, unit: Some(unit) }
+}
+
+const fn attribute(metric: &'static str, label: &'static str, class: CounterClass) -> Counter {
+    Counter { metric, label, class, unit: None }
 }
 
 /// Every compared counter, in report order.
 pub const COUNTERS: &[Counter] = &[
-    counter("smsp__inst_executed.sum", "instructions", CounterClass::Exact),
-    counter("smsp__thread_inst_executed.sum", "thread instructions", CounterClass::Exact),
-    counter("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", "global load sectors", CounterClass::Exact),
-    counter("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", "global store sectors", CounterClass::Exact),
-    counter("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", "local load sectors", CounterClass::Exact),
-    counter("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "local store sectors", CounterClass::Exact),
-    counter("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", "shared wavefronts", CounterClass::Exact),
-    counter("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "bank conflicts", CounterClass::Contended),
-    counter("dram__bytes_read.sum", "DRAM bytes read", CounterClass::Cache),
-    counter("dram__bytes_write.sum", "DRAM bytes written", CounterClass::Cache),
-    counter("lts__t_sectors.sum", "L2 sectors", CounterClass::Cache),
-    counter("launch__registers_per_thread", "registers", CounterClass::Launch),
-    counter("launch__shared_mem_per_block_static", "static shared memory per block", CounterClass::Launch),
-    counter("launch__shared_mem_per_block_dynamic", "dynamic shared memory per block", CounterClass::Launch),
-    counter("gpc__cycles_elapsed.max", "cycles", CounterClass::Cycles),
+    counter("smsp__inst_executed.sum", "instructions", CounterClass::Exact, Unit::WarpIssue),
+    counter("smsp__thread_inst_executed.sum", "thread instructions", CounterClass::Exact, Unit::ThreadIssue),
+    counter(
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "global load sectors",
+        CounterClass::Exact,
+        Unit::L1Sector,
+    ),
+    counter(
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "global store sectors",
+        CounterClass::Exact,
+        Unit::L1Sector,
+    ),
+    counter(
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+        "local load sectors",
+        CounterClass::Exact,
+        Unit::L1Sector,
+    ),
+    counter(
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+        "local store sectors",
+        CounterClass::Exact,
+        Unit::L1Sector,
+    ),
+    counter(
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+        "shared wavefronts",
+        CounterClass::Exact,
+        Unit::SharedWavefront,
+    ),
+    counter(
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+        "bank conflicts",
+        CounterClass::Contended,
+        Unit::SharedWavefront,
+    ),
+    counter("dram__bytes_read.sum", "DRAM bytes read", CounterClass::Cache, Unit::DramByte),
+    counter("dram__bytes_write.sum", "DRAM bytes written", CounterClass::Cache, Unit::DramByte),
+    counter("lts__t_sectors.sum", "L2 sectors", CounterClass::Cache, Unit::L2Sector),
+    attribute("launch__registers_per_thread", "registers", CounterClass::Launch),
+    attribute("launch__shared_mem_per_block_static", "static shared memory per block", CounterClass::Launch),
+    attribute(
+        "launch__shared_mem_per_block_dynamic",
+        "dynamic shared memory per block",
+        CounterClass::Launch,
+    ),
+    attribute("gpc__cycles_elapsed.max", "cycles", CounterClass::Cycles),
 ];
 
 /// An exact counter has moved beyond 0.1 %: the counts are deterministic, so any change
@@ -134,14 +183,22 @@ pub struct CounterChange {
     pub change_pct: Option<f64>,
     /// Beyond the class's noise: worth telling a reviewer.
     pub moved: bool,
-    /// Grew beyond the class's gate: a regression signal.
+    /// Grew beyond the class's gate, by work worth the tolerance's share of the base's
+    /// duration at the unit's peak rate: a regression signal.
     pub gated: bool,
+    /// The change priced in time (`compare::cost`); `None` for launch attributes and
+    /// cycles, or when the device's rates or the base's duration were not recorded.
+    pub cost: Option<CountCost>,
+    /// Why a moved counter did or did not gate, for a reviewer.
+    pub why: Option<String>,
 }
 
 impl CounterChange {
-    /// Shrank by more than the class's gate at tolerance `t`: evidence of less work.
+    /// Shrank by more than the class's gate at tolerance `t`, by work worth the
+    /// tolerance's share of the base's duration: evidence of less work.
     fn shrank(&self, t: f64) -> bool {
         matches!((self.class.gate_pct(t), self.change_pct), (Some(g), Some(c)) if c < -g)
+            && self.cost.is_some_and(|c| c.matters_down())
     }
 
     /// How big the change is, for ordering: a counter appearing from 0 is the biggest.
@@ -159,9 +216,13 @@ impl CounterChange {
         if self.metric.starts_with("launch__shared_mem") {
             return format!("{delta:+.0} B {}", self.label);
         }
-        match self.change_pct {
+        let what = match self.change_pct {
             Some(c) if self.head != 0.0 => format!("{} {}", crate::units::pct_signed(c, 1), self.label),
             _ => format!("{} {} -> {}", self.label, short(self.base), short(self.head)),
+        };
+        match (self.gated, self.cost) {
+            (true, Some(cost)) => format!("{what} ({})", cost.short()),
+            _ => what,
         }
     }
 }
@@ -186,14 +247,17 @@ pub struct CounterChanges {
     pub tolerance_pct: f64,
 }
 
-/// Compares the counters of [`COUNTERS`] between `base` and `head` (metric name -> value)
-/// at a tolerance of `tolerance_pct` percent.
+/// Compares the counters of [`COUNTERS`] between `base` and `head` (metric name -> value;
+/// the base's map also carries its duration, [`DURATION`], and the device attributes of
+/// `cost::ATTRIBUTES`) at a tolerance of `tolerance_pct` percent.
 pub fn compare_counters(
     base: &BTreeMap<String, f64>,
     head: &BTreeMap<String, f64>,
     tolerance_pct: f64,
 ) -> CounterChanges {
     let t = if tolerance_pct.is_finite() { tolerance_pct.max(0.0) } else { 0.0 };
+    let rates = PeakRates::from_attributes(|a| base.get(a).copied());
+    let base_ns = base.get(DURATION).copied();
     let mut changes = Vec::new();
     let mut missing = Vec::new();
     for c in COUNTERS {
@@ -202,29 +266,48 @@ pub fn compare_counters(
             missing.push(c.metric.to_string());
             continue;
         };
-        let change_pct = (b != 0.0).then(|| (h - b) / b.abs() * 100.0);
-        let moved = match change_pct {
-            Some(p) if c.class == CounterClass::Launch => p != 0.0,
-            Some(p) => p.abs() > c.class.moved_pct(),
-            None => h != 0.0,
-        };
-        let gated = match (c.class.gate_pct(t), change_pct) {
-            (Some(g), Some(p)) => p > g,
-            (Some(_), None) => matches!(c.class, CounterClass::Exact | CounterClass::Contended) && h > 0.0,
-            (None, _) => false,
-        };
-        changes.push(CounterChange {
-            metric: c.metric.to_string(),
-            label: c.label.to_string(),
-            class: c.class,
-            base: b,
-            head: h,
-            change_pct,
-            moved,
-            gated,
-        });
+        let cost = c.unit.and_then(|u| cost::price(u, b, h, base_ns, &rates, t));
+        changes.push(change_of(c, b, h, cost, t));
     }
     CounterChanges { changes, missing, tolerance_pct: t }
+}
+
+/// One counter's change: moved by its class's noise, gated by its class's gate and the
+/// price of the extra work.
+fn change_of(c: &Counter, b: f64, h: f64, cost: Option<CountCost>, t: f64) -> CounterChange {
+    let change_pct = (b != 0.0).then(|| (h - b) / b.abs() * 100.0);
+    let moved = match change_pct {
+        Some(p) if c.class == CounterClass::Launch => p != 0.0,
+        Some(p) => p.abs() > c.class.moved_pct(),
+        None => h != 0.0,
+    };
+    let beyond_class = match (c.class.gate_pct(t), change_pct) {
+        (Some(g), Some(p)) => p > g,
+        (Some(_), None) => matches!(c.class, CounterClass::Exact | CounterClass::Contended) && h > 0.0,
+        (None, _) => false,
+    };
+    let gated = beyond_class && cost.is_some_and(|c| c.matters_up());
+    let why = c.class.gate_pct(t).filter(|_| moved).map(|g| match (cost, beyond_class) {
+        (Some(cost), _) if h < b => format!("less work: {}", cost.explain()),
+        (_, false) => format!("not gated: within this counter's run-to-run variation (gates beyond {g} %)"),
+        (Some(cost), true) if gated => format!("gated: {}", cost.explain()),
+        (Some(cost), true) => format!("not gated: {}", cost.explain()),
+        (None, true) => {
+            "not gated: not priced (the device's rates or the base's duration were not recorded)".to_string()
+        }
+    });
+    CounterChange {
+        metric: c.metric.to_string(),
+        label: c.label.to_string(),
+        class: c.class,
+        base: b,
+        head: h,
+        change_pct,
+        moved,
+        gated,
+        cost,
+        why,
+    }
 }
 
 impl CounterChanges {
@@ -272,9 +355,19 @@ impl CounterChanges {
 mod tests {
     use super::*;
 
-    /// A plausible tiled GEMM's counters.
+    /// A plausible tiled GEMM's counters on an H200: 500 us, and the device attributes
+    /// ncu writes into every raw page.
     fn typical() -> BTreeMap<String, f64> {
         [
+            ("gpu__time_duration.sum", 500_000.0),
+            ("device__attribute_multiprocessor_count", 132.0),
+            ("device__attribute_clock_rate", 1_980_000.0),
+            ("device__attribute_num_schedulers_per_multiprocessor", 4.0),
+            ("device__attribute_max_ipc_per_scheduler", 1.0),
+            ("device__attribute_warp_size", 32.0),
+            ("device__attribute_memory_clock_rate", 3_201_000.0),
+            ("device__attribute_global_memory_bus_width", 6016.0),
+            ("device__attribute_l2s_count", 96.0),
             ("smsp__inst_executed.sum", 1.2e8),
             ("smsp__thread_inst_executed.sum", 3.8e9),
             ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 6.7e7),
@@ -324,7 +417,10 @@ mod tests {
         assert!(i.moved && i.gated);
         assert!((i.change_pct.unwrap() - 12.0).abs() < 1e-9);
         assert_eq!(c.verdict(), AbVerdict::Regressed);
-        assert_eq!(c.explain(), "+12.0 % instructions, same DRAM bytes");
+        assert_eq!(
+            c.explain(),
+            "+12.0 % instructions (2.8 % of the base's time at the issue rate), same DRAM bytes"
+        );
         // Within the tolerance: moved, not gated.
         let c = compare_counters(&typical(), &with(&[("smsp__inst_executed.sum", 1.218e8)]), 2.0);
         let i = change(&c, "smsp__inst_executed.sum");
@@ -371,15 +467,60 @@ mod tests {
         assert_eq!(c.verdict(), AbVerdict::Regressed);
         assert_eq!(
             c.explain(),
-            "bank conflicts 0 -> 3.1e7, +12.0 % instructions, +1 register, same DRAM bytes"
+            "bank conflicts 0 -> 3.1e7 (23.7 % of the base's time at shared-memory bandwidth), \
+             +12.0 % instructions (2.8 % of the base's time at the issue rate), +1 register, same DRAM bytes"
         );
 
+        // Spills appearing gate when their traffic is worth the tolerance: 8e7 local
+        // sectors are 19 us at L1 bandwidth, 3.8 % of the base's 500 us ...
+        let c = compare_counters(
+            &typical(),
+            &with(&[("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", 8.0e7)]),
+            2.0,
+        );
+        assert!(change(&c, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum").gated);
+        // ... and 2048 of them (half a nanosecond) are reported, not gated, with the reason.
         let c = compare_counters(
             &typical(),
             &with(&[("l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", 2048.0)]),
             2.0,
         );
-        assert!(change(&c, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum").gated);
+        let spill = change(&c, "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum");
+        assert!(spill.moved && !spill.gated);
+        assert_eq!(
+            spill.why.as_deref(),
+            Some(
+                "not gated: 0 ns at L1 bandwidth, 0.00 % of the base's 500.00 µs (under the 2.0 % tolerance)"
+            )
+        );
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+    }
+
+    #[test]
+    fn cache_traffic_of_a_compute_kernel_never_gates() {
+        // The false alarm this rule ends: an untouched half-precision FMA kernel whose few
+        // hundred DRAM bytes moved by +600 % between two runs of the same code.
+        let fma = with(&[("dram__bytes_read.sum", 256.0), ("dram__bytes_write.sum", 256.0)]);
+        let c = compare_counters(
+            &fma,
+            &with(&[("dram__bytes_read.sum", 1792.0), ("dram__bytes_write.sum", 0.0)]),
+            2.0,
+        );
+        let d = change(&c, "dram__bytes_read.sum");
+        assert!(d.moved && !d.gated, "{d:?}");
+        assert!(d.why.as_deref().unwrap().starts_with("not gated: 0 ns at DRAM bandwidth"), "{d:?}");
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+    }
+
+    #[test]
+    fn without_rates_or_duration_nothing_gates() {
+        let mut base = typical();
+        base.remove("gpu__time_duration.sum");
+        let c = compare_counters(&base, &with(&[("smsp__inst_executed.sum", 2.4e8)]), 2.0);
+        let i = change(&c, "smsp__inst_executed.sum");
+        assert!(i.moved && !i.gated && i.cost.is_none());
+        assert!(i.why.as_deref().unwrap().contains("not priced"), "{i:?}");
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
     }
 
     #[test]
@@ -407,20 +548,19 @@ mod tests {
 
     #[test]
     fn less_work_is_an_improvement() {
-        let c = compare_counters(
-            &typical(),
-            &with(&[("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 3.35e7)]),
-            2.0,
-        );
+        // 1.34e8 fewer global load sectors: 32 us at L1 bandwidth, 6.4 % of the base.
+        let loads = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+        let base = with(&[(loads, 2.68e8)]);
+        let c = compare_counters(&base, &with(&[(loads, 1.34e8)]), 2.0);
         assert_eq!(c.verdict(), AbVerdict::Improved);
         assert_eq!(c.explain(), "-50.0 % global load sectors, same DRAM bytes");
-        // ... unless something else is gated.
+        // Halving a count whose work is worth 0.8 % of the time is no improvement.
+        let c = compare_counters(&typical(), &with(&[(loads, 3.35e7)]), 2.0);
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        // ... and an improvement gives way to something gated.
         let c = compare_counters(
-            &typical(),
-            &with(&[
-                ("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 3.35e7),
-                ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 512.0),
-            ]),
+            &base,
+            &with(&[(loads, 1.34e8), ("l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum", 8.0e7)]),
             2.0,
         );
         assert_eq!(c.verdict(), AbVerdict::Regressed);

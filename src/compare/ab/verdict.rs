@@ -209,11 +209,13 @@ pub fn decision_rule_markdown(tolerance_pct: f64, gate: GateSignal) -> String {
          - **Minimum effect: ±{t} %.** Regressed: the whole interval at or above +{t} %. \
          Improved: at or below -{t} %. Unchanged: inside (-{t} %, +{t} %). Otherwise \
          ambiguous: the run cannot tell a change of {t} % from noise.\n\
-         - **Counters.** Deterministic counts (instructions, memory sectors) gate when they grow \
-         by more than {exact_gate} %, or appear from zero; bank conflicts, which vary a little \
-         with how warps interleave, beyond {contended_gate} % or from zero; cache traffic (DRAM \
-         bytes, L2 sectors) beyond {cache_gate} %, since it varies by itself; launch attributes \
-         and cycles never gate.\n\
+         - **Counters.** A counter gates when it grew beyond its run-to-run variation \
+         (deterministic counts such as instructions and memory sectors by more than \
+         {exact_gate} % or from zero; bank conflicts beyond {contended_gate} % or from zero; \
+         cache traffic, DRAM bytes and L2 sectors, beyond {cache_gate} %) *and* its extra work, \
+         at the device's peak rate for the unit that does it (instructions at the issue rate, \
+         sectors and bytes at L1, L2 or DRAM bandwidth), takes at least {t} % of the base's \
+         duration. Launch attributes and cycles never gate.\n\
          - **Gate `{gate}`:** {gate_rule}\n\
          - **Exit code.** 10 when any kernel regressed; else 14 when any is ambiguous (0 with \
          `--ambiguous pass`); else 0.\n",
@@ -250,9 +252,22 @@ mod tests {
         }
     }
 
+    /// A 1 ms kernel on an H200 (its device attributes as ncu records them) whose
+    /// instructions go from 1e8 to `instructions`: +5e7 of them take 48 us at the issue
+    /// rate, 4.8 % of the base.
     fn counters(instructions: f64) -> CounterChanges {
-        let base: BTreeMap<String, f64> =
-            [("smsp__inst_executed.sum".to_string(), 1e8), ("dram__bytes_read.sum".to_string(), 1e8)].into();
+        let base: BTreeMap<String, f64> = [
+            ("smsp__inst_executed.sum", 1e8),
+            ("dram__bytes_read.sum", 1e8),
+            ("gpu__time_duration.sum", 1e6),
+            ("device__attribute_multiprocessor_count", 132.0),
+            ("device__attribute_clock_rate", 1_980_000.0),
+            ("device__attribute_num_schedulers_per_multiprocessor", 4.0),
+            ("device__attribute_max_ipc_per_scheduler", 1.0),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
         let mut head = base.clone();
         head.insert("smsp__inst_executed.sum".into(), instructions);
         compare_counters(&base, &head, 2.0)

@@ -50,7 +50,7 @@ pub struct KernelOptions {
     /// Spread the kernels over GPUs 0 to N-1 (as --gpus 0,1,...)
     #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
     pub jobs: Option<u32>,
-    /// Profile each kernel with its own ncu runs (default: harness kernels of one program share one run per stage); also `KPROF_NO_BATCH=1`
+    /// Profile each kernel with its own ncu runs, and time it with its own runs in `check --base` (default: harness kernels of one program share one run per stage, and one run per side and round); also `KPROF_NO_BATCH=1`
     #[arg(long, help_heading = "Profiling Options")]
     pub no_batch: bool,
     /// Profile only one shard of the selected kernels: `count:I/N` (by position) or

@@ -9,8 +9,18 @@
 //! different executables, and a process per round also samples what differs between runs
 //! of one build (allocation addresses, module load), which a change must clear too.
 //!
+//! The rounds time the kernels of one program together: the harness times every case
+//! that `KPROF_CASE` selects in one process, so a round runs each side's program once with
+//! `KPROF_CASE` the alternation of the kernels' cases ([`case_alternation`]) and takes
+//! each kernel's measurement, and its SM clock, out of that one result. The result is
+//! written once, to the first kernel's `details/rounds/round_NN.json`, and copied to the
+//! others'; each kernel's `commands.sh` names the kernels that shared the command. A
+//! program starts once per side and round instead of once per kernel, side and round
+//! (each start compiles its kernels and sets up their inputs), and a drift still lands on
+//! both sides of every kernel's round alike.
+//!
 //! Each run measures hot launches only (`KPROF_MODE=hot`) for at least 0.2 s of GPU time
-//! (`KPROF_MIN_TIME`) to a loose noise target of 2 % (`KPROF_MAX_NOISE`) within 3 s
+//! per case (`KPROF_MIN_TIME`) to a loose noise target of 2 % (`KPROF_MAX_NOISE`) within 3 s
 //! (`KPROF_TIMEOUT`), unless the kernel's own environment sets them; the correctness
 //! check runs in the first round only.
 
@@ -41,15 +51,45 @@ pub const ROUND_MAX_NOISE: &str = "2";
 /// The wall-time limit of a round's measurement.
 pub const ROUND_TIMEOUT: &str = "3s";
 
-/// One side of the rounds: its program (with the harness environment) and its profile.
+/// One side of the rounds: its program (with the harness environment, `KPROF_CASE`
+/// selecting every member's case).
 #[derive(Clone, Copy)]
 pub struct RoundSide<'a> {
     /// Base or head.
     pub side: Side,
     /// The bench, as profiling runs it.
     pub target: &'a TargetCommand,
-    /// The side's profile directory.
+}
+
+/// One kernel on one side of a program's rounds: where its results go and which case of
+/// the harness result is its own.
+#[derive(Clone, Copy)]
+pub struct MemberSide<'a> {
+    /// The kernel's profile directory on this side.
     pub dir: &'a ProfileDir,
+    /// The kernel's harness case on this side (`None`: the result's only case).
+    pub case: Option<&'a str>,
+}
+
+/// One kernel timed by a program's rounds.
+#[derive(Clone, Copy)]
+pub struct RoundMember<'a> {
+    /// kprof's name of the kernel.
+    pub kernel: &'a str,
+    /// Its base side.
+    pub base: MemberSide<'a>,
+    /// Its head side.
+    pub head: MemberSide<'a>,
+}
+
+impl<'a> RoundMember<'a> {
+    /// The member's `side`.
+    pub fn side(&self, side: Side) -> MemberSide<'a> {
+        match side {
+            Side::Base => self.base,
+            Side::Head => self.head,
+        }
+    }
 }
 
 /// One side's run in one round.
@@ -81,39 +121,100 @@ pub fn round_target(target: &TargetCommand, round: u32) -> TargetCommand {
     t
 }
 
-/// Runs `rounds` interleaved rounds of both sides' harness benches; `case` picks the
-/// measured case out of each harness result.
+/// `KPROF_CASE` for several kernels of one program: the alternation of their case
+/// regexes, each in its own group, as a batched profile of them sets it
+/// (`(?:hgemm_naive)|(?:hgemm_tiled)`).
+pub fn case_alternation<'c>(cases: impl IntoIterator<Item = &'c str>) -> String {
+    cases.into_iter().map(|c| format!("(?:{c})")).collect::<Vec<_>>().join("|")
+}
+
+/// Runs `rounds` interleaved rounds of both sides' harness benches for the kernels
+/// `members` of one program: each round runs each side's program once, and each member's
+/// measurement is its case in that one result. Returns each member's runs, in the order
+/// of `members`. The result is written to the first member's `details/rounds/round_NN.json`
+/// and copied to the others'.
 pub fn run_rounds(
     sides: [RoundSide<'_>; 2],
-    case: Option<&str>,
+    members: &[RoundMember<'_>],
     rounds: u32,
     timeout: Option<Duration>,
     shell: &Shell,
-) -> Result<Vec<SideRun>> {
+) -> Result<Vec<Vec<SideRun>>> {
+    let Some(first) = members.first() else { return Ok(Vec::new()) };
     for s in &sides {
-        let cmd = timing_command(&round_target(s.target, 1), &s.dir.round_result_path(1));
-        let why = "A/B timing rounds: round 2's command; each round ran it with its own result file \
-                   (round 1 without KPROF_NO_CHECK)";
-        note_command(s.dir, why, &cmd)?;
+        let cmd = timing_command(&round_target(s.target, 1), &first.side(s.side).dir.round_result_path(1));
+        for (i, m) in members.iter().enumerate() {
+            note_command(m.side(s.side).dir, &rounds_comment(members, i), &cmd)?;
+        }
     }
-    interleave(rounds, shell, |side, round| {
+    interleave(rounds, members.len(), shell, |side, round| {
         let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
-        let result = s.dir.round_result_path(round);
+        let result = first.side(side).dir.round_result_path(round);
         run_timing(&round_target(s.target, round), &result, timeout, shell)?;
         let doc: Option<ResultFile> = crate::profile::fs::read_json(&result)?;
         let Some(doc) = doc else {
             anyhow::bail!("{}: the harness wrote no result", result.display());
         };
-        let Some(facts) = TimingFacts::of(&doc, case) else {
-            anyhow::bail!(
-                "{}: no measurement of case `{}` in the harness result",
+        let bytes = if members.len() > 1 { std::fs::read(&result)? } else { Vec::new() };
+        let mut runs = Vec::with_capacity(members.len());
+        for (i, m) in members.iter().enumerate() {
+            let own = m.side(side);
+            if i > 0 {
+                crate::profile::fs::write_atomic_bytes(&own.dir.round_result_path(round), &bytes)?;
+            }
+            let (facts, sm_clock_mhz) = measurement(&doc, m.kernel, own.case, &result)?;
+            runs.push(SideRun { side, round, facts, sm_clock_mhz });
+        }
+        Ok(runs)
+    })
+}
+
+/// What member `own`'s `commands.sh` says above the rounds' command of `members`.
+fn rounds_comment(members: &[RoundMember<'_>], own: usize) -> String {
+    let mut why = "A/B timing rounds: round 2's command; each round ran it with its own result file \
+                   (round 1 without KPROF_NO_CHECK)"
+        .to_string();
+    if members.len() > 1 {
+        let others: Vec<String> = members
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != own)
+            .map(|(_, m)| format!("`{}`", m.kernel))
+            .collect();
+        let result = match own {
+            0 => "written here and copied to theirs".to_string(),
+            _ => format!("written to `{}`'s details/rounds and copied here", members[0].kernel),
+        };
+        why.push_str(&format!(
+            "\n# The command was shared with {}: one run timed their cases and this kernel's; \
+             its result was {result}",
+            others.join(", ")
+        ));
+    }
+    why
+}
+
+/// The measurement of `kernel`'s `case` in the harness result `doc` (read from `result`),
+/// and the SM clock right after it.
+fn measurement(
+    doc: &ResultFile,
+    kernel: &str,
+    case: Option<&str>,
+    result: &Path,
+) -> Result<(TimingFacts, Option<f64>)> {
+    let Some(facts) = TimingFacts::of(doc, case) else {
+        return Err(Failure::new(
+            ExitCode::TargetFailed,
+            format!(
+                "{}: no measurement of case `{}` of kernel `{kernel}` in the harness result",
                 result.display(),
                 case.unwrap_or("(any)")
-            );
-        };
-        let sm_clock_mhz = doc.case(case).and_then(|c| c.sm_clock_mhz);
-        Ok(SideRun { side, round, facts, sm_clock_mhz })
-    })
+            ),
+        )
+        .help("check that the kernel's `case` names a case its bench registers")
+        .into());
+    };
+    Ok((facts, doc.case(case).and_then(|c| c.sm_clock_mhz)))
 }
 
 /// One side of rounds timed by ncu, for a program that is not a harness bench: the
@@ -172,7 +273,7 @@ pub fn run_ncu_rounds(
             &cmd,
         )?;
     }
-    interleave(rounds, shell, |side, round| {
+    let mut runs = interleave(rounds, 1, shell, |side, round| {
         let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
         let log = s.dir.round_page_path(round);
         let cmd = command(s, &log);
@@ -207,8 +308,9 @@ pub fn run_ncu_rounds(
         let origin = log.display().to_string();
         let page = RawPage::parse(&text, &origin).map_err(|e| failed(e.to_string()))?;
         let facts = ncu_round_facts(&page, &origin, s.function)?;
-        Ok(SideRun { side, round, facts, sm_clock_mhz: None })
-    })
+        Ok(vec![SideRun { side, round, facts, sm_clock_mhz: None }])
+    })?;
+    Ok(runs.pop().unwrap_or_default())
 }
 
 /// What one ncu round measured: the median of `gpu__time_duration.sum` over the page's
@@ -249,27 +351,39 @@ fn note_command(dir: &ProfileDir, why: &str, cmd: &crate::process::ProcessBuilde
     super::append_command(dir, &format!("\n# {why}\n{}\n", cmd.command_line()))
 }
 
-/// The rounds: in each, both sides once, the first alternating; `run` measures one side.
+/// The rounds: in each, both sides once, the first alternating; `run` measures one side,
+/// one run for each of the `members` kernels it times. Returns each member's runs.
 fn interleave(
     rounds: u32,
+    members: usize,
     shell: &Shell,
-    mut run: impl FnMut(Side, u32) -> Result<SideRun>,
-) -> Result<Vec<SideRun>> {
-    let mut out: Vec<SideRun> = Vec::new();
+    mut run: impl FnMut(Side, u32) -> Result<Vec<SideRun>>,
+) -> Result<Vec<Vec<SideRun>>> {
+    let mut out: Vec<Vec<SideRun>> = vec![Vec::new(); members];
     for round in 0..rounds {
         crate::process::check_signal("between timing rounds")?;
         let first = Side::first_in_round(round);
         for side in [first, first.other()] {
-            out.push(run(side, round)?);
+            let runs = run(side, round)?;
+            anyhow::ensure!(
+                runs.len() == members,
+                "a timing run measured {} of {members} kernels",
+                runs.len()
+            );
+            for (own, r) in out.iter_mut().zip(runs) {
+                own.push(r);
+            }
         }
-        let of = |side: Side| out.iter().rev().find(|r| r.round == round && r.side == side);
-        if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
-            shell.emit(&crate::events::Event::RoundDone {
-                round: round + 1,
-                base_ns: b.facts.median_ns,
-                head_ns: h.facts.median_ns,
-                change_pct: (h.facts.median_ns / b.facts.median_ns - 1.0) * 100.0,
-            });
+        for own in &out {
+            let of = |side: Side| own.iter().rev().find(|r| r.round == round && r.side == side);
+            if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
+                shell.emit(&crate::events::Event::RoundDone {
+                    round: round + 1,
+                    base_ns: b.facts.median_ns,
+                    head_ns: h.facts.median_ns,
+                    change_pct: (h.facts.median_ns / b.facts.median_ns - 1.0) * 100.0,
+                });
+            }
         }
     }
     Ok(out)
@@ -278,6 +392,33 @@ fn interleave(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_kernel_reads_its_own_case_out_of_a_shared_result_or_is_named_missing() {
+        assert_eq!(case_alternation(["hgemm_naive", "hgemm_tiled"]), "(?:hgemm_naive)|(?:hgemm_tiled)");
+        let case = |name: &str, median: f64, clock: f64| {
+            format!(
+                r#"{{"name":"{name}","mode":"hot","graph":false,"batch":1,"samples":10,"median_ns":{median},
+                "min_ns":1.0,"max_ns":1.0,"mean_ns":1.0,"stddev_ns":0.0,"rel_noise":0.01,"rel_stddev":0.01,
+                "stop_reason":"converged","check":"passed","bytes":null,"flops":null,"gbps":null,
+                "tflops":null,"pct_dram_peak":null,"pct_fp32_peak":null,"sm_clock_mhz":{clock}}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"schema_version":1,"harness_version":"0.1.0","bench":"compute","device":{{"name":"GPU"}},
+            "settings":{{}},"cases":[{},{}]}}"#,
+            case("hgemm_naive/m=64", 100.0, 1980.0),
+            case("hgemm_tiled/m=64", 40.0, 1710.0)
+        );
+        let doc: ResultFile = serde_json::from_str(&json).unwrap();
+        let result = Path::new("/p/naive/details/rounds/round_03.json");
+        let (naive, naive_clock) = measurement(&doc, "naive", Some("hgemm_naive"), result).unwrap();
+        let (tiled, tiled_clock) = measurement(&doc, "tiled", Some("hgemm_tiled"), result).unwrap();
+        assert_eq!((naive.median_ns, naive_clock), (100.0, Some(1980.0)));
+        assert_eq!((tiled.median_ns, tiled_clock), (40.0, Some(1710.0)));
+        let missing = measurement(&doc, "copy", Some("copy"), result).unwrap_err().to_string();
+        assert!(missing.contains("kernel `copy`") && missing.contains("round_03.json"), "{missing}");
+    }
 
     #[test]
     fn sides_alternate_and_only_the_first_round_checks() {

@@ -4,7 +4,8 @@
 //!
 //! The package's bench stands in for the harness: each run copies the next recorded round
 //! of its side (`base` or `head`, a constant that the two revisions spell differently) to
-//! `$KPROF_RESULT`, as the real bench wrote it during the recorded A/B check.
+//! `$KPROF_RESULT`, as the real bench wrote it during the recorded A/B check, and appends
+//! its side and `KPROF_CASE` to `$FAKE_LOG` when that is set.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -20,6 +21,12 @@ fn main() {{
     let result = std::env::var("KPROF_RESULT").expect("KPROF_RESULT");
     let rounds = std::path::PathBuf::from(std::env::var(format!("FAKE_ROUNDS_{{}}", SIDE.to_uppercase())).expect("FAKE_ROUNDS_<SIDE>"));
     let state = std::path::PathBuf::from(std::env::var("FAKE_STATE").expect("FAKE_STATE"));
+    if let Some(log) = std::env::var_os("FAKE_LOG") {{
+        use std::io::Write;
+        let case = std::env::var("KPROF_CASE").unwrap_or_default();
+        let mut log = std::fs::OpenOptions::new().append(true).create(true).open(log).expect("FAKE_LOG");
+        writeln!(log, "{{SIDE}} {{case}}").expect("FAKE_LOG");
+    }}
     for n in 0..1000 {{
         let marker = state.join(format!("{{SIDE}}_{{n:02}}"));
         if std::fs::OpenOptions::new().write(true).create_new(true).open(&marker).is_ok() {{
@@ -398,4 +405,102 @@ fn a_command_target_is_timed_by_interleaved_ncu_rounds() {
     assert_eq!(rounds["mode"], "cold");
     let script = std::fs::read_to_string(head.join("commands.sh")).unwrap();
     assert!(script.contains("# A/B timing rounds (ncu durations)"), "{script}");
+}
+
+/// Rounds of two kernels of one program for the stand-in bench, `count` per side: each
+/// result holds the `bank` run's case (`hgemm_tiled`, +428 %) and the `aa-13` run's case
+/// of the same round renamed `vector_copy` (an A/A: unchanged), as one harness run times
+/// both. Returns the directories to replay as the base's and the head's rounds.
+fn two_case_rounds(into: &Path, count: usize) -> (PathBuf, PathBuf) {
+    let dirs = (into.join("base"), into.join("head"));
+    for (side, dir) in [("base", &dirs.0), ("head", &dirs.1)] {
+        std::fs::create_dir_all(dir).unwrap();
+        for n in 0..count {
+            let name = format!("round_{:02}.json", n % 12);
+            let mut doc = json(&recorded_rounds("bank", side).join(&name));
+            let mut other = json(&recorded_rounds("aa-13", side).join(&name))["cases"][0].clone();
+            other["name"] = "vector_copy/m=4096,n=4096,k=4096".into();
+            doc["cases"].as_array_mut().unwrap().push(other);
+            std::fs::write(dir.join(format!("round_{n:02}.json")), doc.to_string()).unwrap();
+        }
+    }
+    dirs
+}
+
+/// `check --base HEAD --timing-only --workspace ARGS` of `ws` (every kernel), replaying `rounds` (base, head) and
+/// logging each bench start to `log`.
+fn check_logged(ws: &Workspace, rounds: &(PathBuf, PathBuf), log: &Path, args: &[&str]) -> Output {
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = check_base(ws, &[&["--timing-only", "--workspace"], args].concat());
+    cmd.env("FAKE_ROUNDS_BASE", &rounds.0)
+        .env("FAKE_ROUNDS_HEAD", &rounds.1)
+        .env("FAKE_STATE", state.path())
+        .env("FAKE_LOG", log)
+        .env_remove("KPROF_NO_BATCH");
+    cmd.output().unwrap()
+}
+
+/// Two harness kernels of one bench: each round starts each side's bench once, selecting
+/// both cases, and each kernel gets its own verdict out of the shared results, the same
+/// as it gets from rounds of its own. `--no-batch` times them one at a time again.
+#[test]
+fn the_kernels_of_one_program_share_each_rounds_runs_and_keep_their_own_verdicts() {
+    let kernels = format!(
+        "{KERNEL}\n[[package.metadata.kprof.kernels]]\nname = \"vector_copy\"\nbench = \"copy\"\ncase = \"vector_copy\"\n"
+    );
+    let Some(ws) = repository_with(&kernels) else { return };
+    let rounds = two_case_rounds(&ws.root().join("recorded"), 24);
+    let log = ws.root().join("starts.log");
+    let out = check_logged(&ws, &rounds, &log, &[]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("Timing 2 kernels of `copy`: 12 interleaved rounds of base and head"),
+        "{stderr}"
+    );
+    // The verdicts the H200 runs printed, each from rounds of its own.
+    assert!(
+        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("vector_copy: unchanged, +0.0 %"), "{stdout}");
+    // One start per side and round, base first in even rounds, both cases selected.
+    let starts = std::fs::read_to_string(&log).unwrap();
+    let starts: Vec<&str> = starts.lines().collect();
+    assert_eq!(starts.len(), 24, "{starts:?}");
+    for (n, start) in starts.iter().enumerate() {
+        let base_first = (n / 2) % 2 == 0;
+        let side = if (n % 2 == 0) == base_first { "base" } else { "head" };
+        assert_eq!(*start, format!("{side} (?:hgemm_tiled)|(?:vector_copy)"), "start {n}");
+    }
+    let profiles = ws.root().join("profile");
+    let base_root = only(&profiles, "base-");
+    for kernel in ["hgemm_tiled_", "vector_copy_"] {
+        let (head, base) = (only(&profiles, kernel), only(&base_root, kernel));
+        for n in 0..12 {
+            assert!(head.join(format!("details/rounds/round_{n:02}.json")).is_file(), "{kernel} {n}");
+            assert!(base.join(format!("details/rounds/round_{n:02}.json")).is_file(), "{kernel} {n}");
+        }
+        let rounds = json(&head.join("comparison/ab_rounds.json"));
+        assert_eq!(rounds["rounds"].as_array().unwrap().len(), 12);
+        assert!(rounds["case"].as_str().unwrap().starts_with(kernel.trim_end_matches('_')), "{rounds}");
+        let script = std::fs::read_to_string(head.join("commands.sh")).unwrap();
+        let (other, result) = match kernel {
+            "hgemm_tiled_" => ("`vector_copy`", "written here and copied to theirs"),
+            _ => ("`hgemm_tiled`", "written to `hgemm_tiled`'s details/rounds and copied here"),
+        };
+        assert!(script.contains(&format!("shared with {other}")) && script.contains(result), "{script}");
+    }
+    // `--no-batch`: a start per kernel, side and round, each selecting its own case.
+    std::fs::remove_file(&log).unwrap();
+    let out = check_logged(&ws, &rounds, &log, &["--no-batch"]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("vector_copy: unchanged, +0.0 %"), "{}", text(&out.stdout));
+    let starts = std::fs::read_to_string(&log).unwrap();
+    let cases: Vec<&str> = starts.lines().map(|l| l.split_once(' ').unwrap().1).collect();
+    assert_eq!(cases.len(), 48, "{starts}");
+    assert!(
+        cases[..24].iter().all(|c| *c == "hgemm_tiled") && cases[24..].iter().all(|c| *c == "vector_copy"),
+        "{starts}"
+    );
 }

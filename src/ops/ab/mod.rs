@@ -7,14 +7,17 @@
 //! the two sides never overwrite each other's executables and a second check of the
 //! same base rebuilds nothing ([`sides`]). Both sides are profiled with the same stages
 //! (plus the `counters` stage unless `--gate time`) by `ops::profile`, then their timings
-//! run in interleaved rounds and `compare::ab` decides each kernel ([`rounds`]).
+//! run in interleaved rounds, the harness kernels of one program together ([`timing`]),
+//! and `compare::ab` decides each kernel ([`rounds`]).
 //! `cargo kprof archive --base` packs both sides for a GPU machine without cargo.
 
 pub mod base;
+pub mod pair;
 #[cfg(test)]
 mod recorded;
 pub mod rounds;
 pub mod sides;
+pub mod timing;
 
 use std::time::Instant;
 
@@ -26,7 +29,7 @@ use crate::error::{ExitCode, Failure};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
 use crate::model::stage::Stage;
 use crate::shell::Shell;
-use rounds::{AbOptions, AbPair};
+use pair::{AbOptions, AbPair};
 use sides::{SidePlan, SidesFrom};
 
 /// An A/B check, resolved from the command line.
@@ -120,6 +123,7 @@ fn run_sides(
         gate: o.gate,
         ambiguous: o.ambiguous,
         timeout: head.plan.timeout,
+        batch: head.plan.batch,
         base_label,
     };
     let outcome = rounds::run(&ab_pairs, &opts, shell)?;

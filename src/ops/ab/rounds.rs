@@ -1,14 +1,13 @@
-//! One A/B check over paired kernels: the interleaved timing rounds, the counters of both
-//! sides, the verdict of each kernel (decided by `compare::ab`), its reports, and the
-//! check's exit code.
-
-use std::time::Duration;
+//! One A/B check over paired kernels, in two phases: first every kernel's interleaved
+//! timing rounds, the kernels of one program timed together ([`super::timing`]); then,
+//! kernel by kernel in selection order, the counters of both sides, the verdict (decided
+//! by `compare::ab`), its reports and its message. Last, the check's exit code.
 
 use anyhow::Result;
 
-use crate::build::BuildOutput;
-use crate::collect::prepare::target_command;
-use crate::collect::rounds::{run_ncu_rounds, run_rounds, NcuRoundSide, RoundSide, SideRun};
+use super::pair::{AbOptions, AbPair};
+use super::timing::Timed;
+use crate::collect::rounds::SideRun;
 use crate::compare::ab::counters::{compare_counters, CounterChanges};
 use crate::compare::ab::hotspot::hotspot_phrase;
 use crate::compare::ab::rounds::{Rounds, SideSample};
@@ -17,11 +16,9 @@ use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
 use crate::events::{self, Event};
-use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal, Side};
-use crate::model::kinds::Runtime;
+use crate::model::ab::{AbVerdict, Side};
 use crate::model::timing::TimingFacts;
 use crate::plan::KernelPlan;
-use crate::profile::dir::ProfileDir;
 use crate::report::ab::{self as report, AbPages};
 use crate::shell::Shell;
 
@@ -31,39 +28,6 @@ use crate::shell::Shell;
 /// round cannot move either bound: at 10, a single round off by +40 % turned an A/A
 /// interval into [-0.25, +17.9] % (ambiguous); at 12 the same round leaves [-0.18, +0.44] %.
 pub const DEFAULT_ROUNDS: u32 = 12;
-
-/// One kernel on both sides, profiled.
-pub struct AbPair<'a> {
-    /// The head's plan of it.
-    pub head_kernel: &'a KernelPlan,
-    /// The base's plan of it.
-    pub base_kernel: &'a KernelPlan,
-    /// The head's profile.
-    pub head_dir: &'a ProfileDir,
-    /// The base's profile.
-    pub base_dir: &'a ProfileDir,
-    /// The head's executables.
-    pub head_built: Option<&'a BuildOutput>,
-    /// The base's executables.
-    pub base_built: Option<&'a BuildOutput>,
-}
-
-/// How to check.
-#[derive(Debug, Clone)]
-pub struct AbOptions {
-    /// Timing rounds per side.
-    pub rounds: u32,
-    /// `--tolerance-pct`; else each kernel's own.
-    pub tolerance_pct: Option<f64>,
-    /// Which signals may fail the gate.
-    pub gate: GateSignal,
-    /// What an ambiguous kernel does to the exit code.
-    pub ambiguous: AmbiguousPolicy,
-    /// `--timeout` of each timing run.
-    pub timeout: Option<Duration>,
-    /// How to name the base (`3f2a1c9d0e1b (HEAD~1)`).
-    pub base_label: String,
-}
 
 /// One kernel's outcome.
 #[derive(Debug, Clone)]
@@ -87,60 +51,13 @@ pub struct AbOutcome {
     pub exit_code: ExitCode,
 }
 
-/// Times, compares and reports every pair.
+/// Times every pair (group by group, see [`super::timing`]), then compares and reports
+/// each, in selection order.
 pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOutcome> {
+    let timed = super::timing::time_pairs(pairs, opts, shell)?;
     let mut kernels = Vec::new();
-    for p in pairs {
-        let k = p.head_kernel;
-        let t = opts.tolerance_pct.unwrap_or(k.tolerance_pct);
-        let (head_snap, base_snap) =
-            (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
-        let harness = k.runtime == Runtime::Harness && p.base_kernel.runtime == Runtime::Harness;
-        shell.status(format!("Timing `{}`: {} interleaved rounds of base and head", k.name, opts.rounds));
-        let runs = if harness {
-            let head = target_command(k, p.head_built)?;
-            let base = target_command(p.base_kernel, p.base_built)?;
-            Some(run_rounds(
-                [
-                    RoundSide { side: Side::Base, target: &base, dir: p.base_dir },
-                    RoundSide { side: Side::Head, target: &head, dir: p.head_dir },
-                ],
-                k.case.as_deref(),
-                opts.rounds,
-                opts.timeout,
-                shell,
-            )?)
-        } else {
-            ncu_rounds(p, opts, base_snap.as_ref(), head_snap.as_ref(), shell)?
-        };
-        let rounds = runs.map(|runs| {
-            let rounds = to_rounds(k, &runs, if harness { "harness" } else { "ncu" });
-            if let Err(e) = rounds.check() {
-                shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
-            }
-            rounds
-        });
-        let time = rounds.as_ref().map(|r| time_change(r, t));
-        let counters = read_counters(p, t)?;
-        let mut ab = combine(&k.name, time, counters, opts.gate);
-        ab.hotspot = match (&base_snap, &head_snap) {
-            (Some(b), Some(h)) => hotspot_phrase(b, h),
-            _ => None,
-        };
-        let pages = AbPages {
-            head_dir: p.head_dir,
-            base_dir: p.base_dir,
-            base_label: &opts.base_label,
-            tolerance_pct: t,
-        };
-        report::write(&pages, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref())?;
-        print_kernel(&ab, p, shell);
-        kernels.push(AbKernel {
-            head_timing: rounds.as_ref().and_then(head_timing),
-            ncu_duration_ns: head_snap.as_ref().and_then(|s| s.kernel.get("duration_ns")),
-            package: k.package.clone(),
-            ab,
-        });
+    for (p, timed) in pairs.iter().zip(timed) {
+        kernels.push(judge(p, timed, opts, shell)?);
     }
     let abs: Vec<KernelAb> = kernels.iter().map(|k| k.ab.clone()).collect();
     let exit_code = verdict::exit_code(&abs, opts.ambiguous);
@@ -153,81 +70,40 @@ pub fn run(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Result<AbOu
     Ok(AbOutcome { kernels, exit_code })
 }
 
-/// The rounds of a program that is not a harness bench: ncu's durations of the kernel's
-/// launches in its window, each side's program under ncu in turn. Weaker evidence than
-/// harness rounds (a few launches per round, each replayed by ncu with caches flushed, no
-/// clock readings), and the report says so. `None` when a side was never profiled (no
-/// kernel filter, or no profile to read the window and function from).
-fn ncu_rounds(
-    p: &AbPair<'_>,
-    opts: &AbOptions,
-    base: Option<&Snapshot>,
-    head: Option<&Snapshot>,
-    shell: &Shell,
-) -> Result<Option<Vec<SideRun>>> {
+/// One pair's verdict from its rounds (`timed`) and counters, its reports and its message.
+fn judge(p: &AbPair<'_>, timed: Timed, opts: &AbOptions, shell: &Shell) -> Result<AbKernel> {
     let k = p.head_kernel;
-    let (Some(head_filter), Some(base_filter), Some(hs), Some(bs)) =
-        (k.filter.as_ref(), p.base_kernel.filter.as_ref(), head, base)
-    else {
-        shell.note(format!(
-            "`{}`: no kernel filter or no profile on a side: no timing rounds; the verdict rests on the counters",
-            k.name
-        ));
-        return Ok(None);
+    let t = opts.tolerance_pct.unwrap_or(k.tolerance_pct);
+    let (head_snap, base_snap) =
+        (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
+    let rounds = timed.runs.map(|runs| {
+        let rounds = to_rounds(k, &runs, timed.source);
+        if let Err(e) = rounds.check() {
+            shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
+        }
+        rounds
+    });
+    let time = rounds.as_ref().map(|r| time_change(r, t));
+    let counters = read_counters(p, t)?;
+    let mut ab = combine(&k.name, time, counters, opts.gate);
+    ab.hotspot = match (&base_snap, &head_snap) {
+        (Some(b), Some(h)) => hotspot_phrase(b, h),
+        _ => None,
     };
-    shell.note(format!(
-        "`{}` runs as `{}`, not on the harness: its rounds are ncu's durations of the launches in its window, \
-         weaker evidence than harness rounds",
-        k.name,
-        k.runtime.name()
-    ));
-    let window = |dir: &ProfileDir, plan: &KernelPlan| {
-        crate::profile::run_manifest::RunManifest::read(dir)
-            .ok()
-            .and_then(|m| m.window)
-            .map_or(plan.window, |w| w.window)
+    let pages = AbPages {
+        head_dir: p.head_dir,
+        base_dir: p.base_dir,
+        base_label: &opts.base_label,
+        tolerance_pct: t,
     };
-    let head_target = target_command(k, p.head_built)?;
-    let base_target = target_command(p.base_kernel, p.base_built)?;
-    let head_ncu = ncu_of(k, p.head_dir)?;
-    let base_ncu = ncu_of(p.base_kernel, p.base_dir)?;
-    let sides = [
-        NcuRoundSide {
-            side: Side::Base,
-            ncu: base_ncu.as_path(),
-            target: &base_target,
-            filter: base_filter,
-            window: window(p.base_dir, p.base_kernel),
-            clock_control: p.base_kernel.clock_control,
-            privilege: p.base_kernel.privilege,
-            dir: p.base_dir,
-            function: Some(bs.kernel.kernel.as_str()).filter(|f| !f.is_empty()),
-        },
-        NcuRoundSide {
-            side: Side::Head,
-            ncu: head_ncu.as_path(),
-            target: &head_target,
-            filter: head_filter,
-            window: window(p.head_dir, k),
-            clock_control: k.clock_control,
-            privilege: k.privilege,
-            dir: p.head_dir,
-            function: Some(hs.kernel.kernel.as_str()).filter(|f| !f.is_empty()),
-        },
-    ];
-    Ok(Some(run_ncu_rounds(sides, opts.rounds, opts.timeout, shell)?))
-}
-
-/// The ncu a side's profile ran: `profile/ncu_path` under `--sudo`, else as located.
-fn ncu_of(k: &KernelPlan, dir: &ProfileDir) -> Result<std::path::PathBuf> {
-    let root = dir.path().parent().unwrap_or(dir.path());
-    if k.privilege == crate::model::kinds::Privilege::Sudo {
-        return Ok(crate::profile::dir::read_ncu_path(root)?);
-    }
-    let file = crate::profile::dir::ensure_ncu_path(root)?;
-    crate::ncu::locate_ncu(std::env::var_os("NCU").as_deref(), std::env::var_os("PATH").as_deref(), &file)
-        .map(|l| l.path)
-        .map_err(|e| anyhow::anyhow!("{e}"))
+    report::write(&pages, &ab, rounds.as_ref(), base_snap.as_ref(), head_snap.as_ref())?;
+    print_kernel(&ab, p, shell);
+    Ok(AbKernel {
+        head_timing: rounds.as_ref().and_then(head_timing),
+        ncu_duration_ns: head_snap.as_ref().and_then(|s| s.kernel.get("duration_ns")),
+        package: k.package.clone(),
+        ab,
+    })
 }
 
 /// Both sides' counters pages compared, when both have one.

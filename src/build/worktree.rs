@@ -19,14 +19,17 @@ pub struct BaseRevision {
     /// What the user asked for (`main`, `HEAD~1`), or how it was chosen (`merge base of
     /// HEAD and origin/main`).
     pub asked: String,
-    /// The commit, 40 hex digits.
+    /// The commit: 40 hex digits (64 in a SHA-256 repository).
     pub commit: String,
 }
 
 impl BaseRevision {
-    /// The first 12 digits, for names and messages.
+    /// The first 12 digits, for names and messages (the first 12 characters of any text).
     pub fn short(&self) -> &str {
-        &self.commit[..self.commit.len().min(12)]
+        match self.commit.char_indices().nth(12) {
+            Some((end, _)) => &self.commit[..end],
+            None => &self.commit,
+        }
     }
 }
 
@@ -201,6 +204,14 @@ mod tests {
         let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
         assert!(err.to_string().contains("has changes"), "{err}");
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "mine\n");
+    }
+
+    #[test]
+    fn a_short_commit_is_cut_at_a_character() {
+        let odd = BaseRevision { asked: "x".into(), commit: format!("a{}", "é".repeat(20)) };
+        assert_eq!(odd.short(), format!("a{}", "é".repeat(11)));
+        let empty = BaseRevision { asked: "x".into(), commit: String::new() };
+        assert_eq!(empty.short(), "");
     }
 
     #[test]

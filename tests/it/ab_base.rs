@@ -1,0 +1,83 @@
+//! What an A/B archive holds is checked before it is used: an archive whose manifest is
+//! not what `archive --base` writes is refused naming the field.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::ab::{recorded_rounds, repository};
+use crate::support::tarball::{self, Entry, Kind};
+use crate::support::{text, Workspace};
+
+/// `archive --base HEAD` of `ws` at `ws/ab.tar`, read back entry by entry.
+fn packed(ws: &Workspace) -> (PathBuf, Vec<Entry>) {
+    let tar = ws.root().join("ab.tar");
+    let out = ws.kprof(&["archive", "--base", "HEAD", "-o", tar.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let entries = tarball::read(&tar);
+    (tar, entries)
+}
+
+/// `check --timing-only --archive TAR --workspace-remap REMAP`, without cargo, each side
+/// replaying its rounds of the recorded `bank` run.
+fn check_archive(tar: &Path, remap: &Path) -> Output {
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(tar).arg("--workspace-remap").arg(remap);
+    cmd.env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
+        .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))
+        .env("FAKE_STATE", state.path())
+        .env("PATH", "/usr/bin:/bin")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    cmd.output().unwrap()
+}
+
+/// The bytes of the entry `name`.
+fn data<'e>(entries: &'e [Entry], name: &str) -> &'e [u8] {
+    match &entries.iter().find(|e| e.name == name).unwrap().kind {
+        Kind::File(d) => d,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+/// `entries` with the entry `name` holding `bytes`.
+fn replaced(entries: &[Entry], name: &str, bytes: Vec<u8>) -> Vec<Entry> {
+    entries
+        .iter()
+        .map(|e| if e.name == name { Entry::file(name, bytes.clone()) } else { e.clone() })
+        .collect()
+}
+
+/// A manifest field that `archive --base` never writes (a commit that is no commit, a
+/// revision with control characters) is refused before anything is unpacked, naming the
+/// archive and the field: never a panic, never used.
+#[test]
+fn an_a_b_archive_with_a_bad_manifest_field_is_refused_naming_it() {
+    let Some(ws) = repository() else { return };
+    let (_, entries) = packed(&ws);
+    let manifest: serde_json::Value = serde_json::from_slice(data(&entries, "kprof-ab.json")).unwrap();
+    let cases = [
+        ("base_commit", serde_json::json!(format!("a{}", "é".repeat(39)))),
+        ("base_commit", serde_json::json!("")),
+        ("base_commit", serde_json::json!("../..")),
+        ("base_commit", serde_json::json!("0123456789abcdef0123456789abcdef0123456")),
+        ("head_commit", serde_json::json!("HEAD")),
+        ("base_asked", serde_json::json!("main\u{1b}[2J")),
+        ("base_asked", serde_json::json!("m".repeat(5000))),
+        ("kprof_version", serde_json::json!("0.1.0\n")),
+    ];
+    for (n, (field, value)) in cases.into_iter().enumerate() {
+        let mut bad = manifest.clone();
+        bad[field] = value.clone();
+        let tar = ws.root().join(format!("bad-{n}.tar"));
+        tarball::write(&tar, &replaced(&entries, "kprof-ab.json", serde_json::to_vec_pretty(&bad).unwrap()));
+        let remap = ws.root().join(format!("there-{n}"));
+        let out = check_archive(&tar, &remap);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{field} = {value}: {stderr}");
+        assert!(
+            stderr.contains(&format!("bad-{n}.tar")) && stderr.contains(&format!("`{field}`")),
+            "{stderr}"
+        );
+        assert!(!remap.exists(), "{field}: nothing unpacked");
+    }
+}

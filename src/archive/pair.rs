@@ -226,7 +226,8 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok((inner.join(HEAD), inner.join(BASE)))
 }
 
-/// Removes what [`extract_sides`] wrote, once both sides are unpacked.
+/// Removes what [`extract_sides`] wrote, all of it or part: once both sides are unpacked,
+/// or when unpacking failed.
 pub fn remove_sides(dir: &Path) {
     let inner = dir.join(INNER_DIR);
     for name in [HEAD, BASE] {

@@ -1,5 +1,6 @@
 //! What an A/B archive holds is checked before it is used: an archive whose manifest is
-//! not what `archive --base` writes is refused naming the field.
+//! not what `archive --base` writes is refused naming the field, and a failed unpack
+//! leaves nothing in the way of the retry.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -80,4 +81,51 @@ fn an_a_b_archive_with_a_bad_manifest_field_is_refused_naming_it() {
         );
         assert!(!remap.exists(), "{field}: nothing unpacked");
     }
+}
+
+/// An A/B archive whose base side cannot be unpacked (a damaged file, an entry that would
+/// leave `--workspace-remap`) is refused, and what the attempt unpacked is removed: the
+/// retry meets the same refusal, not the remains of the first, and the right archive then
+/// unpacks into the same directory.
+#[test]
+fn a_failed_a_b_unpack_leaves_nothing_in_the_way_of_the_retry() {
+    let Some(ws) = repository() else { return };
+    let (good, entries) = packed(&ws);
+    let mut escaping = tarball::read_bytes(data(&entries, "base.tar"));
+    escaping.push(Entry::file("../escaped.txt", "x"));
+    let sides = [b"not a tar file at all".repeat(64), tarball::bytes(&escaping)];
+    let remap = ws.root().join("there");
+    for (n, side) in sides.into_iter().enumerate() {
+        let tar = ws.root().join(format!("bad-{n}.tar"));
+        tarball::write(&tar, &replaced(&entries, "base.tar", side));
+        for _ in 0..2 {
+            let out = check_archive(&tar, &remap);
+            let stderr = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{stderr}");
+            assert!(!remap.exists(), "what the unpack made is removed: {:?}", listing(&remap));
+            assert!(
+                stderr.contains(&format!("bad-{n}.tar: its base side (base.tar) cannot be unpacked")),
+                "{stderr}"
+            );
+        }
+        assert!(!ws.root().join("escaped.txt").exists());
+        // A directory that was there, empty, stays, empty.
+        std::fs::create_dir(&remap).unwrap();
+        assert_eq!(check_archive(&tar, &remap).status.code(), Some(3));
+        assert_eq!(listing(&remap), Vec::<String>::new());
+        std::fs::remove_dir(&remap).unwrap();
+    }
+    let out = check_archive(&good, &remap);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
+}
+
+/// The names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
 }

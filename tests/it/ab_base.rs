@@ -1,11 +1,12 @@
-//! What an A/B archive holds is checked before it is used: an archive whose manifest is
-//! not what `archive --base` writes is refused naming the field, and a failed unpack
-//! leaves nothing in the way of the retry.
+//! The base of an A/B check holds what it claims: kprof's worktree of the base revision is
+//! built only as git checked it out (edits refused, naming the files), made again after
+//! `cargo clean`; an A/B archive whose manifest is not what `archive --base` writes is
+//! refused naming the field; and a failed unpack leaves nothing in the way of the retry.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::ab::{recorded_rounds, repository};
+use crate::ab::{bench, check, recorded_rounds, repository};
 use crate::support::tarball::{self, Entry, Kind};
 use crate::support::{text, Workspace};
 
@@ -128,4 +129,50 @@ fn listing(dir: &Path) -> Vec<String> {
         .unwrap_or_default();
     names.sort();
     names
+}
+
+/// A file edited in kprof's worktree of the base is never built as the base: the check is
+/// refused, naming the file and the way out, and the edit stays.
+#[test]
+fn an_edited_base_worktree_is_refused_naming_the_file() {
+    let Some(ws) = repository() else { return };
+    let out = check(&ws, "bank", &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let copy = ws.root().join("target/kprof-base/benches/copy.rs");
+    std::fs::write(&copy, bench("head")).unwrap();
+    let out = check(&ws, "bank", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{}\n{stderr}", text(&out.stdout));
+    assert!(stderr.contains("holds edits: benches/copy.rs"), "{stderr}");
+    assert!(stderr.contains("commit or discard them"), "{stderr}");
+    assert!(std::fs::read_to_string(&copy).unwrap().contains("\"head\""), "the edit stays");
+    // Put back as committed, the tree is the base again and is reused.
+    std::fs::write(&copy, bench("base")).unwrap();
+    let out = check(&ws, "bank", &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("reusing"), "{}", text(&out.stderr));
+}
+
+/// `cargo clean` deletes the target directory, and the worktree's folder with it, but
+/// not git's record of the worktree: the next check makes the tree again, and says so.
+#[test]
+fn after_cargo_clean_the_base_worktree_is_made_again() {
+    let Some(ws) = repository() else { return };
+    let out = check(&ws, "bank", &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let clean = Command::new(env!("CARGO"))
+        .arg("clean")
+        .arg("--manifest-path")
+        .arg(ws.manifest())
+        .env("CARGO_TARGET_DIR", ws.root().join("target"))
+        .output()
+        .unwrap();
+    assert!(clean.status.success(), "{}", text(&clean.stderr));
+    assert!(!ws.root().join("target").exists());
+    let out = check(&ws, "bank", &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(10), "{}\n{stderr}", text(&out.stdout));
+    assert!(stderr.contains("was deleted"), "{stderr}");
+    let copy = ws.root().join("target/kprof-base/benches/copy.rs");
+    assert!(std::fs::read_to_string(copy).unwrap().contains("\"base\""));
 }

@@ -117,7 +117,68 @@ pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
         )
         .help("check it with the cargo-kprof version that wrote it"));
     }
+    m.validate().map_err(|(field, why)| {
+        Failure::new(ExitCode::Config, format!("{}: {PAIR_MANIFEST}: `{field}` {why}", archive.display()))
+            .help("pass the file `cargo kprof archive --base` wrote, unchanged")
+    })?;
     Ok(Some(m))
+}
+
+/// The longest `base_asked` kept: a revision as typed, or `merge base of HEAD and <branch>`.
+const MAX_ASKED: usize = 1024;
+
+impl PairManifest {
+    /// Every field as `archive --base` writes it, or the first that is not: `(field, why)`.
+    /// Commits are 40 hex digits (64 in a SHA-256 repository); the texts are printable
+    /// lines of bounded length. The side names are the entries' names, checked by
+    /// [`extract_sides`]; the manifest names no path.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        text("kprof_version", &self.kprof_version, 64)?;
+        text("base_asked", &self.base_asked, MAX_ASKED)?;
+        commit("base_commit", &self.base_commit)?;
+        match &self.head_commit {
+            Some(c) => commit("head_commit", c),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A field's value as shown in a refusal: escaped, at most 80 characters.
+fn shown(value: &str) -> String {
+    let mut s: String = value.chars().take(80).collect();
+    if s.len() < value.len() {
+        s.push_str("...");
+    }
+    format!("{s:?}")
+}
+
+/// `value` is a commit: 40 or 64 hex digits.
+fn commit(field: &'static str, value: &str) -> Result<(), (&'static str, String)> {
+    let hex = value.bytes().all(|b| b.is_ascii_hexdigit());
+    match (value.len(), hex) {
+        (40 | 64, true) => Ok(()),
+        _ => Err((field, format!("is not a commit (40 or 64 hex digits): {}", shown(value)))),
+    }
+}
+
+/// The invisible marks that reorder or hide text on a terminal (bidirectional overrides
+/// and isolates, zero-width marks): refused with the control characters.
+const BIDI: [char; 14] = [
+    '\u{200b}', '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}',
+    '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+];
+
+/// `value` is one printable line, not empty, of at most `max` characters.
+fn text(field: &'static str, value: &str, max: usize) -> Result<(), (&'static str, String)> {
+    if value.trim().is_empty() {
+        Err((field, "is empty".to_string()))
+    } else if value.chars().count() > max {
+        Err((field, format!("is longer than {max} characters: {}", shown(value))))
+    } else if value.chars().any(|c| c.is_control() || BIDI.contains(&c)) {
+        Err((field, format!("holds control characters: {}", shown(value))))
+    } else {
+        Ok(())
+    }
 }
 
 /// Extracts the two side archives of the pair into `<dir>/.kprof-ab-archives/`, refusing any
@@ -165,11 +226,50 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
     Ok((inner.join(HEAD), inner.join(BASE)))
 }
 
-/// Removes what [`extract_sides`] wrote, once both sides are unpacked.
+/// Removes what [`extract_sides`] wrote, all of it or part: once both sides are unpacked,
+/// or when unpacking failed.
 pub fn remove_sides(dir: &Path) {
     let inner = dir.join(INNER_DIR);
     for name in [HEAD, BASE] {
         std::fs::remove_file(inner.join(name)).ok();
     }
     std::fs::remove_dir(inner).ok();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> PairManifest {
+        PairManifest {
+            schema_version: 1,
+            kprof_version: "0.1.0".into(),
+            base_asked: "merge base of HEAD and origin/main".into(),
+            base_commit: "3f2a1c9d0e1b3f2a1c9d0e1b3f2a1c9d0e1b3f2a".into(),
+            head_commit: None,
+        }
+    }
+
+    #[test]
+    fn a_manifest_as_written_passes_and_each_bad_field_is_named() {
+        assert_eq!(manifest().validate(), Ok(()));
+        let sha256 = PairManifest { base_commit: "a".repeat(64), ..manifest() };
+        assert_eq!(sha256.validate(), Ok(()));
+        let cases: [(&str, PairManifest); 9] = [
+            ("base_commit", PairManifest { base_commit: String::new(), ..manifest() }),
+            ("base_commit", PairManifest { base_commit: "../..".into(), ..manifest() }),
+            ("base_commit", PairManifest { base_commit: format!("a{}", "é".repeat(39)), ..manifest() }),
+            ("base_commit", PairManifest { base_commit: "g".repeat(40), ..manifest() }),
+            ("head_commit", PairManifest { head_commit: Some("HEAD".into()), ..manifest() }),
+            ("base_asked", PairManifest { base_asked: "main\u{1b}[2J".into(), ..manifest() }),
+            ("base_asked", PairManifest { base_asked: "main\u{202e}".into(), ..manifest() }),
+            ("base_asked", PairManifest { base_asked: "m".repeat(MAX_ASKED + 1), ..manifest() }),
+            ("kprof_version", PairManifest { kprof_version: " ".into(), ..manifest() }),
+        ];
+        for (field, m) in cases {
+            assert_eq!(m.validate().map_err(|(f, _)| f), Err(field), "{m:?}");
+        }
+        let (_, why) = PairManifest { base_asked: "x".repeat(5000), ..manifest() }.validate().unwrap_err();
+        assert!(why.len() < 200, "{why}");
+    }
 }

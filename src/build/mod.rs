@@ -18,6 +18,8 @@ use crate::error::{ExitCode, Failure};
 use crate::process::{self, Ending, ProcessBuilder, RunOptions};
 use crate::shell::Shell;
 
+pub mod basetree;
+pub mod git;
 pub mod worktree;
 
 /// One target to build: `-p <package> --<kind> <name>`.

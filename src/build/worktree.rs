@@ -9,9 +9,11 @@
 
 use std::path::{Path, PathBuf};
 
+use super::basetree::{self, Found};
+use super::git::git;
 use crate::error::{ExitCode, Failure};
-use crate::process::{self, Ending, ProcessBuilder, RunOptions};
-use crate::shell::Shell;
+
+pub use super::basetree::BUILD_DIR;
 
 /// The base revision, resolved (its JSON is `{"asked": ..., "commit": ...}`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -19,27 +21,17 @@ pub struct BaseRevision {
     /// What the user asked for (`main`, `HEAD~1`), or how it was chosen (`merge base of
     /// HEAD and origin/main`).
     pub asked: String,
-    /// The commit, 40 hex digits.
+    /// The commit: 40 hex digits (64 in a SHA-256 repository).
     pub commit: String,
 }
 
 impl BaseRevision {
-    /// The first 12 digits, for names and messages.
+    /// The first 12 digits, for names and messages (the first 12 characters of any text).
     pub fn short(&self) -> &str {
-        &self.commit[..self.commit.len().min(12)]
-    }
-}
-
-/// Runs git in `dir` and returns its trimmed stdout, or git's own words.
-fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
-    let mut cmd = ProcessBuilder::new("git");
-    cmd.arg("-C").arg(dir).args(args);
-    let done = process::run(&cmd, RunOptions::default(), &Shell::quiet());
-    match &done.ending {
-        Ending::Exited(s) if s.success() => Ok(done.stdout_text().trim().to_string()),
-        Ending::Exited(_) => Err(done.stderr_text().trim().to_string()),
-        Ending::NotStarted(why) => Err(format!("git could not be started: {why}")),
-        other => Err(format!("git {other}")),
+        match self.commit.char_indices().nth(12) {
+            Some((end, _)) => &self.commit[..end],
+            None => &self.commit,
+        }
     }
 }
 
@@ -85,7 +77,7 @@ pub fn resolve(repo: &Path, asked: &str, github_base_ref: Option<&str>) -> Resul
                 format!(
                     "--base {asked}: not a commit of {}{}",
                     repo.display(),
-                    if said.is_empty() { String::new() } else { format!(" ({said})") }
+                    if said.said.is_empty() { String::new() } else { format!(" ({said})") }
                 ),
             )
             .help("give a branch, tag or commit that `git rev-parse` knows (fetch it first if it is remote)")
@@ -102,59 +94,132 @@ pub enum WorktreeAction {
     Reused,
     /// The worktree is moved to the base.
     Moved,
+    /// The worktree kprof left unfinished (stopped while git made it or moved it) is
+    /// removed and made again.
+    Recreated,
+    /// The worktree's folder was deleted (`cargo clean`): git's record of it is pruned
+    /// and the tree made again.
+    Restored,
 }
 
 impl WorktreeAction {
-    /// `created`, `reused` or `moved`.
+    /// `created`, `reused`, `moved`, `recreated` or `restored`.
     pub fn name(self) -> &'static str {
         match self {
             WorktreeAction::Created => "created",
             WorktreeAction::Reused => "reused",
             WorktreeAction::Moved => "moved",
+            WorktreeAction::Recreated => "recreated",
+            WorktreeAction::Restored => "restored",
         }
     }
 }
 
-/// A worktree of `base` at `dir`: made on first use, moved to `base` when it holds another
-/// commit. `dir` is kprof's own (under the target directory); one that holds changes
-/// of someone's is refused, never cleaned. `announce` hears what is done, before it is.
+/// A worktree of `base` at `dir`, exactly as git checks the commit out: made on first
+/// use (under a temporary name, moved into place once complete), reused when it is at
+/// `base` and unchanged, moved to `base` when it is at another commit; made again when
+/// kprof left it unfinished or `cargo clean` deleted it. `dir` is kprof's own (under the
+/// target directory); a tree that holds edits is refused, naming them, never cleaned, and
+/// so is a folder there that is no worktree of `repo`. `announce` hears what is done,
+/// before it is.
 pub fn checkout(
     repo: &Path,
     base: &BaseRevision,
     dir: &Path,
     announce: &dyn Fn(WorktreeAction),
 ) -> Result<(), Failure> {
-    let failed = |what: String, said: String| {
-        Failure::new(ExitCode::Config, format!("{what}: {said}"))
-            .help(format!("remove {} (kprof's worktree of the base) and run again", dir.display()))
-    };
-    if !dir.exists() {
-        if let Some(parent) = dir.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", parent.display()))
-            })?;
+    let trees = basetree::registered(repo)?;
+    basetree::remove_leftovers(repo, dir, &trees)?;
+    match basetree::inspect(dir, &trees)? {
+        Found::Nothing => {
+            announce(WorktreeAction::Created);
+            create(repo, base, dir)
         }
-        announce(WorktreeAction::Created);
-        let path = dir.to_string_lossy();
-        return git(repo, &["worktree", "add", "--detach", "--quiet", &path, &base.commit])
-            .map(|_| ())
-            .map_err(|said| failed(format!("git worktree add {path}"), said));
+        Found::Deleted => {
+            announce(WorktreeAction::Restored);
+            if trees.iter().any(|t| t.locked && basetree::same_place(&t.path, dir)) {
+                // Its `worktree add` was stopped: prune keeps locked records.
+                basetree::remove(repo, dir)?;
+            } else {
+                run(repo, &["worktree", "prune"], "git worktree prune", dir)?;
+            }
+            create(repo, base, dir)
+        }
+        Found::Incomplete(_) => {
+            announce(WorktreeAction::Recreated);
+            basetree::remove(repo, dir)?;
+            create(repo, base, dir)
+        }
+        Found::Foreign => Err(Failure::new(
+            ExitCode::Filesystem,
+            format!(
+                "{} is not a git worktree of {}; kprof keeps its worktree of the base there",
+                dir.display(),
+                repo.display()
+            ),
+        )
+        .help(format!("move or delete {}, and run again", dir.display()))),
+        Found::Edited(paths) => Err(basetree::edited(dir, &paths)),
+        Found::Ready { head, marked } if head == base.commit => {
+            announce(WorktreeAction::Reused);
+            if marked {
+                Ok(())
+            } else {
+                basetree::write_state(dir, basetree::COMPLETE)
+            }
+        }
+        Found::Ready { .. } => {
+            announce(WorktreeAction::Moved);
+            basetree::write_state(dir, basetree::MOVING)?;
+            run(dir, &["checkout", "--detach", "--quiet", &base.commit], "git checkout", dir)?;
+            basetree::write_state(dir, basetree::COMPLETE)
+        }
     }
-    let head = git(dir, &["rev-parse", "HEAD"])
-        .map_err(|said| failed(format!("{} is not a worktree", dir.display()), said))?;
-    if head == base.commit {
-        announce(WorktreeAction::Reused);
-        return Ok(());
+}
+
+/// Runs git in `dir` for `what`, on kprof's worktree `tree`: a failure's help is to
+/// remove that tree.
+fn run(dir: &Path, args: &[&str], what: &str, tree: &Path) -> Result<(), Failure> {
+    git(dir, args).map(|_| ()).map_err(|e| {
+        e.failure(ExitCode::Config, what)
+            .help(format!("remove {} (kprof's worktree of the base) and run again", tree.display()))
+    })
+}
+
+/// Makes the tree of `base` under a temporary name beside `dir` and moves it to `dir`
+/// once git's checkout is complete; what a failure leaves is removed, here or by the next
+/// check.
+fn create(repo: &Path, base: &BaseRevision, dir: &Path) -> Result<(), Failure> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", parent.display()))
+        })?;
     }
-    let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"])
-        .map_err(|said| failed("git status".into(), said))?;
-    if !dirty.is_empty() {
-        return Err(failed(format!("the base worktree {} has changes", dir.display()), dirty));
+    // An empty folder (all `inspect` lets through): `worktree move` would move into it.
+    if dir.is_dir() {
+        std::fs::remove_dir(dir).map_err(|e| {
+            Failure::new(ExitCode::Filesystem, format!("could not remove {}: {e}", dir.display()))
+        })?;
     }
-    announce(WorktreeAction::Moved);
-    git(dir, &["checkout", "--detach", "--quiet", &base.commit])
-        .map(|_| ())
-        .map_err(|said| failed("git checkout".into(), said))
+    let tmp = basetree::temporary(dir);
+    let (at, to) = (tmp.to_string_lossy(), dir.to_string_lossy());
+    let made = run(
+        repo,
+        &["worktree", "add", "--detach", "--quiet", &at, &base.commit],
+        &format!("git worktree add {at}"),
+        dir,
+    )
+    .and_then(|()| basetree::write_state(&tmp, basetree::COMPLETE))
+    .and_then(|()| match std::fs::symlink_metadata(dir) {
+        // `worktree move` would move the tree into whatever another check put there.
+        Ok(_) => Err(Failure::new(ExitCode::Filesystem, format!("{to} appeared while kprof made it"))
+            .help("another check of this workspace made it meanwhile: run again when it is done")),
+        Err(_) => run(repo, &["worktree", "move", &at, &to], &format!("git worktree move {at} {to}"), dir),
+    });
+    if made.is_err() && tmp.exists() {
+        basetree::remove(repo, &tmp).ok();
+    }
+    made
 }
 
 #[cfg(test)]
@@ -199,8 +264,165 @@ mod tests {
         // Someone's change in the worktree is refused, never discarded.
         std::fs::write(wt.join("a.txt"), "mine\n").unwrap();
         let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
-        assert!(err.to_string().contains("has changes"), "{err}");
+        assert!(err.to_string().contains("holds edits: a.txt"), "{err}");
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "mine\n");
+    }
+
+    /// What `checkout` announced, by name.
+    fn checkout_heard(root: &Path, base: &BaseRevision, wt: &Path) -> Result<Vec<&'static str>, Failure> {
+        let heard = std::cell::RefCell::new(Vec::new());
+        checkout(root, base, wt, &|a| heard.borrow_mut().push(a.name()))?;
+        Ok(heard.into_inner())
+    }
+
+    /// An add stopped before its checkout (Ctrl-C, a kill) leaves a registered tree at the
+    /// commit with no files; it is made again, never built as the base. So is a temporary
+    /// tree a stopped kprof left beside it.
+    #[test]
+    fn a_worktree_left_incomplete_is_made_again() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        run(&root, &["worktree", "add", "--no-checkout", "--detach", wt.to_str().unwrap(), &one.commit]);
+        let stale = tmp.path().join("target/kprof-base.tmp-4194305");
+        run(&root, &["worktree", "add", "--lock", "--detach", stale.to_str().unwrap(), &one.commit]);
+        let trees = basetree::registered(&root).unwrap();
+        let found = basetree::inspect(&wt, &trees).unwrap();
+        assert!(matches!(&found, Found::Incomplete(why) if why.contains("no index")), "{found:?}");
+        let heard = checkout_heard(&root, &one, &wt).unwrap();
+        assert_eq!(heard, ["recreated"]);
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+        assert!(!stale.exists(), "the stopped kprof's temporary tree is removed");
+        let listed = git(&root, &["worktree", "list", "--porcelain"]).unwrap();
+        assert!(!listed.contains(".tmp-"), "{listed}");
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+    }
+
+    /// A tracked file edited in the worktree, or a new file there, is never built as the
+    /// base, even at the right commit: refused, naming the files, and nothing discarded.
+    /// kprof's own build folder and the lock file cargo writes are not edits.
+    #[test]
+    fn an_edited_worktree_is_refused_at_its_commit_too() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        checkout(&root, &one, &wt, &|_| {}).unwrap();
+        std::fs::create_dir_all(wt.join("target/kprof/debug")).unwrap();
+        std::fs::write(wt.join("target/kprof/debug/x"), "built").unwrap();
+        std::fs::write(wt.join("Cargo.lock"), "# written by cargo\n").unwrap();
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+        std::fs::write(wt.join("a.txt"), "mine\n").unwrap();
+        let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
+        let shown = format!("{err:#}");
+        assert!(shown.contains("edits") && shown.contains("a.txt"), "{shown}");
+        assert!(err.help.iter().any(|h| h.contains("commit or discard")), "{:?}", err.help);
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "mine\n");
+        for n in 0..7 {
+            std::fs::write(wt.join(format!("new{n}.rs")), "").unwrap();
+        }
+        let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err().to_string();
+        assert!(err.contains("a.txt, new0.rs, new1.rs, new2.rs, new3.rs and 3 more"), "{err}");
+        assert!(wt.join("new6.rs").is_file());
+    }
+
+    /// `cargo clean` deletes the worktree's folder, not git's record of it: the next
+    /// checkout forgets the record and makes the tree again.
+    #[test]
+    fn a_worktree_deleted_with_the_target_directory_is_made_again() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        checkout(&root, &one, &wt, &|_| {}).unwrap();
+        std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
+        let heard = checkout_heard(&root, &one, &wt).unwrap();
+        assert_eq!(heard, ["restored"]);
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+    }
+
+    /// A folder at the worktree's place that is no worktree of the repository is refused:
+    /// git run there would act on the repository around it.
+    #[test]
+    fn a_folder_that_is_no_worktree_is_refused_and_the_repository_left_alone() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let two = resolve(&root, "HEAD", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join("notes.txt"), "someone's").unwrap();
+        let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
+        assert!(err.to_string().contains("not a git worktree"), "{err}");
+        assert_eq!(git(&root, &["rev-parse", "HEAD"]).unwrap(), two.commit);
+        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "two\n");
+        assert!(wt.join("notes.txt").is_file());
+    }
+
+    /// The state file of the tree at `wt`.
+    fn state_file(wt: &Path) -> PathBuf {
+        PathBuf::from(git(wt, &["rev-parse", "--absolute-git-dir"]).unwrap()).join("kprof-state")
+    }
+
+    /// A move to another commit that was stopped half-way leaves the tree half moved; kprof
+    /// knows it was moving it, and makes it again rather than calling it edits.
+    #[test]
+    fn a_move_stopped_half_way_is_made_again() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let (one, two) = (resolve(&root, "HEAD~1", None).unwrap(), resolve(&root, "HEAD", None).unwrap());
+        let wt = tmp.path().join("target/kprof-base");
+        checkout(&root, &one, &wt, &|_| {}).unwrap();
+        assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
+        basetree::write_state(&wt, basetree::MOVING).unwrap();
+        std::fs::write(wt.join("a.txt"), "two\n").unwrap();
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["recreated"]);
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+        assert_eq!(checkout_heard(&root, &two, &wt).unwrap(), ["moved"]);
+        assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
+    }
+
+    /// A tree made before kprof wrote its state file is taken as complete when git finds
+    /// it unchanged; the temporary tree of a kprof still running is left alone.
+    #[test]
+    fn an_unchanged_tree_without_a_state_file_is_reused_and_others_trees_left_alone() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        run(&root, &["worktree", "add", "--detach", wt.to_str().unwrap(), &one.commit]);
+        // Process 1 runs for as long as the machine does.
+        let running = tmp.path().join("target/kprof-base.tmp-1");
+        run(&root, &["worktree", "add", "--detach", running.to_str().unwrap(), &one.commit]);
+        let unrecorded = tmp.path().join("target/kprof-base.tmp-4194305");
+        std::fs::create_dir_all(unrecorded.join("src")).unwrap();
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+        assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
+        assert!(running.join("a.txt").is_file());
+        assert!(!unrecorded.exists());
+    }
+
+    /// A tree whose `git worktree add` was stopped is locked; after `cargo clean` its
+    /// record is removed all the same (prune keeps locked records) and the tree made again.
+    #[test]
+    fn a_locked_record_of_a_deleted_tree_is_removed() {
+        let Some(tmp) = repo() else { return };
+        let root = repository_root(tmp.path()).unwrap();
+        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let wt = tmp.path().join("target/kprof-base");
+        run(&root, &["worktree", "add", "--lock", "--detach", wt.to_str().unwrap(), &one.commit]);
+        std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["restored"]);
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
+    }
+
+    #[test]
+    fn a_short_commit_is_cut_at_a_character() {
+        let odd = BaseRevision { asked: "x".into(), commit: format!("a{}", "é".repeat(20)) };
+        assert_eq!(odd.short(), format!("a{}", "é".repeat(11)));
+        let empty = BaseRevision { asked: "x".into(), commit: String::new() };
+        assert_eq!(empty.short(), "");
     }
 
     #[test]

@@ -160,7 +160,8 @@ pub enum Event {
         asked: String,
         /// The worktree.
         dir: PathBuf,
-        /// `created`, `reused` or `moved`.
+        /// `created`, `reused`, `moved`, `recreated` (kprof left it unfinished) or
+        /// `restored` (its folder was deleted).
         action: &'static str,
     },
     /// A profile directory is written and its first commands are known (a real run).

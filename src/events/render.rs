@@ -279,6 +279,14 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
         BaseWorktree { commit, asked, dir, action } => match *action {
             "created" => write!(f, "Base: {commit} ({asked}), a worktree at {}", dir.display()),
             "reused" => write!(f, "Base: {commit} ({asked}), reusing {}", dir.display()),
+            "recreated" => {
+                write!(f, "Base: {commit} ({asked}), {} was left unfinished: making it again", dir.display())
+            }
+            "restored" => write!(
+                f,
+                "Base: {commit} ({asked}), {} was deleted (cargo clean?): pruning git's record of it, making it again",
+                dir.display()
+            ),
             _ => write!(f, "Base: {commit} ({asked}), moving {} there", dir.display()),
         },
         _ => Ok(()),

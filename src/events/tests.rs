@@ -185,6 +185,12 @@ fn measuring_samples() -> Vec<Event> {
             dir: "w".into(),
             action: "reused",
         },
+        Event::BaseWorktree {
+            commit: "3f2a1c9d0e1b".into(),
+            asked: "HEAD~1".into(),
+            dir: "w".into(),
+            action: "restored",
+        },
     ]
 }
 

@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use crate::support::{fake_ncu, recordings, text, Workspace};
 
 /// The stand-in bench of side `side`.
-fn bench(side: &str) -> String {
+pub(crate) fn bench(side: &str) -> String {
     format!(
         r#"const SIDE: &str = "{side}";
 fn main() {{
@@ -47,7 +47,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 /// A package whose committed bench is the base's stand-in and whose working tree holds
 /// the head's (uncommitted: the working tree is what a check checks). `None` without git.
-fn repository() -> Option<Workspace> {
+pub(crate) fn repository() -> Option<Workspace> {
     repository_with(KERNEL)
 }
 
@@ -101,13 +101,13 @@ fn with_rounds<'c>(cmd: &'c mut Command, run: &str, state: &Path) -> &'c mut Com
 }
 
 /// `check --base HEAD --timing-only ARGS`, each side replaying its rounds of `run`.
-fn check(ws: &Workspace, run: &str, args: &[&str]) -> Output {
+pub(crate) fn check(ws: &Workspace, run: &str, args: &[&str]) -> Output {
     let state = tempfile::tempdir().unwrap();
     let mut cmd = check_base(ws, &[&["--timing-only"], args].concat());
     with_rounds(&mut cmd, run, state.path()).output().unwrap()
 }
 
-fn recorded_rounds(run: &str, side: &str) -> PathBuf {
+pub(crate) fn recorded_rounds(run: &str, side: &str) -> PathBuf {
     only(&recordings().join("ab-runs").join(run).join(side).join("profile"), "").join("details/rounds")
 }
 

@@ -8,6 +8,7 @@
 mod support;
 
 mod ab;
+mod ab_base;
 mod analysis_fixtures;
 mod archive_options;
 mod archive_runs;

@@ -61,7 +61,8 @@ pub fn base_side(
     }
     let ws = opening::load_workspace(Some(&base_manifest), shell)?;
     let mut request = request.clone();
-    request.target_dir = Some(dir.join("target"));
+    // Inside the tree, where its status check knows to leave it out.
+    request.target_dir = Some(dir.join(worktree::BUILD_DIR));
     let mut plan = plan::resolve(&request, &ws.metadata, &ws.config, build::cargo_binary())
         .map_err(|e| e.context(format!("planning the base {} ({})", base.short(), base.asked)))?;
     plan.profile_root = base_profiles_root(&head.profile_root, base.short());

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::archive::pair;
 use crate::build::worktree::BaseRevision;
@@ -100,7 +100,8 @@ pub fn build_side(side: Side, plan: Plan, shell: &Shell) -> Result<SidePlan> {
 }
 
 /// Both sides from an A/B archive (`cargo kprof archive --base`), unpacked under
-/// `--workspace-remap` into `head/` and `base/`.
+/// `--workspace-remap` into `head/` and `base/`. A failed unpack removes what it made, so
+/// that the retry finds `--workspace-remap` as it was.
 fn from_archive(
     timing_only: bool,
     archive: &Path,
@@ -118,17 +119,37 @@ fn from_archive(
         .into());
     };
     crate::archive::require_new_or_empty(remap)?;
+    // The directories made here, deepest first: removed again if the unpack fails.
+    let made: Vec<PathBuf> = remap
+        .ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && std::fs::symlink_metadata(d).is_err())
+        .map(Path::to_path_buf)
+        .collect();
     std::fs::create_dir_all(remap)?;
-    let (head_tar, base_tar) = pair::extract_sides(archive, remap)?;
-    let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
-        let u = Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
-        let (plan, built) = unpack_for_check(u)?;
-        Ok(SidePlan { plan, built: Some(built) })
-    };
-    let head = unpack(&head_tar, Side::Head)?;
-    refuse_timing_only(timing_only, &head.plan)?;
-    let other = unpack(&base_tar, Side::Base)?;
+    let unpacked = (|| -> Result<(SidePlan, SidePlan)> {
+        let (head_tar, base_tar) = pair::extract_sides(archive, remap)?;
+        let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
+            let u =
+                Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
+            let (plan, built) = unpack_for_check(u).with_context(|| {
+                format!("{}: its {1} side ({1}.tar) cannot be unpacked", archive.display(), side.name())
+            })?;
+            Ok(SidePlan { plan, built: Some(built) })
+        };
+        let head = unpack(&head_tar, Side::Head)?;
+        refuse_timing_only(timing_only, &head.plan)?;
+        let other = unpack(&base_tar, Side::Base)?;
+        Ok((head, other))
+    })();
     pair::remove_sides(remap);
+    let (head, other) = unpacked.inspect_err(|_| {
+        for side in [Side::Head, Side::Base] {
+            std::fs::remove_dir_all(remap.join(side.name())).ok();
+        }
+        for dir in &made {
+            std::fs::remove_dir(dir).ok();
+        }
+    })?;
     shell.status(format!("Unpacked both sides of {} into {}", archive.display(), remap.display()));
     let base = BaseRevision { asked: manifest.base_asked, commit: manifest.base_commit };
     Ok((base, head, other))

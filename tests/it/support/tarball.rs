@@ -113,6 +113,20 @@ pub fn read(path: &Path) -> Vec<Entry> {
     out
 }
 
+/// The tar file of `entries`, as bytes (an archive inside another).
+pub fn bytes(entries: &[Entry]) -> Vec<u8> {
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    write(tmp.path(), entries);
+    std::fs::read(tmp.path()).unwrap()
+}
+
+/// The entries of a tar file held as bytes.
+pub fn read_bytes(data: &[u8]) -> Vec<Entry> {
+    let tmp = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(tmp.path(), data).unwrap();
+    read(tmp.path())
+}
+
 /// The manifest of a kprof archive's entries, as JSON.
 pub fn manifest(entries: &[Entry]) -> serde_json::Value {
     let e = entries.iter().find(|e| e.name == "kprof-archive.json").expect("a kprof archive");

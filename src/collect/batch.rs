@@ -18,11 +18,19 @@
 //! another kernel's filter also matches, a page that cannot be split) is profiled on its
 //! own afterwards, with the census, window fitting and narrowing of the single path.
 //!
+//! The source stage (an A/B check adds it to every kernel) batches too, after the other
+//! stages of the plan: its page has no launch rows but one block per function and source
+//! file, so it is split by the functions each kernel's raw rows named
+//! ([`super::source_split`]). A kernel whose blocks cannot be told apart from another's,
+//! or that ncu had no line info for, runs alone, where the single path prints its page
+//! again as SASS only. Only discovery, and a plan whose one stage is `source` (no raw
+//! page to name the kernels), keep a kernel out of the batch.
+//!
 //! The batch is a [`Unit`] of the one stage loop ([`super::queue`]): a queued stage is
 //! a collection, the members it serves and why; its handler splits the page and returns
 //! the follow-ups as the stages that come next, or the failure that ends the batch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use anyhow::Result;
@@ -34,6 +42,7 @@ use super::follow_up::follow_up;
 use super::queue::{drive, Next, Unit};
 use super::reason::Reason;
 use super::run::{append_command, run_announced, KernelRun, StageRan};
+use super::source_split::split_source;
 use crate::analyze::rules::Rules;
 use crate::events::Event;
 use crate::model::filter::KernelFilter;
@@ -48,15 +57,16 @@ use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
 
 /// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
-/// harness target with a filter and a case, whose stages need no per-kernel rerun (the
-/// source stage may run again as SASS only).
+/// harness target with a filter and a case, with no discovery stage. The source stage
+/// batches only beside another stage: its page names no launch, so each kernel's blocks
+/// are found by the functions that stage's raw page named (see [`super::source_split`]).
 pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> {
     if kernel.runtime != Runtime::Harness || kernel.filter.is_none() || kernel.case.is_none() {
         return None;
     }
     let stages = kernel.stage_collections();
-    if stages.contains(&StageCollection::Named(Stage::Source)) || stages.contains(&StageCollection::Discovery)
-    {
+    let source = StageCollection::Named(Stage::Source);
+    if stages.contains(&StageCollection::Discovery) || stages.iter().all(|c| *c == source) {
         return None;
     }
     let mut env = target.env.clone();
@@ -104,13 +114,24 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     });
     let auto = first.kernel.stages.is_auto();
     let all: Vec<usize> = (0..members.len()).collect();
-    let stages: Vec<BatchStage> = first
-        .kernel
-        .stage_collections()
+    let mut collections = first.kernel.stage_collections();
+    // The source page is split by the functions the other stages' pages named.
+    collections.sort_by_key(|c| *c == StageCollection::Named(Stage::Source));
+    let stages: Vec<BatchStage> = collections
         .into_iter()
         .map(|collection| BatchStage { collection, group: all.clone(), reason: Reason::first(auto) })
         .collect();
-    let mut batch = Batch { members, rules, shell, dir, manifests, alone: BTreeMap::new(), ncu_ms: 0, auto };
+    let mut batch = Batch {
+        members,
+        rules,
+        shell,
+        dir,
+        manifests,
+        alone: BTreeMap::new(),
+        functions: BTreeMap::new(),
+        ncu_ms: 0,
+        auto,
+    };
     drive(&mut batch, stages)?;
     batch.finish(started)
 }
@@ -151,6 +172,8 @@ struct Batch<'r, 'a> {
     manifests: Vec<RunManifest>,
     /// The members the batch cannot serve, and why.
     alone: BTreeMap<usize, String>,
+    /// The functions each member's own rows named, from the pages split so far.
+    functions: BTreeMap<usize, BTreeSet<String>>,
     /// Time spent inside ncu, ms.
     ncu_ms: u64,
     auto: bool,
@@ -163,7 +186,6 @@ struct Shared<'p> {
     group: &'p [usize],
     ran: &'p StageRan,
     cmd: &'p ProcessBuilder,
-    page: &'p RawPage,
     text: &'p str,
 }
 
@@ -197,20 +219,22 @@ impl Unit for Batch<'_, '_> {
             wall_ms: ran.outcome.wall_ms,
         });
         let text = std::fs::read_to_string(self.dir.stage_raw_path(&collection)).unwrap_or_default();
-        let Ok(page) = &ran.page else {
-            self.send_alone(&group, "the batched page could not be read");
-            return Ok(Next::Done);
-        };
         let shared = Shared {
             collection: &collection,
             reason: &reason,
             group: &group,
             ran: &ran,
             cmd: &cmd,
-            page,
             text: &text,
         };
-        self.share(&shared)
+        if collection == StageCollection::Named(Stage::Source) {
+            return self.share_source(&shared);
+        }
+        let Ok(page) = &ran.page else {
+            self.send_alone(&group, "the batched page could not be read");
+            return Ok(Next::Done);
+        };
+        self.share(&shared, page)
     }
 }
 
@@ -251,18 +275,20 @@ impl Batch<'_, '_> {
 
     /// Gives each member of the stage its own rows, and (for `auto`'s basic) returns the
     /// follow-ups its rows choose, one batched run per chosen stage.
-    fn share(&mut self, shared: &Shared<'_>) -> Result<Next<BatchStage>> {
-        let rows = split_rows(shared.page, self.members, shared.group);
+    fn share(&mut self, shared: &Shared<'_>, page: &RawPage) -> Result<Next<BatchStage>> {
+        let rows = split_rows(page, self.members, shared.group);
         let mut follow: BTreeMap<Stage, (Vec<usize>, Vec<String>)> = BTreeMap::new();
         for i in shared.group {
-            let Some(own) = own_page(shared.page, shared.text, &rows[i]) else {
+            let Some((text, own)) = own_page(page, shared.text, &rows[i]) else {
                 self.send_alone(
                     &[*i],
                     "its rows could not be told apart from the other kernels' in the batched page",
                 );
                 continue;
             };
-            let own = self.serve(*i, shared, own)?;
+            self.serve(*i, shared, &text, Some(&own))?;
+            let functions = self.functions.entry(*i).or_default();
+            functions.extend(own.launches().map(|l| function_name(l.kernel_name())));
             if self.auto && *shared.collection == StageCollection::Named(Stage::Basic) {
                 let (stage, reason) = self.follow_up_of(*i, own)?;
                 let entry = follow.entry(stage).or_default();
@@ -278,21 +304,35 @@ impl Batch<'_, '_> {
         Ok(Next::Then(next.collect()))
     }
 
-    /// Writes member `i`'s own page (`own`, as text and parsed) and its manifest entry,
-    /// and records the batched command in its `commands.sh`. Returns the parsed page.
-    fn serve(&mut self, i: usize, shared: &Shared<'_>, own: (String, RawPage)) -> Result<RawPage> {
+    /// Gives each member of the source stage its own blocks of the batched page; a member
+    /// the page cannot serve runs alone (see [`super::source_split`]).
+    fn share_source(&mut self, shared: &Shared<'_>) -> Result<Next<BatchStage>> {
+        let pages = split_source(shared.text, &self.functions, shared.group, &shared.ran.no_line_info);
+        for (i, own) in pages {
+            match own {
+                Ok(text) => self.serve(i, shared, &text, None)?,
+                Err(why) => self.send_alone(&[i], &why),
+            }
+        }
+        Ok(Next::Done)
+    }
+
+    /// Writes member `i`'s own page (`text`; `page`, parsed, for a raw page) and its
+    /// manifest entry, and records the batched command in its `commands.sh`.
+    fn serve(&mut self, i: usize, shared: &Shared<'_>, text: &str, page: Option<&RawPage>) -> Result<()> {
         let m = &self.members[i];
-        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(shared.collection), &own.0)?;
+        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(shared.collection), text)?;
         let mut outcome = shared.ran.outcome.clone();
         let kernels = shared.group.len();
         outcome.why = Reason::BatchedWith { inner: Box::new(shared.reason.clone()), kernels }.to_string();
-        outcome.passes = own
-            .1
-            .launches()
-            .filter_map(|l| l.number("profiler__replayer_passes"))
-            .map(|v| v as u32)
-            .collect();
-        outcome.launches = own.1.launches().count();
+        if let Some(page) = page {
+            outcome.passes = page
+                .launches()
+                .filter_map(|l| l.number("profiler__replayer_passes"))
+                .map(|v| v as u32)
+                .collect();
+            outcome.launches = page.launches().count();
+        }
         self.manifests[i].stages.push(outcome);
         append_command(
             m.dir,
@@ -302,7 +342,7 @@ impl Batch<'_, '_> {
                 shell_comment(&shared.cmd.to_string())
             ),
         )?;
-        Ok(own.1)
+        Ok(())
     }
 
     /// The follow-up member `i`'s basic rows choose, said, and written to its
@@ -462,4 +502,73 @@ fn own_page(page: &RawPage, text: &str, rows: &[usize]) -> Option<(String, RawPa
     let own = page.text_with_rows(text, |r| rows.contains(&r))?;
     let parsed = RawPage::parse(&own, "batched page").ok()?;
     (parsed.rows.len() == rows.len() && parsed.columns == page.columns).then_some((own, parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::build::BuildTarget;
+    use crate::model::kinds::{CargoTargetKind, ClockControl, LaunchWindow, Privilege};
+    use crate::model::stage::StageSelection;
+    use crate::plan::{PlannedTarget, StagePlan};
+
+    /// A harness kernel of the bench `compute`, its case and filter named after it.
+    fn kernel(name: &str, stages: StageSelection, extra: &[Stage]) -> KernelPlan {
+        KernelPlan {
+            name: name.into(),
+            configured_at: None,
+            package: Some("zoo".into()),
+            target: PlannedTarget::Cargo(BuildTarget {
+                package: "zoo".into(),
+                kind: CargoTargetKind::Bench,
+                name: "compute".into(),
+            }),
+            runtime: Runtime::Harness,
+            args: vec![],
+            env: Default::default(),
+            cwd: "/ws".into(),
+            filter: Some(KernelFilter::from_hint(name)),
+            case: Some(format!("^{name}/")),
+            window: LaunchWindow::HarnessRange { launch_count: 1 },
+            window_origin: Default::default(),
+            stages: StagePlan::Stages(stages),
+            clock_control: ClockControl::None,
+            tolerance_pct: 2.0,
+            privilege: Privilege::None,
+            partition: None,
+            extra_stages: extra.to_vec(),
+        }
+    }
+
+    fn key(k: &KernelPlan) -> Option<String> {
+        let mut env: BTreeMap<String, String> = [("KPROF_PROFILE".into(), "1".into())].into();
+        env.insert(contract::CASE.into(), k.case.clone().unwrap());
+        let target = TargetCommand { program: "/ws/compute".into(), args: vec![], env, cwd: "/ws".into() };
+        batch_key(k, &target)
+    }
+
+    /// An A/B check adds counters and source to every kernel: they still batch.
+    #[test]
+    fn kernels_with_the_source_stage_batch() {
+        let ab = [Stage::Counters, Stage::Source];
+        let a = key(&kernel("fp32_fma_chains", StageSelection::Auto, &ab));
+        let b = key(&kernel("hmma_loop", StageSelection::Auto, &ab));
+        assert!(a.is_some() && a == b, "{a:?} {b:?}");
+        let listed = StageSelection::List(vec![Stage::Basic, Stage::Source]);
+        let c = key(&kernel("fp32_fma_chains", listed.clone(), &[]));
+        let d = key(&kernel("sfu_chains", listed, &[]));
+        assert!(c.is_some() && c == d && c != a, "{c:?} {d:?}");
+        let all = key(&kernel("lane_switch", StageSelection::All, &[]));
+        assert!(all.is_some());
+    }
+
+    /// The source page names no launch: alone, it has no raw page to find its kernels by.
+    #[test]
+    fn the_source_stage_alone_or_discovery_does_not_batch() {
+        let only = StageSelection::List(vec![Stage::Source]);
+        assert_eq!(key(&kernel("fp32_fma_chains", only, &[])), None);
+        let mut unknown = kernel("fp32_fma_chains", StageSelection::Auto, &[Stage::Source]);
+        unknown.filter = None;
+        assert_eq!(key(&unknown), None);
+    }
 }

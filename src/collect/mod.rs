@@ -15,9 +15,10 @@
 //! The stage loop is a small state machine, written once: `queue` runs the front stage
 //! of a queue through a unit and follows the `Next` its handler returns (done, more
 //! stages, the stage again, a failure). The units are one kernel (`single`, with the
-//! corrections of `adapt`) and a batch of kernels ([`batch`]); both run a stage through
-//! `run` (one ncu run and how it ended) and say why it runs with a `Reason`, whose words
-//! are the ones the manifest, `commands.sh` and the progress lines show.
+//! corrections of `adapt`) and a batch of kernels ([`batch`], its source page split by
+//! `source_split`); both run a stage through `run` (one ncu run and how it ended) and
+//! say why it runs with a `Reason`, whose words are the ones the manifest, `commands.sh`
+//! and the progress lines show.
 
 mod adapt;
 pub mod batch;
@@ -31,6 +32,7 @@ mod reason;
 pub mod rounds;
 mod run;
 mod single;
+mod source_split;
 pub mod timing;
 pub mod window;
 

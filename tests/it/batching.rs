@@ -3,7 +3,8 @@
 //! see its README). The fake ncu replays the batched pages the H200 run wrote; the replay
 //! must issue one ncu run per stage with the alternations the H200 run used, split each
 //! kernel's rows exactly as the H200 run did (byte for byte), keep each `commands.sh`
-//! replayable for its kernel alone, and reach the same verdicts.
+//! replayable for its kernel alone, and reach the same verdicts. The seven kernels' source
+//! page, recorded batched (fixtures/h200/batch-source/), is split by function.
 
 use std::path::{Path, PathBuf};
 
@@ -53,7 +54,23 @@ fn replay(bench: &str) {
     replay_with(bench, &[]);
 }
 
-fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
+/// A recorded batch of `bench` set up again on the test workspace's one harness program.
+struct Setup {
+    /// The recorded hidden `.batch_` folder.
+    batch: PathBuf,
+    /// The `--kernel-name` values of its ncu runs.
+    recorded_filters: Vec<String>,
+    /// The recorded profiles, in the order of the alternation.
+    members: Vec<PathBuf>,
+    /// Their kernels' names, in that order.
+    names: Vec<String>,
+    ws: Workspace,
+    /// The fake ncu's record of its calls.
+    argv: PathBuf,
+    ncu: PathBuf,
+}
+
+fn setup(bench: &str) -> Setup {
     let recorded = recordings().join("batch-bench").join(bench).join("batched");
     let batch = dirs(&recorded, true).pop().expect("the recorded .batch_ folder");
     let recorded_filters = filters(&std::fs::read_to_string(batch.join("commands.sh")).unwrap());
@@ -85,6 +102,11 @@ fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
+    Setup { batch, recorded_filters, members, names, ws, argv, ncu }
+}
+
+fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let Setup { batch, recorded_filters, members, names, ws, argv, ncu } = setup(bench);
     let details = batch.join("details");
     let mut env = vec![
         ("NCU", ncu.to_str().unwrap()),
@@ -182,4 +204,77 @@ fn seven_compute_kernels_of_one_program_share_each_stage() {
 #[test]
 fn overlapping_filters_split_to_the_narrowest() {
     replay("hgemm");
+}
+
+/// An A/B check adds the source stage to every kernel; it runs batched too: one ncu run
+/// of the source page for the seven kernels (the H200's batched page, replayed), split by
+/// function so that each profile's page holds its own blocks, every file of them.
+#[test]
+fn the_source_stage_runs_batched_and_splits_by_function() {
+    let Setup { batch, recorded_filters, names, ws, argv, ncu, .. } = setup("compute");
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    std::fs::copy(batch.join("details/01_basic_raw.csv"), replay.join("01_basic_raw.csv")).unwrap();
+    let source = recordings().join("batch-source/source_batched_compute.csv");
+    std::fs::copy(&source, replay.join("07_source_raw.csv")).unwrap();
+    let env = [
+        ("NCU", ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+    ];
+    let out = ws.kprof(&["--workspace", "--clock-control", "none", "--stages", "source,basic"], &env);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Batching 7 kernels of") && !stderr.contains("runs on its own"), "{stderr}");
+
+    // Two ncu runs for seven kernels: basic, then the source page (after the page that
+    // names each kernel's function).
+    let calls: Vec<Vec<String>> = crate::support::fake_ncu::calls(&argv)
+        .into_iter()
+        .filter(|a| a.iter().any(|x| x == "--log-file"))
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let source_call = calls[1].join(" ");
+    let alternation = &recorded_filters[0];
+    for part in ["--section SourceCounters", "--page source", "--print-source cuda,sass", alternation] {
+        assert!(source_call.contains(part), "{part}: {source_call}");
+    }
+    let log = &calls[1][calls[1].iter().position(|a| a == "--log-file").unwrap() + 1];
+    assert!(log.contains("/.batch_") && log.ends_with("details/07_source_raw.csv"), "{log}");
+    let script = std::fs::read_to_string(ws.profiles()[0].join("commands.sh")).unwrap();
+    assert!(script.contains("# Stage source (") && script.contains(alternation), "{script}");
+
+    let ours: Vec<PathBuf> = ws
+        .profiles()
+        .into_iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
+    assert_eq!(ours.len(), 7, "{ours:?}");
+    for name in &names {
+        let mine = ours
+            .iter()
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}_2")))
+            .unwrap_or_else(|| panic!("{name}: {ours:?}"));
+        let page = std::fs::read_to_string(mine.join("details/07_source_raw.csv")).unwrap();
+        let functions: Vec<&str> = page.lines().filter(|l| l.starts_with("\"Function Name\"")).collect();
+        let want = format!("\"Function Name\",\"{name}\"");
+        assert_eq!(functions, vec![want.as_str(); if name == "hmma_loop" { 2 } else { 1 }], "{name}");
+        assert!(page.starts_with("=="), "{name}: ncu's own lines first");
+        let manifest = yaml(&mine.join("run_manifest.yaml"));
+        let stages: Vec<(&str, &str)> = manifest["stages"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .map(|s| (s["stage"].as_str().unwrap(), s["why"].as_str().unwrap()))
+            .collect();
+        assert_eq!(stages.iter().map(|s| s.0).collect::<Vec<_>>(), ["basic", "source"], "{name}");
+        assert!(stages.iter().all(|s| s.1.contains("batched with 7")), "{name}: {stages:?}");
+        let own = std::fs::read_to_string(mine.join("commands.sh")).unwrap();
+        assert!(own.contains("# Stage source ran batched with 7 kernel(s)"), "{own}");
+        // The hot lines come from its own blocks.
+        let hot = std::fs::read_to_string(mine.join("details/source_hotspots.csv")).unwrap();
+        assert!(hot.lines().count() > 1, "{name}: {hot}");
+        assert!(hot.lines().skip(1).all(|l| l.contains(&format!(",{name},"))), "{name}: {hot}");
+    }
 }

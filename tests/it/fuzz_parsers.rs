@@ -18,7 +18,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use cargo_kprof::ncu::parse::{parse_number, scan_log, DetailsPage, ParseError, RawPage, SourcePage};
+use cargo_kprof::ncu::parse::{
+    parse_number, scan_log, DetailsPage, ParseError, RawPage, SourcePage, SourceText,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 
@@ -221,6 +223,12 @@ fn parse_everything(text: &str, origin: &str) -> Result<(), TestCaseError> {
     }
     if let Err(e) = SourcePage::parse(text, origin) {
         check(e)?;
+    }
+    // Cutting a source page keeps every byte, each line in at most one block.
+    let cut = SourceText::cut(text);
+    let whole: String = cut.lines.iter().map(|(l, _)| *l).collect();
+    if whole != text || cut.lines.iter().any(|(_, b)| b.is_some_and(|b| b >= cut.functions.len())) {
+        return Err(TestCaseError::fail("SourceText::cut lost or misplaced a line"));
     }
     for cell in text.split("\",\"").take(64) {
         let _ = parse_number(cell);

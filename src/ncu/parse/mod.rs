@@ -41,7 +41,7 @@ mod source;
 pub use details::{DetailsPage, DetailsRow, EmbeddedTable};
 pub use log::{scan_log, NcuLog};
 pub use raw::{Launch, RawPage, ReadError, LAUNCH_COLUMNS};
-pub use source::{SassRow, SourceBlock, SourceLine, SourcePage};
+pub use source::{SassRow, SourceBlock, SourceLine, SourcePage, SourceText};
 
 /// Parses a number as ncu prints it, or `None` for text and placeholders.
 ///
@@ -367,6 +367,23 @@ mod tests {
         assert_eq!(line.sass[1].address, "0x30");
         assert_eq!(line.sass[1].number(4), Some(3.0));
         assert_eq!(page.blocks[1].file_path, "/cuda/cuda_fp16.hpp");
+    }
+
+    #[test]
+    fn a_source_page_cut_at_its_blocks_keeps_every_line() {
+        let header = "\"Line No\",\"Source\",\"Address\",\"Source\",\"# Samples\"";
+        let text = format!(
+            "==PROF== Connected\r\n\"File Path\",\"/k/a.cu\"\r\n\"Function Name\",\"f\"\r\n{header}\r\n\
+             \"3\",\"x\",\"-\",\"-\",\"5\"\r\n==WARNING== late\r\n\
+             \"File Path\",\"/k/b.cu\"\n\"Function Name\",\"g\"\n{header}\n\"4\",\"y\",\"-\",\"-\",\"1\"\n\
+             \"Kernel Name\",\"void h<int>(int)\",\n\"Address\",\"Source\",\"# Samples\"\n\"0x10\",\"EXIT\",\"1\""
+        );
+        let cut = SourceText::cut(&text);
+        assert_eq!(cut.functions, ["f", "g", "void h<int>(int)"]);
+        assert_eq!(cut.lines.iter().map(|(l, _)| *l).collect::<String>(), text);
+        let blocks: Vec<Option<usize>> = cut.lines.iter().map(|(_, b)| *b).collect();
+        let (a, b, c) = (Some(0), Some(1), Some(2));
+        assert_eq!(blocks, [None, a, a, a, a, None, b, b, b, b, c, c, c]);
     }
 
     #[test]

@@ -128,6 +128,49 @@ impl SourcePage {
     }
 }
 
+/// A source page's text cut at its blocks, each line kept as written, so that a page of
+/// several kernels can be split by function without being rewritten.
+///
+/// A block starts at its "File Path" row (a SASS-only block: at its "Kernel Name" row)
+/// and runs to the next block's start. ncu's own `==` lines and whatever comes before
+/// the first block belong to no block.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceText<'t> {
+    /// Every line with its line end, and the index of the block it belongs to (`None`:
+    /// ncu's lines, and the lines before the first block).
+    pub lines: Vec<(&'t str, Option<usize>)>,
+    /// The function each block names ("Function Name", or a SASS-only block's "Kernel
+    /// Name"), in page order; empty when its block names none.
+    pub functions: Vec<String>,
+}
+
+impl SourceText<'_> {
+    /// Cuts `text`, a source page as ncu wrote it.
+    pub fn cut(text: &str) -> SourceText<'_> {
+        let mut out = SourceText::default();
+        let mut open = false;
+        for raw in text.split_inclusive('\n') {
+            let line = raw.trim_end_matches(['\n', '\r']);
+            let line = line.strip_prefix('\u{feff}').unwrap_or(line);
+            if line.starts_with("==") {
+                out.lines.push((raw, None));
+                continue;
+            }
+            let kernel = key_value(line.trim_end_matches(','), "Kernel Name");
+            if key_value(line, "File Path").is_some() || kernel.is_some() {
+                out.functions.push(kernel.unwrap_or_default());
+                open = true;
+            } else if let Some(name) = key_value(line, "Function Name").filter(|_| open) {
+                if let Some(f) = out.functions.last_mut().filter(|f| f.is_empty()) {
+                    *f = name;
+                }
+            }
+            out.lines.push((raw, open.then(|| out.functions.len() - 1)));
+        }
+        out
+    }
+}
+
 /// A source page as it is read: the blocks so far, and the key rows naming the next one.
 #[derive(Default)]
 struct SourceParser<'o> {

@@ -147,10 +147,13 @@ impl ResultFile {
     /// The measurement of the case whose name starts with `case` (or, the name's kernel part
     /// equal to it; any case when `None`): the hot one when there is one, else the cold one.
     pub fn case(&self, case: Option<&str>) -> Option<&CaseResult> {
-        let wanted = |c: &&CaseResult| {
-            case.is_none_or(|k| c.name.split('/').next() == Some(k) || c.name.starts_with(k))
-        };
-        let pick = |mode: Mode| self.cases.iter().filter(wanted).find(|c| c.mode == mode);
+        self.case_where(|name| case.is_none_or(|k| name.split('/').next() == Some(k) || name.starts_with(k)))
+    }
+
+    /// The measurement of the first case whose name `wanted` accepts: the hot one when
+    /// there is one, else the cold one.
+    pub fn case_where(&self, wanted: impl Fn(&str) -> bool) -> Option<&CaseResult> {
+        let pick = |mode: Mode| self.cases.iter().filter(|c| wanted(&c.name)).find(|c| c.mode == mode);
         pick(Mode::Hot).or_else(|| pick(Mode::Cold))
     }
 }

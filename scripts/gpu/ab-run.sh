@@ -7,7 +7,9 @@
 # `aa:M-N` (aa-M ... aa-N), `insts-time` (ab-insts.tar with --gate time), or any other
 # name, checked once from ab-<case>.tar (`bank`, `slow3`, `insts`, `py-aa`, `py-slow`).
 # With STOP_AFTER=S in the environment, no new check starts once S seconds have passed
-# (a GPU session's call has a wall-clock limit; the skipped cases are printed). Each check
+# (a GPU session's call has a wall-clock limit; the skipped cases are printed). With
+# CHECK_TIMEOUT=S, a check still running after S seconds is sent SIGINT (kprof then stops
+# the running step and records how each profile ended; the log says so). Each check
 # unpacks into OUT_DIR/<case>[-n] and its console goes to OUT_DIR/<case>[-n].log, which
 # ends with the exit status and the wall time of the whole check (unpacking, both sides'
 # profiles, the rounds; no build: the archives hold the executables).
@@ -28,7 +30,12 @@ check() { # name, archive, extra args...
   t0=$(date +%s.%N)
   {
     echo "\$ cargo-kprof kprof check --archive $(basename "$archive") --workspace-remap $name $* --message-format json"
-    "$kprof" kprof check --archive "$archive" --workspace-remap "$out/$name" "$@" --message-format json
+    if [ -n "${CHECK_TIMEOUT:-}" ]; then
+      timeout -s INT -k 30 "$CHECK_TIMEOUT" "$kprof" kprof check --archive "$archive" \
+        --workspace-remap "$out/$name" "$@" --message-format json
+    else
+      "$kprof" kprof check --archive "$archive" --workspace-remap "$out/$name" "$@" --message-format json
+    fi
     rc=$?
     t1=$(date +%s.%N)
     echo "exit $rc, wall $(awk "BEGIN { printf \"%.1f\", $t1 - $t0 }") s"

@@ -214,7 +214,7 @@ fn measurement(
         .help("check that the kernel's `case` names a case its bench registers")
         .into());
     };
-    Ok((facts, doc.case(case).and_then(|c| c.sm_clock_mhz)))
+    Ok((facts, crate::model::timing::case_result(doc, case).and_then(|c| c.sm_clock_mhz)))
 }
 
 /// One side of rounds timed by ncu, for a program that is not a harness bench: the

@@ -289,7 +289,13 @@ fn change_of(c: &Counter, b: f64, h: f64, cost: Option<CountCost>, t: f64) -> Co
     let gated = beyond_class && cost.is_some_and(|c| c.matters_up());
     let why = c.class.gate_pct(t).filter(|_| moved).map(|g| match (cost, beyond_class) {
         (Some(cost), _) if h < b => format!("less work: {}", cost.explain()),
-        (_, false) => format!("not gated: within this counter's run-to-run variation (gates beyond {g} %)"),
+        (Some(cost), false) => format!(
+            "not gated: within this counter's run-to-run variation (gates beyond {g} %); {}",
+            cost.explain()
+        ),
+        (None, false) => {
+            format!("not gated: within this counter's run-to-run variation (gates beyond {g} %)")
+        }
         (Some(cost), true) if gated => format!("gated: {}", cost.explain()),
         (Some(cost), true) => format!("not gated: {}", cost.explain()),
         (None, true) => {

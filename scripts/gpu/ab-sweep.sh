@@ -9,11 +9,11 @@
 # sources, pictures, the raw pages of the diagnosis stages):
 #
 #   <case>.log                                   the command, its JSON lines, exit and wall time
-#   <case>/{head,base}/profile/<kernel>_<time>/  per kernel and side:
+#   <case>/{head,base}/workspace/profile/<kernel>_<time>/  per kernel and side:
 #       commands.sh, run_manifest.yaml, comparison/ (the head's verdict, rounds, report),
 #       details/09_counters_raw.csv, details/rounds/, details/source_hotspots.csv,
 #       details/bottleneck_decision.json
-#   <case>/{head,base}/profile/.batch_*/commands.sh  the batched ncu runs
+#   <case>/{head,base}/workspace/profile/.batch_*/commands.sh  the batched ncu runs
 #
 # The archives are made on the build machine: `cargo kprof archive --base HEAD` of a whole
 # workspace for an A/A sweep, `scripts/gpu/ab-history.sh` for the known changes.
@@ -29,10 +29,10 @@ python3 - "$out" "$@" <<'PY'
 import os, re, shutil, sys
 out, cases = sys.argv[1], sys.argv[2:]
 keep = re.compile(
-    r"^(head|base)/profile/[^/]+/("
+    r"^(head|base)/(workspace/)?profile/[^/]+/("
     r"commands\.sh|run_manifest\.yaml|comparison/.*|details/09_counters_raw\.csv|"
     r"details/rounds/.*|details/source_hotspots\.csv|details/bottleneck_decision\.json)$"
-    r"|^(head|base)/profile/\.batch_[^/]+/commands\.sh$"
+    r"|^(head|base)/(workspace/)?profile/\.batch_[^/]+/commands\.sh$"
 )
 for case in cases:
     root = os.path.join(out, case)

@@ -1,0 +1,214 @@
+//! The zoo-wide A/A check and three known changes recorded on the H200
+//! (`fixtures/h200/ab-sweep/`, see its README and `EXPECTED.md`), replayed through today's
+//! decision rule. What was kept of each check is its console with `--message-format json`:
+//! the rounds (`round-done`, in the order the grouped timing ran them: program by program,
+//! round by round, kernel by kernel, the groups as `batch-started` names them), and each
+//! kernel's verdict with both sides' counters (`ab-comparison`). The device attributes the
+//! counters are priced with are the same H200's, from `fixtures/h200/unit-peaks`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::compare::ab::counters::{compare_counters, CounterClass, DURATION};
+use crate::compare::ab::rounds::{Rounds, SideSample};
+use crate::compare::ab::stats::time_change;
+use crate::compare::ab::verdict::{self, combine, KernelAb};
+use crate::model::ab::{AbVerdict, GateSignal};
+use crate::ncu::parse::RawPage;
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200").join(path)
+}
+
+/// The JSON messages of a recorded check's console.
+fn messages(check: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(fixture(&format!("ab-sweep/{check}.log"))).unwrap();
+    text.lines().filter(|l| l.starts_with('{')).map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn of_reason<'a>(m: &'a [Value], reason: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
+    m.iter().filter(move |v| v["reason"] == reason)
+}
+
+/// The H200's device attributes, as ncu wrote them into a raw page on the same machine.
+fn h200_attributes() -> BTreeMap<String, f64> {
+    let path = fixture("unit-peaks/peaks_raw.csv");
+    let page = RawPage::parse(&std::fs::read_to_string(&path).unwrap(), "peaks_raw.csv").unwrap();
+    crate::analyze::counters::of_page(&page)
+        .into_iter()
+        .filter(|(k, _)| k.starts_with("device__attribute_"))
+        .collect()
+}
+
+/// Each kernel's rounds, rebuilt from the `round-done` messages. The groups are the
+/// programs of the head's `batch-started` messages (a check of one kernel has none).
+fn rounds(m: &[Value], kernels: &[String]) -> BTreeMap<String, Rounds> {
+    let mut groups: Vec<Vec<String>> = Vec::new();
+    for b in of_reason(m, "batch-started") {
+        let g: Vec<String> =
+            b["kernels"].as_array().unwrap().iter().map(|k| k.as_str().unwrap().into()).collect();
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    if groups.is_empty() {
+        groups = kernels.iter().map(|k| vec![k.clone()]).collect();
+    }
+    let mut out: BTreeMap<String, Rounds> =
+        kernels.iter().map(|k| (k.clone(), Rounds::new(k, None, "hot", "harness"))).collect();
+    let mut done = of_reason(m, "round-done");
+    for g in &groups {
+        for _ in 0..12 {
+            for k in g {
+                let r = done.next().expect("a round-done message per kernel and round");
+                let sample = |side: &str| SideSample {
+                    median_ns: r[side].as_f64().unwrap(),
+                    samples: 1,
+                    rel_noise: 0.0,
+                    sm_clock_mhz: None,
+                };
+                out.get_mut(k).unwrap().push(sample("base_ns"), sample("head_ns"));
+            }
+        }
+    }
+    assert!(done.next().is_none(), "every round-done message belongs to a kernel");
+    out
+}
+
+/// One side's counters from the recorded comparison, with the base's duration and the
+/// device's attributes, as the counters page gave them.
+fn counters(ab: &Value, side: &str) -> BTreeMap<String, f64> {
+    let mut m = h200_attributes();
+    for c in ab["counters"]["changes"].as_array().unwrap() {
+        m.insert(c["metric"].as_str().unwrap().into(), c[side].as_f64().unwrap());
+        if let Some(ns) = c["cost"]["base_ns"].as_f64() {
+            m.insert(DURATION.into(), ns);
+        }
+    }
+    m
+}
+
+/// One kernel of a recorded check: today's verdict, and the message the check printed.
+struct Replayed {
+    kernel: String,
+    today: KernelAb,
+    printed: Value,
+}
+
+/// Every kernel of a recorded check, replayed at the recorded tolerance (2 %).
+fn replay(check: &str) -> Vec<Replayed> {
+    let m = messages(check);
+    let printed: Vec<&Value> = of_reason(&m, "ab-comparison").collect();
+    let kernels: Vec<String> = printed.iter().map(|p| p["kernel"].as_str().unwrap().to_string()).collect();
+    let rounds = rounds(&m, &kernels);
+    printed
+        .into_iter()
+        .map(|p| {
+            let kernel = p["kernel"].as_str().unwrap().to_string();
+            let time = time_change(&rounds[&kernel], 2.0);
+            let c = compare_counters(&counters(p, "base"), &counters(p, "head"), 2.0);
+            let today = combine(&kernel, Some(time), Some(c), GateSignal::Both);
+            Replayed { kernel, today, printed: p.clone() }
+        })
+        .collect()
+}
+
+/// The rebuilt rounds give the printed interval, and today's rule the printed verdict.
+fn as_printed(r: &Replayed) {
+    let (t, p) = (r.today.time.as_ref().unwrap(), &r.printed["time"]);
+    for (today, printed) in [(t.estimate_pct, "estimate_pct"), (t.lo_pct, "lo_pct"), (t.hi_pct, "hi_pct")] {
+        assert!((today - p[printed].as_f64().unwrap()).abs() < 1e-9, "{}: {printed}", r.kernel);
+    }
+    assert_eq!(r.today.verdict.name(), r.printed["verdict"], "{}", r.kernel);
+}
+
+fn verdicts(replayed: &[Replayed], v: AbVerdict) -> Vec<&str> {
+    replayed.iter().filter(|r| r.today.verdict == v).map(|r| r.kernel.as_str()).collect()
+}
+
+/// The zoo against itself, 28 kernels in five programs, one check: no kernel regressed
+/// or improved, no counter gated; two kernels could not resolve ±2 % (a 5 µs launch and
+/// an L2-resident re-read); the other 26 are unchanged, 25 of them at ±0.5 % or better.
+#[test]
+fn the_zoo_against_itself_raises_no_alarm() {
+    let zoo = replay("zoo-aa");
+    assert_eq!(zoo.len(), 28);
+    zoo.iter().for_each(as_printed);
+    let gated: Vec<String> = zoo
+        .iter()
+        .flat_map(|r| {
+            r.today.counters.iter().flat_map(|c| &c.changes).filter(|c| c.gated).map(|c| c.label.clone())
+        })
+        .collect();
+    assert!(gated.is_empty(), "{gated:?}");
+    assert!(
+        verdicts(&zoo, AbVerdict::Regressed).is_empty() && verdicts(&zoo, AbVerdict::Improved).is_empty()
+    );
+    assert_eq!(verdicts(&zoo, AbVerdict::Ambiguous), ["l2_reread_cg", "vec_add_small"]);
+    let wide: Vec<&str> = zoo
+        .iter()
+        .filter(|r| r.today.time.as_ref().unwrap().resolution_pct > 0.5)
+        .map(|r| r.kernel.as_str())
+        .collect();
+    assert_eq!(wide, ["l2_reread_cg", "hmma_loop", "vec_add_small"]);
+    let finished = of_reason(&messages("zoo-aa"), "check-finished").next().cloned().unwrap();
+    assert_eq!((finished["exit_code"].as_i64(), finished["kernels"].as_i64()), (Some(14), Some(28)));
+}
+
+/// What the class thresholds alone (the rule before pricing) would have gated in the
+/// same A/A check: a single bank conflict appearing in `reduce_single_block`. Priced, it
+/// is nothing, and the DRAM traffic that appeared from or fell to zero is a few hundred
+/// kilobytes, under 0.01 % of any kernel's time.
+#[test]
+fn what_the_class_rule_alone_would_have_failed_is_priced_away() {
+    let zoo = replay("zoo-aa");
+    let mut appeared = Vec::new();
+    for r in &zoo {
+        for c in r.today.counters.iter().flat_map(|c| &c.changes) {
+            if c.class == CounterClass::Contended && c.base == 0.0 && c.head > 0.0 {
+                appeared.push(r.kernel.as_str());
+                assert!(!c.gated && c.cost.unwrap().share_pct < 0.01, "{c:?}");
+            }
+            if c.class == CounterClass::Cache && c.moved {
+                assert!(c.cost.unwrap().share_pct.abs() < 0.01, "{}: {c:?}", r.kernel);
+            }
+        }
+    }
+    assert_eq!(appeared, ["reduce_single_block"]);
+}
+
+/// The known changes, run with the same build as the sweep: still caught.
+#[test]
+fn the_known_changes_are_still_caught() {
+    let one = |check: &str| {
+        let mut r = replay(check);
+        assert_eq!(r.len(), 1, "{check}");
+        as_printed(&r[0]);
+        r.remove(0)
+    };
+    let bank = one("bank");
+    assert_eq!(bank.today.verdict, AbVerdict::Regressed);
+    let gated = |r: &Replayed| -> Vec<String> {
+        r.today
+            .counters
+            .iter()
+            .flat_map(|c| &c.changes)
+            .filter(|c| c.gated)
+            .map(|c| c.label.clone())
+            .collect()
+    };
+    assert!(gated(&bank).contains(&"bank conflicts".to_string()), "{:?}", gated(&bank));
+    let slow3 = one("slow3");
+    assert_eq!(slow3.today.verdict, AbVerdict::Regressed);
+    let t = slow3.today.time.as_ref().unwrap();
+    assert!(t.lo_pct >= 2.0 && t.estimate_pct < 3.5, "{t:?}");
+    let insts = one("insts");
+    assert_eq!(insts.today.time.as_ref().unwrap().verdict, AbVerdict::Unchanged);
+    assert_eq!(
+        (insts.today.verdict, insts.today.decided_by.as_str()),
+        (AbVerdict::Regressed, verdict::BY_COUNTERS)
+    );
+    assert_eq!(gated(&insts), ["instructions", "thread instructions"]);
+}

@@ -152,7 +152,8 @@ pub fn run_rounds(
             note_command(m.side(s.side).dir, &rounds_comment(members, i), &cmd)?;
         }
     }
-    interleave(rounds, members.len(), shell, |side, round| {
+    let kernels: Vec<&str> = members.iter().map(|m| m.kernel).collect();
+    interleave(rounds, &kernels, shell, |side, round| {
         let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
         let result = first.side(side).dir.round_result_path(round);
         run_timing(&round_target(s.target, round), &result, timeout, shell)?;
@@ -251,6 +252,7 @@ pub struct NcuRoundSide<'a> {
 /// `gpu__time_duration.sum` over the window's launches of the kernel; ncu replays each
 /// launch with caches flushed, so it is a `cold` time, and the clocks are not read.
 pub fn run_ncu_rounds(
+    kernel: &str,
     sides: [NcuRoundSide<'_>; 2],
     rounds: u32,
     timeout: Option<Duration>,
@@ -278,7 +280,7 @@ pub fn run_ncu_rounds(
             &cmd,
         )?;
     }
-    let mut runs = interleave(rounds, 1, shell, |side, round| {
+    let mut runs = interleave(rounds, &[kernel], shell, |side, round| {
         let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
         let log = s.dir.round_page_path(round);
         let cmd = command(s, &log);
@@ -360,10 +362,11 @@ fn note_command(dir: &ProfileDir, why: &str, cmd: &crate::process::ProcessBuilde
 /// one run for each of the `members` kernels it times. Returns each member's runs.
 fn interleave(
     rounds: u32,
-    members: usize,
+    kernels: &[&str],
     shell: &Shell,
     mut run: impl FnMut(Side, u32) -> Result<Vec<SideRun>>,
 ) -> Result<Vec<Vec<SideRun>>> {
+    let members = kernels.len();
     let mut out: Vec<Vec<SideRun>> = vec![Vec::new(); members];
     for round in 0..rounds {
         crate::process::check_signal("between timing rounds")?;
@@ -379,10 +382,11 @@ fn interleave(
                 own.push(r);
             }
         }
-        for own in &out {
+        for (own, kernel) in out.iter().zip(kernels) {
             let of = |side: Side| own.iter().rev().find(|r| r.round == round && r.side == side);
             if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
                 shell.emit(&crate::events::Event::RoundDone {
+                    kernel: kernel.to_string(),
                     round: round + 1,
                     base_ns: b.facts.median_ns,
                     head_ns: h.facts.median_ns,

@@ -143,6 +143,8 @@ pub enum Event {
     },
     /// One interleaved A/B timing round ran both sides.
     RoundDone {
+        /// kprof's name of the kernel (a round of one program times all its kernels).
+        kernel: String,
         /// The round, from 1.
         round: u32,
         /// The base's median, ns.

@@ -269,9 +269,9 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
             units::duration(*lo),
             units::duration(*hi)
         ),
-        RoundDone { round, base_ns, head_ns, change_pct } => write!(
+        RoundDone { kernel, round, base_ns, head_ns, change_pct } => write!(
             f,
-            "  round {round:>2}: base {}, head {} ({})",
+            "  round {round:>2} `{kernel}`: base {}, head {} ({})",
             units::duration(*base_ns),
             units::duration(*head_ns),
             units::pct_signed(*change_pct, 2)

@@ -178,7 +178,13 @@ fn measuring_samples() -> Vec<Event> {
             samples: 40,
             interval_ns: (1490.0, 1510.0),
         },
-        Event::RoundDone { round: 1, base_ns: 1000.0, head_ns: 1001.0, change_pct: 0.1 },
+        Event::RoundDone {
+            kernel: "hgemm_tiled".into(),
+            round: 1,
+            base_ns: 1000.0,
+            head_ns: 1001.0,
+            change_pct: 0.1,
+        },
         Event::BaseWorktree {
             commit: "3f2a1c9d0e1b".into(),
             asked: "HEAD~1".into(),

@@ -464,6 +464,10 @@ fn the_kernels_of_one_program_share_each_rounds_runs_and_keep_their_own_verdicts
         "{stdout}"
     );
     assert!(stdout.contains("vector_copy: unchanged, +0.0 %"), "{stdout}");
+    // Each round's line names its kernel: one program's rounds time both.
+    for kernel in ["hgemm_tiled", "vector_copy"] {
+        assert!(stderr.contains(&format!("  round  1 `{kernel}`: base ")), "{stderr}");
+    }
     // One start per side and round, base first in even rounds, both cases selected.
     let starts = std::fs::read_to_string(&log).unwrap();
     let starts: Vec<&str> = starts.lines().collect();

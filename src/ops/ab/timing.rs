@@ -227,7 +227,7 @@ fn ncu_rounds(p: &AbPair<'_>, opts: &AbOptions, shell: &Shell) -> Result<Option<
             function: Some(hs.kernel.kernel.as_str()).filter(|f| !f.is_empty()),
         },
     ];
-    Ok(Some(run_ncu_rounds(sides, opts.rounds, opts.timeout, shell)?))
+    Ok(Some(run_ncu_rounds(&k.name, sides, opts.rounds, opts.timeout, shell)?))
 }
 
 /// The ncu a side's profile ran: `profile/ncu_path` under `--sudo`, else as located.

@@ -67,17 +67,31 @@ fn derive_throughput(f: &mut Fields) {
     f.insert("unit_max_pct".into(), unit);
 }
 
-/// Sectors per load and store request, and the bytes DRAM moved.
+/// Whether a global traffic (`load` or `store`) was counted and is zero: no sectors or no
+/// requests. A ratio over such a traffic is absent, not 0.
+fn no_traffic(f: &Fields, dir: &str) -> bool {
+    [format!("global_{dir}_sectors"), format!("global_{dir}_requests")].iter().any(|k| get(f, k) == Some(0.0))
+}
+
+/// Sectors per load and store request, and the bytes DRAM moved. A direction with no
+/// traffic has no ratios: ncu prints 0 bytes per sector for a kernel whose only global
+/// writes are atomics, and a condition comparing that 0 must not hold.
 fn derive_traffic(f: &mut Fields) {
-    let spr = match (get(f, "global_load_sectors"), get(f, "global_load_requests")) {
-        (Some(s), Some(r)) if r > 0.0 => Some(s / r),
+    for dir in ["load", "store"] {
+        if no_traffic(f, dir) {
+            f.insert(format!("global_{dir}_bytes_per_sector"), None);
+        }
+    }
+    let per_request = |f: &Fields, dir: &str| match (
+        get(f, &format!("global_{dir}_sectors")),
+        get(f, &format!("global_{dir}_requests")),
+    ) {
+        (Some(s), Some(r)) if s > 0.0 && r > 0.0 => Some(s / r),
         _ => None,
     };
+    let spr = per_request(f, "load");
     f.insert("sectors_per_request".into(), spr);
-    let sspr = match (get(f, "global_store_sectors"), get(f, "global_store_requests")) {
-        (Some(s), Some(r)) if r > 0.0 => Some(s / r),
-        _ => None,
-    };
+    let sspr = per_request(f, "store");
     f.insert("store_sectors_per_request".into(), sspr);
     let dram = match (get(f, "dram_read_bytes"), get(f, "dram_write_bytes")) {
         (Some(r), Some(w)) => Some(r + w),
@@ -175,7 +189,11 @@ fn derive_losses(f: &mut Fields) {
     // least one sector, and the used bytes need bytes/32 of them. Counting from requests
     // keeps a broadcast (a warp reading one address: one sector, few bytes used) from
     // looking uncoalesced.
+    // A direction with no traffic wastes nothing; with none in either, there is no share.
     let waste = |dir: &str| -> Option<(f64, f64)> {
+        if no_traffic(f, dir) {
+            return Some((0.0, 0.0));
+        }
         let sectors = get(f, &format!("global_{dir}_sectors"))?;
         let requests = get(f, &format!("global_{dir}_requests"))?;
         let bytes = get(f, &format!("global_{dir}_bytes_per_sector"))?;
@@ -184,7 +202,6 @@ fn derive_losses(f: &mut Fields) {
     };
     let excess = match (waste("load"), waste("store")) {
         (Some((lw, ls)), Some((sw, ss))) if ls + ss > 0.0 => Some(100.0 * (lw + sw) / (ls + ss)),
-        (Some(_), Some(_)) => Some(0.0),
         _ => None,
     };
     f.insert("uncoalesced_excess_pct".into(), excess.map(|e| e.max(0.0)));

@@ -2,7 +2,9 @@
 //!
 //! [`FIELDS`] is the one place that says which ncu metric feeds which summary field; the
 //! rules refer to the field names only. A metric that was not collected stays `None` (null
-//! in JSON), never zero.
+//! in JSON), never zero; so does a ratio over a traffic that did not happen (bytes per
+//! sector, sectors per request of a kernel without global stores), so that no condition
+//! on it holds.
 
 use std::collections::BTreeMap;
 

@@ -186,43 +186,16 @@ fn kprofs_own_source_stage_leads_to_the_line_that_causes_the_limiter() {
 /// metrics it rests on.
 #[test]
 fn no_recording_gets_a_verdict_its_own_metrics_contradict() {
-    use cargo_kprof::analyze::{rules, summary};
-    use cargo_kprof::ncu::parse::RawPage;
-    fn walk(dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<PathBuf>>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if name.ends_with("_raw.csv")
-                || name.ends_with("_raw.csv.gz")
-                || name.ends_with("-raw.csv")
-            {
-                out.entry(dir.to_path_buf()).or_default().push(p);
-            }
-        }
-    }
-    let root = recordings();
-    let mut groups = std::collections::BTreeMap::new();
-    walk(&root, &mut groups);
+    use cargo_kprof::analyze::rules;
     let rules = rules::Rules::builtin();
     let (mut checked, mut with_limiter, mut problems) = (0, 0, Vec::new());
-    for (dir, files) in groups {
-        let pages: Vec<RawPage> = files
-            .iter()
-            .filter_map(|f| {
-                let rel =
-                    f.strip_prefix(&root).unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
-                RawPage::parse(&recording(&rel), &rel).ok()
-            })
-            .collect();
-        let summary = summary::summarize(pages.iter(), None);
+    for (dir, summary) in crate::support::recorded_summaries() {
         for k in &summary.kernels {
             let v = rules.decide(k);
             checked += 1;
             with_limiter += usize::from(v.limiter.is_some());
             for c in rules.contradictions(k, &v) {
-                problems.push(format!("{} / {}: {c}", dir.strip_prefix(&root).unwrap().display(), k.kernel));
+                problems.push(format!("{} / {}: {c}", dir.display(), k.kernel));
             }
         }
     }

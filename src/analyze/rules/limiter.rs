@@ -7,8 +7,8 @@ use super::condition::{check_field, Condition};
 use super::summary::KernelSummary;
 use super::KernelVerdict;
 use super::{
-    add_missing, all_hold, fill, placeholders, push_evidence, Classification, Confidence, Hypothesis,
-    Threshold,
+    add_missing, all_hold, check_template, fill, placeholders, push_evidence, Classification, Confidence,
+    Hypothesis, Threshold,
 };
 use crate::model::stage::Stage;
 
@@ -30,7 +30,8 @@ pub(super) enum FromThroughput {
 /// An advice id (`coalesce-accesses`): what `EXPECTED.md` files and tests compare.
 pub type AdviceId = String;
 
-/// One piece of advice; the first whose `when` holds is given.
+/// One piece of advice; the first whose `when` holds and whose `{field}`s all fill in is
+/// given.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct AdviceSpec {
@@ -194,10 +195,14 @@ impl Limiter {
         }
         let mut advice = Vec::new();
         for a in &spec.advice {
-            for name in placeholders(&a.text) {
-                check_field(&name).map_err(|m| format!("limiter `{id}`, advice `{}`: {m}", a.id))?;
-            }
+            check_template(&a.text).map_err(|m| format!("limiter `{id}`, advice `{}`: {m}", a.id))?;
             advice.push((conds(&a.when, "advice when")?, a.clone()));
+        }
+        if !spec.advice.iter().any(|a| placeholders(&a.text).is_empty()) {
+            return Err(format!(
+                "limiter `{id}` has no advice without `{{field}}`s: add one, given when the numbers \
+                 of the others were not collected"
+            ));
         }
         Ok(Limiter { spec, requires, refuted_by, high_when, at_roof_when, advice })
     }
@@ -267,13 +272,18 @@ impl Limiter {
                 push_evidence(&mut v.evidence, f, value, Threshold::Supporting, &spec.id);
             }
         }
-        let (when, advice) = self
-            .advice
-            .iter()
-            .find(|(when, _)| all_hold(when, s) == Some(true))
-            .unwrap_or(&self.advice[self.advice.len() - 1]);
-        let text = fill(&advice.text, s).unwrap_or_else(|| advice.text.clone());
-        let mut cited = placeholders(&advice.text);
+        let chosen = self.choose_advice(s);
+        debug_assert!(chosen.is_some(), "limiter `{}`: no advice renders (the parser requires one)", spec.id);
+        let (when, advice_id, text, mut cited) = match chosen {
+            Some((when, advice, text)) => (when, advice.id.clone(), text, placeholders(&advice.text)),
+            None => (&[][..], self.advice[self.advice.len() - 1].1.id.clone(), self.headline(), Vec::new()),
+        };
+        // Every number the advice prints is a row of evidence.
+        for f in &cited {
+            if let Some(value) = s.get(f) {
+                push_evidence(&mut v.evidence, f, value, Threshold::Supporting, &spec.id);
+            }
+        }
         for c in self.requires.iter().chain(when) {
             for f in c.fields() {
                 if !cited.iter().any(|x| x == f) {
@@ -286,7 +296,7 @@ impl Limiter {
         v.missing.clear();
         v.limiter = Some(LimiterFinding {
             id: spec.id.clone(),
-            advice_id: advice.id.clone(),
+            advice_id,
             advice: text,
             gain_pct: spec.gain.as_deref().and_then(|g| s.get(g)),
             gain_field: spec.gain.clone(),
@@ -298,6 +308,34 @@ impl Limiter {
             ncu: None,
             lines: Vec::new(),
         });
+    }
+}
+
+impl Limiter {
+    /// The advice given: the first whose `when` holds and whose `{field}`s all fill in;
+    /// else the last whose text has no `{field}` (what it says needs no number). `None`
+    /// only for a limiter the parser would have refused.
+    fn choose_advice(&self, s: &KernelSummary) -> Option<(&[Condition], &AdviceSpec, String)> {
+        let held = self.advice.iter().find_map(|(when, a)| {
+            if all_hold(when, s) != Some(true) {
+                return None;
+            }
+            Some((when.as_slice(), a, fill(&a.text, s)?))
+        });
+        held.or_else(|| {
+            self.advice
+                .iter()
+                .rev()
+                .find(|(_, a)| placeholders(&a.text).is_empty())
+                .map(|(_, a)| (&[][..], a, a.text.clone()))
+        })
+    }
+
+    /// The limiter's plain headline, without numbers: what is printed if no advice can be
+    /// (a defect: the parser requires an advice without `{field}`s).
+    fn headline(&self) -> String {
+        let id = &self.spec.id;
+        format!("The cause is `{id}`: `cargo kprof explain {id}` says what to do about it.")
     }
 }
 
@@ -342,5 +380,89 @@ impl Limiter {
         }
         out.push_str(&format!("Source: {source}; `{{field}}` is the field's value in a report.\n"));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limiter on `uncoalesced_excess_pct`, with a numbered advice and a plain one.
+    fn limiter() -> Limiter {
+        let spec: LimiterSpec = serde_yaml::from_str(
+            "id: scattered\nclass: memory-bound\nrequires: [uncoalesced_excess_pct >= 40]\nadvice:\n  \
+             - id: numbered\n    when: [global_load_bytes_per_sector < 8]\n    \
+             text: \"Loads use {global_load_bytes_per_sector} of 32 bytes.\"\n  \
+             - id: plain\n    text: \"Loads are scattered.\"\n",
+        )
+        .unwrap();
+        Limiter::parse(spec).unwrap()
+    }
+
+    fn kernel(fields: &[(&str, f64)]) -> KernelSummary {
+        KernelSummary {
+            kernel: "k".into(),
+            launches: 1,
+            fields: fields.iter().map(|(k, v)| (k.to_string(), Some(*v))).collect(),
+            top_stalls: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_first_advice_that_holds_and_fills_is_given_else_the_plain_one() {
+        let l = limiter();
+        let s = kernel(&[("uncoalesced_excess_pct", 80.0), ("global_load_bytes_per_sector", 4.0)]);
+        let (_, a, text) = l.choose_advice(&s).unwrap();
+        assert_eq!((a.id.as_str(), text.as_str()), ("numbered", "Loads use 4 of 32 bytes."));
+        // Its condition does not hold, or its field was not collected: the plain advice.
+        for s in [kernel(&[("global_load_bytes_per_sector", 16.0)]), kernel(&[])] {
+            let (_, a, text) = l.choose_advice(&s).unwrap();
+            assert_eq!((a.id.as_str(), text.as_str()), ("plain", "Loads are scattered."));
+        }
+    }
+
+    #[test]
+    fn a_limiter_without_a_plain_advice_is_refused() {
+        let mut spec = limiter().spec;
+        spec.advice.pop();
+        let err = Limiter::parse(spec).unwrap_err();
+        assert!(err.contains("limiter `scattered` has no advice without `{field}`s"), "{err}");
+        let mut spec = limiter().spec;
+        spec.advice[1].text = "Loads are {scattered.".into();
+        let err = Limiter::parse(spec).unwrap_err();
+        assert!(err.contains("advice `plain`"), "{err}");
+    }
+
+    /// A limiter the parser would refuse, built by hand: its only advice needs a number.
+    fn unrenderable() -> Limiter {
+        let mut l = limiter();
+        l.advice.pop();
+        l
+    }
+
+    #[test]
+    fn when_nothing_renders_the_plain_headline_has_no_template() {
+        let l = unrenderable();
+        assert!(l.choose_advice(&kernel(&[])).is_none());
+        let headline = l.headline();
+        assert!(headline.contains("`scattered`") && !headline.contains(['{', '}']), "{headline}");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "no advice renders")]
+    fn nothing_rendering_is_a_defect_in_debug_builds() {
+        let mut v = super::super::Rules::builtin().decide(&kernel(&[]));
+        unrenderable().apply(&kernel(&[("uncoalesced_excess_pct", 80.0)]), &mut v);
+    }
+
+    #[test]
+    #[cfg(not(debug_assertions))]
+    fn nothing_rendering_prints_the_headline_in_release_builds() {
+        let mut v = super::super::Rules::builtin().decide(&kernel(&[]));
+        unrenderable().apply(&kernel(&[("uncoalesced_excess_pct", 80.0)]), &mut v);
+        let l = v.limiter.unwrap();
+        assert_eq!(l.advice, unrenderable().headline());
+        assert_eq!(v.hypotheses[0].text, l.advice);
     }
 }

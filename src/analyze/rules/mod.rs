@@ -184,9 +184,7 @@ impl Rules {
             for h in &spec.hypotheses {
                 let conds = h.when.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
                 let refuted_by = h.refuted_by.iter().map(cond).collect::<Result<Vec<_>, _>>()?;
-                for name in placeholders(&h.text) {
-                    check_field(&name).map_err(|m| bad(format!("rule `{}`, hypothesis: {m}", spec.id)))?;
-                }
+                check_template(&h.text).map_err(|m| bad(format!("rule `{}`, hypothesis: {m}", spec.id)))?;
                 hypotheses.push(HypothesisRule {
                     when: conds,
                     refuted_by,
@@ -400,6 +398,21 @@ pub(super) fn placeholders(text: &str) -> Vec<String> {
         rest = &rest[start + len + 1..];
     }
     out
+}
+
+/// Checks a template: every `{field}` names a summary field, and no `{` or `}` is left
+/// once they are filled in (a text is never printed half-rendered).
+pub(super) fn check_template(text: &str) -> Result<(), String> {
+    let names = placeholders(text);
+    let mut rest = text.to_string();
+    for name in &names {
+        check_field(name)?;
+        rest = rest.replacen(&format!("{{{name}}}"), "", 1);
+    }
+    if rest.contains(['{', '}']) {
+        return Err(format!("a `{{` or `}}` that is not a `{{field}}` in \"{text}\""));
+    }
+    Ok(())
 }
 
 /// Fills `{field}` with values; `None` when a cited field was not collected.

@@ -103,3 +103,42 @@ pub fn only_dir(root: &Path) -> PathBuf {
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.pop().unwrap()
 }
+
+/// Every raw page recorded under `fixtures/h200/`, grouped by the folder it is in (one
+/// profile's stages together) and summarised: (the folder, relative, and its summary), in
+/// path order. Pages that do not parse are left out.
+pub fn recorded_summaries() -> Vec<(PathBuf, cargo_kprof::analyze::summary::MetricsSummary)> {
+    use cargo_kprof::ncu::parse::RawPage;
+    fn walk(dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<PathBuf>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if name.ends_with("_raw.csv")
+                || name.ends_with("_raw.csv.gz")
+                || name.ends_with("-raw.csv")
+            {
+                out.entry(dir.to_path_buf()).or_default().push(p);
+            }
+        }
+    }
+    let root = recordings();
+    let mut groups = std::collections::BTreeMap::new();
+    walk(&root, &mut groups);
+    groups
+        .into_iter()
+        .map(|(dir, files)| {
+            let pages: Vec<RawPage> = files
+                .iter()
+                .filter_map(|f| {
+                    let rel =
+                        f.strip_prefix(&root).unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+                    RawPage::parse(&recording(&rel), &rel).ok()
+                })
+                .collect();
+            let summary = cargo_kprof::analyze::summary::summarize(pages.iter(), None);
+            (dir.strip_prefix(&root).unwrap().to_path_buf(), summary)
+        })
+        .collect()
+}

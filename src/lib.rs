@@ -42,4 +42,4 @@ pub mod profile;
 pub mod references;
 pub(crate) mod shell;
 pub(crate) mod suggest;
-pub(crate) mod units;
+pub mod units;

@@ -9,6 +9,7 @@ mod support;
 
 mod ab;
 mod ab_base;
+mod advice_texts;
 mod analysis_fixtures;
 mod archive_options;
 mod archive_runs;

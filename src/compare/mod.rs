@@ -58,7 +58,8 @@ const COMPARED: &[(&str, &str, &str, Better)] = &[
     ("achieved_occupancy_pct", "achieved occupancy", "%", Better::Higher),
     ("theoretical_occupancy_pct", "theoretical occupancy", "%", Better::Higher),
     ("registers_per_thread", "registers per thread", "register", Better::Neither),
-    ("ipc", "IPC", "inst/cycle", Better::Higher),
+    // Neither: a change that removes instructions can halve the time and lower the IPC.
+    ("ipc", "IPC", "inst/cycle", Better::Neither),
     ("dram_bytes", "DRAM bytes", "byte", Better::Lower),
     ("shared_bank_conflicts", "shared-memory bank conflicts", "conflict", Better::Lower),
     ("achieved_flops_per_s", "achieved FLOP/s", "FLOP/s", Better::Higher),
@@ -306,8 +307,13 @@ fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Met
         .collect()
 }
 
-/// The stall reasons of either side (the base's first, at most eight), fewer warps per
-/// issue being better.
+/// The eight stall reasons that weigh most on either side (a reason new in the current
+/// profile counts as much as one that left), fewer warps per issue being better.
+///
+/// Warps per issue of all reasons add up to how long an instruction waits, so a reason's
+/// change is `regressed` or `improved` only when it moves that total by the tolerance: the
+/// same rule as for counts, a change judged by what it costs. `branch_resolving` going
+/// from 0.027 to 0.030 is +11 % of itself and 0.01 % of a total of 25.
 fn stall_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
     let mut reasons: Vec<String> = Vec::new();
     for s in base.kernel.top_stalls.iter().chain(&cur.kernel.top_stalls) {
@@ -317,12 +323,20 @@ fn stall_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Metr
     }
     let stall =
         |s: &Snapshot, r: &str| s.kernel.top_stalls.iter().find(|x| x.reason == r).map(|x| x.warps_per_issue);
+    let weight = |r: &str| stall(base, r).unwrap_or(0.0).max(stall(cur, r).unwrap_or(0.0));
+    reasons.sort_by(|a, b| weight(b).total_cmp(&weight(a)));
+    let total: f64 = base.kernel.top_stalls.iter().map(|s| s.warps_per_issue).sum();
     reasons
         .iter()
         .take(8)
         .map(|r| {
             let (b, c) = (stall(base, r), stall(cur, r));
-            let (delta_pct, verdict) = judge(b, c, Better::Lower, tolerance_pct);
+            let (delta_pct, mut verdict) = judge(b, c, Better::Lower, tolerance_pct);
+            if let (Some(b), Some(c), Verdict::Regressed | Verdict::Improved) = (b, c, verdict) {
+                if total > 0.0 && (c - b).abs() / total * 100.0 < tolerance_pct {
+                    verdict = Verdict::Unchanged;
+                }
+            }
             MetricDelta {
                 metric: format!("stall:{r}"),
                 label: format!("stall {r}"),
@@ -557,12 +571,21 @@ fn moved_metrics_evidence(c: &Comparison) -> Vec<String> {
         .collect()
 }
 
-/// The stall reason that moved the most, when by a warp per issue or more.
+/// The stall reason that moved the most, when by a warp per issue or more: of those that
+/// moved the way the duration did when it moved (a faster kernel is explained by the
+/// waiting it lost, not by a new stall it traded for it), else of all.
 fn stall_evidence(c: &Comparison) -> Option<String> {
-    let s = c
-        .stalls
-        .iter()
-        .filter(|s| s.baseline.is_some() && s.current.is_some())
+    let delta = |m: &MetricDelta| m.current.unwrap_or(0.0) - m.baseline.unwrap_or(0.0);
+    let way = c.duration.as_ref().map_or(0.0, |d| d.delta_pct.signum());
+    let both = || c.stalls.iter().filter(|s| s.baseline.is_some() && s.current.is_some());
+    let along = |s: &&MetricDelta| way == 0.0 || delta(s).signum() == way;
+    let pool: Vec<&MetricDelta> = if both().any(|s| along(&s) && delta(s).abs() >= 1.0) {
+        both().filter(along).collect()
+    } else {
+        both().collect()
+    };
+    let s = pool
+        .into_iter()
         .max_by(|a, b| {
             let w = |m: &MetricDelta| (m.current.unwrap_or(0.0) - m.baseline.unwrap_or(0.0)).abs();
             w(a).total_cmp(&w(b))

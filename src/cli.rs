@@ -75,7 +75,7 @@ pub enum Command {
     Check(Box<CheckArgs>),
     /// Check what profiling needs on this machine, and say how to fix what is missing
     Doctor(DoctorArgs),
-    /// Explain a metric, section, stage or classification, from the references
+    /// Explain a limiter, metric, section, stage or classification; without a name, list them
     Explain(ExplainArgs),
     /// Build and pack the selected targets and their plan, to profile on another machine
     Archive(Box<ArchiveArgs>),
@@ -318,10 +318,11 @@ pub struct DoctorArgs {
 /// `cargo kprof explain`.
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// A metric (`sm__throughput.avg.pct_of_peak_sustained_elapsed`), section (`Occupancy`),
-    /// stage (`memory`) or classification (`memory-bound`)
+    /// A limiter the reports name (`uncoalesced-global`), a metric
+    /// (`sm__throughput.avg.pct_of_peak_sustained_elapsed`), section (`Occupancy`), stage
+    /// (`memory`), classification (`memory-bound`) or question; without NAME, every topic
     #[arg(value_name = "NAME")]
-    pub topic: String,
+    pub topic: Option<String>,
 }
 
 /// `cargo kprof list`.
@@ -632,7 +633,7 @@ mod tests {
             other => panic!("expected run, got {other:?}"),
         }
         match parse("kprof explain memory-bound").unwrap().command {
-            Some(Command::Explain(e)) => assert_eq!(e.topic, "memory-bound"),
+            Some(Command::Explain(e)) => assert_eq!(e.topic.as_deref(), Some("memory-bound")),
             other => panic!("expected explain, got {other:?}"),
         }
     }

@@ -225,6 +225,29 @@ fn explain_prints_meaning_and_fixes_or_suggests() {
     assert!(text(&out.stderr).contains("did you mean `occupancy-limited`"), "{}", text(&out.stderr));
 }
 
+/// `explain` without a name lists what it can explain, the limiters the reports name first.
+#[test]
+fn explain_without_a_name_lists_its_topics() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("limiters (the causes reports name): ") && first.contains("uncoalesced-global"),
+        "{stdout}"
+    );
+    for line in
+        ["questions: memory-or-compute", "stages: basic, speed-of-light", "classifications: memory-bound"]
+    {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+    let help = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "explain", "--help"])
+        .output()
+        .unwrap();
+    assert!(text(&help.stdout).contains("A limiter the reports name"), "{}", text(&help.stdout));
+}
+
 #[test]
 fn doctor_names_each_problem_and_passes_when_all_is_there() {
     let ws = Workspace::new(TWO_KERNELS);

@@ -7,7 +7,7 @@
 # `aa:M-N` (aa-M ... aa-N), `insts-time` (ab-insts.tar with --gate time), or any other
 # name, checked once from ab-<case>.tar (`bank`, `slow3`, `insts`, `py-aa`, `py-slow`).
 # With STOP_AFTER=S in the environment, no new check starts once S seconds have passed
-# (a GPU session's call has a wall-clock limit; the skipped cases are printed). With
+# (a job on a shared GPU machine may have a wall-clock limit; the skipped cases are printed). With
 # CHECK_TIMEOUT=S, a check still running after S seconds is sent SIGINT (kprof then stops
 # the running step and records how each profile ended; the log says so). Each check
 # unpacks into OUT_DIR/<case>[-n] and its console goes to OUT_DIR/<case>[-n].log, which

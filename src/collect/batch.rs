@@ -45,7 +45,7 @@ use super::run::{append_command, run_announced, KernelRun, StageRan};
 use super::source_split::split_source;
 use crate::analyze::rules::Rules;
 use crate::events::Event;
-use crate::model::filter::KernelFilter;
+use crate::model::filter::{alternation, KernelFilter};
 use crate::model::kinds::{Runtime, WindowOrigin};
 use crate::model::stage::Stage;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
@@ -414,15 +414,13 @@ fn run_batched(
     shell: &Shell,
 ) -> Result<(ProcessBuilder, StageRan)> {
     let first = &members[group[0]];
-    let alternation =
-        |parts: Vec<&str>| parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|");
     let filter = KernelFilter::regex(alternation(
-        group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()).collect(),
+        group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()),
     ));
     let mut target: TargetCommand = first.target.clone();
     target.env.insert(
         contract::CASE.to_string(),
-        alternation(group.iter().filter_map(|i| members[*i].kernel.case.as_deref()).collect()),
+        alternation(group.iter().filter_map(|i| members[*i].kernel.case.as_deref())),
     );
     let log = batch_dir.stage_raw_path(collection);
     let cmd = stage_command(

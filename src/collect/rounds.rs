@@ -11,7 +11,7 @@
 //!
 //! The rounds time the kernels of one program together: the harness times every case
 //! that `KPROF_CASE` selects in one process, so a round runs each side's program once with
-//! `KPROF_CASE` the alternation of the kernels' cases ([`case_alternation`]) and takes
+//! `KPROF_CASE` the alternation of the kernels' cases ([`crate::model::filter::alternation`]) and takes
 //! each kernel's measurement, and its SM clock, out of that one result. The result is
 //! written once, to the first kernel's `details/rounds/round_NN.json`, and copied to the
 //! others'; each kernel's `commands.sh` names the kernels that shared the command. A
@@ -45,11 +45,13 @@ use crate::profile::dir::ProfileDir;
 use crate::shell::Shell;
 
 /// GPU time each side measures per case and round, unless the kernel's environment says
-/// otherwise. What spreads the rounds is the difference between processes (allocation,
-/// module load, clocks), not the samples within one: in a zoo-wide A/A check on an H200 the
-/// round-to-round changes of millisecond kernels were ±0.1-0.9 % at 200 ms per case. Half
-/// of that per case keeps hundreds of launches per median and cut the 28-kernel check's
-/// rounds by about a fifth.
+/// otherwise. Much of the rounds' spread is the difference between processes (allocation,
+/// module load, clocks), which measuring longer inside one does not reduce. Two zoo-wide
+/// A/A checks on an H200 (`fixtures/h200/ab-sweep`): at 100 ms the 28-kernel check's
+/// rounds took about a fifth less time than at 200 ms, and the median standard deviation
+/// of a kernel's round-to-round change rose from 0.23 % to 0.29 %. A few kernels lost more
+/// (`hmma_loop` 0.17 % -> 1.32 %, `smem_byte_sum` 0.14 % -> 0.84 %), so this is a trade of
+/// resolution for time that a kernel may undo with its own `KPROF_MIN_TIME`.
 pub const ROUND_MIN_TIME: &str = "100ms";
 /// The noise target of a round's measurement, percent: loose, see [`round_target`].
 pub const ROUND_MAX_NOISE: &str = "2";
@@ -124,13 +126,6 @@ pub fn round_target(target: &TargetCommand, round: u32) -> TargetCommand {
         t.env.insert(contract::NO_CHECK.to_string(), "1".to_string());
     }
     t
-}
-
-/// `KPROF_CASE` for several kernels of one program: the alternation of their case
-/// regexes, each in its own group, as a batched profile of them sets it
-/// (`(?:hgemm_naive)|(?:hgemm_tiled)`).
-pub fn case_alternation<'c>(cases: impl IntoIterator<Item = &'c str>) -> String {
-    cases.into_iter().map(|c| format!("(?:{c})")).collect::<Vec<_>>().join("|")
 }
 
 /// Runs `rounds` interleaved rounds of both sides' harness benches for the kernels
@@ -404,7 +399,10 @@ mod tests {
 
     #[test]
     fn each_kernel_reads_its_own_case_out_of_a_shared_result_or_is_named_missing() {
-        assert_eq!(case_alternation(["hgemm_naive", "hgemm_tiled"]), "(?:hgemm_naive)|(?:hgemm_tiled)");
+        assert_eq!(
+            crate::model::filter::alternation(["hgemm_naive", "hgemm_tiled"]),
+            "(?:hgemm_naive)|(?:hgemm_tiled)"
+        );
         let case = |name: &str, median: f64, clock: f64| {
             format!(
                 r#"{{"name":"{name}","mode":"hot","graph":false,"batch":1,"samples":10,"median_ns":{median},

@@ -21,6 +21,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::summary::FIELDS;
+
 /// The hardware unit that does a counted piece of work, and so the rate it is priced at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,19 +64,6 @@ const MEMORY_CLOCK_KHZ: &str = "device__attribute_memory_clock_rate";
 const BUS_WIDTH_BITS: &str = "device__attribute_global_memory_bus_width";
 const L2_SLICES: &str = "device__attribute_l2s_count";
 
-/// The metrics summary's field for each device attribute (`analyze::summary::fields`),
-/// for pricing changes between two profiles' summaries.
-pub const SUMMARY_FIELDS: &[(&str, &str)] = &[
-    (SM_COUNT, "sm_count"),
-    (SM_CLOCK_KHZ, "sm_clock_khz"),
-    (SCHEDULERS, "schedulers_per_sm"),
-    (IPC_PER_SCHEDULER, "ipc_per_scheduler"),
-    (WARP_SIZE, "warp_size"),
-    (MEMORY_CLOCK_KHZ, "memory_clock_khz"),
-    (BUS_WIDTH_BITS, "memory_bus_width_bits"),
-    (L2_SLICES, "l2_slices"),
-];
-
 /// The device's peak rate of each [`Unit`], per second; `None` where an attribute it
 /// needs was not recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -115,10 +104,11 @@ impl PeakRates {
         }
     }
 
-    /// The rates from a metrics summary's fields (`field` looks one up by its name).
+    /// The rates from a metrics summary's fields (`field` looks one up by its name): each
+    /// attribute is read under the summary field the summary's table reads it into.
     pub fn from_summary(field: impl Fn(&str) -> Option<f64>) -> PeakRates {
         PeakRates::from_attributes(|attribute| {
-            SUMMARY_FIELDS.iter().find(|(a, _)| *a == attribute).and_then(|(_, f)| field(f))
+            FIELDS.iter().find(|f| f.metric == attribute).and_then(|f| field(f.name))
         })
     }
 
@@ -291,14 +281,21 @@ mod tests {
 
     #[test]
     fn every_attribute_has_a_summary_field() {
-        let fields = crate::analyze::summary::fields::FIELDS;
-        assert_eq!(SUMMARY_FIELDS.len(), 8);
-        for (a, field) in SUMMARY_FIELDS {
-            assert!(fields.iter().any(|f| f.name == *field && f.metric == *a), "{a} -> {field}");
+        let attributes = [
+            SM_COUNT,
+            SM_CLOCK_KHZ,
+            SCHEDULERS,
+            IPC_PER_SCHEDULER,
+            WARP_SIZE,
+            MEMORY_CLOCK_KHZ,
+            BUS_WIDTH_BITS,
+            L2_SLICES,
+        ];
+        for a in attributes {
+            assert!(FIELDS.iter().any(|f| f.metric == a), "{a}");
         }
-        let by_field = PeakRates::from_summary(|f| {
-            SUMMARY_FIELDS.iter().find(|(_, x)| *x == f).and_then(|(a, _)| h200(a))
-        });
+        let by_field =
+            PeakRates::from_summary(|f| FIELDS.iter().find(|x| x.name == f).and_then(|x| h200(x.metric)));
         assert_eq!(by_field, PeakRates::from_attributes(h200));
     }
 

@@ -123,6 +123,13 @@ impl fmt::Debug for KernelFilter {
     }
 }
 
+/// Several regexes as one that matches what any of them matches, each in its own group:
+/// `(?:hgemm_naive)|(?:hgemm_tiled)`. A batch's ncu filter and `KPROF_CASE`, and the case
+/// of a timing run shared by several kernels.
+pub fn alternation<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    parts.into_iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|")
+}
+
 /// A `--kernel` hint split into the name and whether it is exact (`=name`).
 pub fn parse_hint(hint: &str) -> (&str, bool) {
     match hint.strip_prefix('=') {

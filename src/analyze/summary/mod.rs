@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::ncu::parse::RawPage;
 
 mod derive;
-pub mod fields;
+mod fields;
 
 pub use fields::{
     field_names, source_of, stall_metric, stall_source_name, unit_of, Field, DERIVED, FIELDS, STALL_REASONS,

@@ -83,8 +83,8 @@ fn rounds(m: &[Value], kernels: &[String]) -> BTreeMap<String, Rounds> {
 
 /// One side's counters from the recorded comparison, with the base's duration and the
 /// device's attributes, as the counters page gave them.
-fn counters(ab: &Value, side: &str) -> BTreeMap<String, f64> {
-    let mut m = h200_attributes();
+fn counters(ab: &Value, side: &str, attributes: &BTreeMap<String, f64>) -> BTreeMap<String, f64> {
+    let mut m = attributes.clone();
     for c in ab["counters"]["changes"].as_array().unwrap() {
         m.insert(c["metric"].as_str().unwrap().into(), c[side].as_f64().unwrap());
         if let Some(ns) = c["cost"]["base_ns"].as_f64() {
@@ -107,12 +107,14 @@ fn replay(check: &str) -> Vec<Replayed> {
     let printed: Vec<&Value> = of_reason(&m, "ab-comparison").collect();
     let kernels: Vec<String> = printed.iter().map(|p| p["kernel"].as_str().unwrap().to_string()).collect();
     let rounds = rounds(&m, &kernels);
+    let attributes = h200_attributes();
     printed
         .into_iter()
         .map(|p| {
             let kernel = p["kernel"].as_str().unwrap().to_string();
             let time = time_change(&rounds[&kernel], 2.0);
-            let c = compare_counters(&counters(p, "base"), &counters(p, "head"), 2.0);
+            let c =
+                compare_counters(&counters(p, "base", &attributes), &counters(p, "head", &attributes), 2.0);
             let today = combine(&kernel, Some(time), Some(c), GateSignal::Both);
             Replayed { kernel, today, printed: p.clone() }
         })

@@ -20,7 +20,7 @@ use kprof_contract::env as contract;
 use super::pair::{AbOptions, AbPair};
 use crate::collect::prepare::target_command;
 use crate::collect::rounds::{
-    case_alternation, run_ncu_rounds, run_rounds, MemberSide, NcuRoundSide, RoundMember, RoundSide, SideRun,
+    run_ncu_rounds, run_rounds, MemberSide, NcuRoundSide, RoundMember, RoundSide, SideRun,
 };
 use crate::compare::Snapshot;
 use crate::model::ab::Side;
@@ -131,8 +131,8 @@ fn time_group(
         ));
         let head_cases = members.iter().filter_map(|p| p.head_kernel.case.as_deref());
         let base_cases = members.iter().filter_map(|p| p.base_kernel.case.as_deref());
-        head.env.insert(contract::CASE.to_string(), case_alternation(head_cases));
-        base.env.insert(contract::CASE.to_string(), case_alternation(base_cases));
+        head.env.insert(contract::CASE.to_string(), crate::model::filter::alternation(head_cases));
+        base.env.insert(contract::CASE.to_string(), crate::model::filter::alternation(base_cases));
     } else if let [only] = members {
         shell.status(format!(
             "Timing `{}`: {} interleaved rounds of base and head",

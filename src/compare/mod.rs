@@ -25,6 +25,7 @@ pub mod baseline;
 pub mod cost;
 mod explanation;
 pub mod exports;
+pub mod floors;
 pub mod gate;
 pub mod snapshot;
 
@@ -274,8 +275,9 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
 const COUNTS: &[(&str, cost::Unit)] =
     &[("dram_bytes", cost::Unit::DramByte), ("shared_bank_conflicts", cost::Unit::SharedWavefront)];
 
-/// The summary fields of [`COMPARED`], each judged in its better direction; a count that
-/// moved beyond the tolerance is judged again by its price in time.
+/// The summary fields of [`COMPARED`], each judged in its better direction; a ratio or
+/// rate must also move past its absolute floor ([`floors`]), and a count that moved beyond
+/// the tolerance is judged again by its price in time.
 fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<MetricDelta> {
     let rates = cost::PeakRates::from_summary(|f| base.kernel.get(f));
     COMPARED
@@ -283,6 +285,10 @@ fn metric_deltas(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Vec<Met
         .map(|&(field, label, unit, better)| {
             let (b, c) = (base.kernel.get(field), cur.kernel.get(field));
             let (delta_pct, mut verdict) = judge(b, c, better, tolerance_pct);
+            // A ratio or rate that moved less than its absolute floor did not change.
+            if b.zip(c).is_some_and(|(b, c)| floors::below_floor(field, b, c)) {
+                verdict = Verdict::Unchanged;
+            }
             let priced = COUNTS.iter().find(|(f, _)| *f == field).and_then(|(_, u)| {
                 cost::price(*u, b?, c?, base.kernel.get("duration_ns"), &rates, tolerance_pct)
             });

@@ -164,7 +164,9 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// What to compare against: a saved baseline's name (profile/baselines/NAME/) or directory, or a profile directory
-    #[arg(long, value_name = "NAME", required_unless_present_any = ["save_baseline", "base", "archive"])]
+    /// (or `--base REV`: this tree against a git revision)
+    // Not required by clap: `check` alone names both ways to give it something to compare.
+    #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
     /// Run only the harness timings: no ncu, fast (harness targets only)
     #[arg(long)]
@@ -223,8 +225,8 @@ pub struct AnalysisArgs {
 /// `cargo kprof import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// An ncu raw-page CSV export (`--csv --page raw`); repeat for several
-    #[arg(long = "raw", value_name = "FILE", required = true)]
+    /// An ncu raw-page CSV export (`--csv --page raw`); several: `--raw a.csv b.csv` or `--raw a.csv --raw b.csv`
+    #[arg(long = "raw", value_name = "FILE", required = true, num_args = 1..)]
     pub raw: Vec<PathBuf>,
     /// An ncu source-page export (`--csv --page source --print-source cuda,sass`)
     #[arg(long, value_name = "FILE")]
@@ -597,6 +599,11 @@ mod tests {
         assert!(a.profile.packages.workspace);
         assert_eq!(a.profile.clock_control, Some(ClockControl::Base));
         assert_eq!(a.profile.output.verbose, 2);
+        // Several files after one --raw, as the usage line `--raw FILE...` says.
+        match parse("kprof import --raw a.csv b.csv --output-dir out").unwrap().command {
+            Some(Command::Import(i)) => assert_eq!(i.raw, [PathBuf::from("a.csv"), PathBuf::from("b.csv")]),
+            other => panic!("{other:?}"),
+        }
         match parse("kprof import --raw a.csv --raw b.csv --output-dir out --kernel gemm").unwrap().command {
             Some(Command::Import(i)) => {
                 assert_eq!(i.raw.len(), 2);

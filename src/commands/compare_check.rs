@@ -36,6 +36,9 @@ pub(crate) fn compare(c: &CompareArgs, shell: &Shell) -> Result<ExitCode> {
 /// `cargo kprof check`: against saved baselines, or A/B against a git revision (`--base`,
 /// or an A/B archive).
 pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
+    if c.baseline.is_none() && c.save_baseline.is_none() && c.archive.is_none() && c.ab.base.is_none() {
+        return Err(nothing_to_compare().into());
+    }
     let results =
         ResultFiles { bmf: c.exports.bmf.clone(), github_benchmark: c.exports.github_benchmark.clone() };
     results.check()?;
@@ -78,6 +81,18 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
         results: &results,
     };
     check::check_baselines(from, &opts, shell)
+}
+
+/// `check` without anything to compare with: both ways to give it one (exit 2, as a
+/// missing argument).
+fn nothing_to_compare() -> Failure {
+    Failure::new(
+        ExitCode::Usage,
+        "check needs something to compare with: --baseline NAME (a saved baseline or a profile directory) \
+         or --base [REV] (this tree against a git revision, both built and timed here)",
+    )
+    .help("against the merge base with your upstream branch: cargo kprof check --base")
+    .help("save a first baseline on the main branch: cargo kprof check --save-baseline main")
 }
 
 /// The A/B check: `--base REV` from this tree, or both sides from an A/B archive.

@@ -21,15 +21,23 @@ use anyhow::Result;
 use crate::cli::{self, Command, KprofArgs};
 use crate::error::{exit_code_of, ExitCode};
 use crate::events::Event;
-use crate::shell::Shell;
+use crate::shell::{MessageFormat, Shell};
 
 /// Runs `cargo kprof` with the process arguments and returns its exit code.
 pub fn main() -> std::process::ExitCode {
-    let args = match cli::parse_from(std::env::args_os()) {
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let args = match cli::parse_from(argv.iter().cloned()) {
         Ok(a) => a,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { ExitCode::Usage.into() } else { ExitCode::Success.into() };
+            if !e.use_stderr() {
+                return ExitCode::Success.into();
+            }
+            if asks_for_json(&argv) {
+                // A script reading stdout learns why, as after any other failure.
+                Shell::new(MessageFormat::Json, true, 0, false).emit(&usage_error(&e));
+            }
+            return ExitCode::Usage.into();
         }
     };
     crate::process::install_signal_handlers();
@@ -56,6 +64,23 @@ pub fn main() -> std::process::ExitCode {
         }
         _ => code.into(),
     }
+}
+
+/// Whether the command line that could not be parsed asked for JSON messages.
+fn asks_for_json(argv: &[std::ffi::OsString]) -> bool {
+    argv.iter().zip(argv.iter().skip(1)).any(|(a, b)| a == "--message-format" && b == "json")
+        || argv.iter().any(|a| a == "--message-format=json")
+}
+
+/// The `error` message of a command line clap refused: its text up to the usage line,
+/// without clap's `error: ` prefix.
+fn usage_error(e: &clap::Error) -> Event {
+    let text = e.render().to_string();
+    let message: Vec<&str> =
+        text.lines().take_while(|l| !l.starts_with("Usage:")).filter(|l| !l.trim().is_empty()).collect();
+    let message = message.join("\n");
+    let message = message.strip_prefix("error: ").unwrap_or(&message).to_string();
+    Event::Error { message, causes: Vec::new(), exit_code: ExitCode::Usage.code() }
 }
 
 /// Runs the parsed command line.

@@ -188,3 +188,27 @@ fn every_command_prints_only_json_lines_on_stdout() {
     assert!(doctor.iter().any(|v| v["reason"] == "doctor-check"), "{doctor:?}");
     assert_eq!(doctor.last().unwrap()["reason"], "doctor-finished");
 }
+
+#[test]
+fn a_command_line_that_does_not_parse_still_ends_with_an_error_object() {
+    let tmp = tempfile::tempdir().unwrap();
+    for args in [
+        &["--frobnicate", "--message-format", "json"][..],
+        &["list", "--message-format=json", "--kernel", "x"][..],
+        &["check", "--message-format", "json"][..],
+    ] {
+        let out = kprof(args, tmp.path(), &[]);
+        let lines = json_lines(&args.join(" "), &out, &[2]);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["reason"], "error");
+        assert_eq!(lines[0]["exit_code"], 2);
+    }
+    // `check` alone names both things it can compare with.
+    let out = kprof(&["check"], tmp.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    for needle in ["--baseline NAME", "--base [REV]", "cargo kprof check --base"] {
+        assert!(stderr.contains(needle), "{needle:?} missing from:\n{stderr}");
+    }
+    assert!(text(&out.stdout).is_empty(), "human mode prints nothing on stdout");
+}

@@ -387,6 +387,7 @@ impl OutputArgs {
     /// The [`Shell`] these options ask for.
     pub fn shell(&self) -> Shell {
         Shell::new(self.message_format, self.quiet, self.verbose, self.color.resolve())
+            .with_stdout_color(self.color.resolve_stdout())
     }
 }
 

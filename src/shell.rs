@@ -57,6 +57,33 @@ pub enum Level {
 pub trait Message: serde::Serialize + fmt::Display {
     /// Where it goes.
     fn channel(&self) -> Channel;
+
+    /// Its words for people with colour (see [`paint`]), for a result printed where colour
+    /// is on; `None`: the same as without.
+    fn colored(&self) -> Option<String> {
+        None
+    }
+}
+
+/// What a coloured word says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tone {
+    /// Fine: green.
+    Good,
+    /// A failure: bold red.
+    Bad,
+    /// Not known: yellow.
+    Unsure,
+}
+
+/// `word` in the colour of `tone` (ANSI), for [`Message::colored`].
+pub fn paint(tone: Tone, word: &str) -> String {
+    let style = match tone {
+        Tone::Good => GREEN,
+        Tone::Bad => RED_BOLD,
+        Tone::Unsure => YELLOW_BOLD,
+    };
+    format!("{style}{word}{RESET}")
 }
 
 /// `--message-format`.
@@ -82,6 +109,18 @@ pub enum ColorChoice {
 }
 
 impl ColorChoice {
+    /// The same for stdout: `auto` colours results only when stdout is a terminal.
+    pub fn resolve_stdout(self) -> bool {
+        match self {
+            ColorChoice::Auto => {
+                !matches!(std::env::var("CARGO_TERM_COLOR").ok().as_deref(), Some("never"))
+                    && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+            other => other.resolve(),
+        }
+    }
+
     /// `--color WHEN`, with `auto` taking `CARGO_TERM_COLOR` into account, resolved for
     /// stderr: whether to colour.
     pub fn resolve(self) -> bool {
@@ -107,12 +146,15 @@ pub struct Shell {
     quiet: bool,
     verbose: u8,
     color: bool,
+    /// Colour on stdout, for results that have it (`doctor`'s lines).
+    color_out: bool,
 }
 
 /// ANSI styles for the message prefixes, cargo's colours.
 const RED_BOLD: &str = "\x1b[1;31m";
 const YELLOW_BOLD: &str = "\x1b[1;33m";
 const CYAN_BOLD: &str = "\x1b[1;36m";
+const GREEN: &str = "\x1b[32m";
 const RESET: &str = "\x1b[0m";
 /// Characters of one line of a child's output shown under `-vv` (cargo's JSON is one
 /// line of hundreds of kilobytes).
@@ -158,7 +200,13 @@ pub fn for_people(text: &str) -> String {
 impl Shell {
     /// A shell for the given options; `color` is already resolved (see [`ColorChoice::resolve`]).
     pub fn new(format: MessageFormat, quiet: bool, verbose: u8, color: bool) -> Shell {
-        Shell { format, quiet, verbose, color }
+        Shell { format, quiet, verbose, color, color_out: false }
+    }
+
+    /// The same shell, colouring results on stdout too when `on` (see
+    /// [`ColorChoice::resolve_stdout`]).
+    pub fn with_stdout_color(self, on: bool) -> Shell {
+        Shell { color_out: on, ..self }
     }
 
     /// A shell that prints no messages for people (results still go to stdout).
@@ -272,7 +320,10 @@ impl Shell {
                 if let Some(p) = preface {
                     self.status(p);
                 }
-                let text = message.to_string();
+                let text = match message.colored() {
+                    Some(colored) if self.color_out => colored,
+                    _ => message.to_string(),
+                };
                 if !text.is_empty() {
                     self.out(text);
                 }

@@ -250,8 +250,10 @@ pub enum Event {
     DoctorCheck {
         /// What was checked.
         check: String,
-        /// Whether it passed.
+        /// Whether it passed (`status` is `ok`).
         ok: bool,
+        /// Passed, failed, or could not be known here.
+        status: CheckStatus,
         /// What was found, or the problem.
         detail: String,
         /// How to fix a failed check.
@@ -278,6 +280,20 @@ pub enum Event {
 }
 
 impl Message for Event {
+    fn colored(&self) -> Option<String> {
+        use crate::shell::{paint, Tone};
+        let Event::DoctorCheck { status, .. } = self else { return None };
+        let tone = match status {
+            CheckStatus::Ok => Tone::Good,
+            CheckStatus::Fail => Tone::Bad,
+            CheckStatus::Unknown => Tone::Unsure,
+        };
+        // The status word coloured, its padding kept outside the colour.
+        let plain = self.to_string();
+        let word = status.word();
+        Some(format!("{}{}", paint(tone, word), &plain[word.len()..]))
+    }
+
     fn channel(&self) -> Channel {
         use Event::*;
         match self {

@@ -9,6 +9,29 @@ use crate::compare::ab::counters::CounterChanges;
 use crate::compare::ab::stats::TimeChange;
 use crate::shell::{Channel, Message};
 
+/// How one check of `doctor` came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CheckStatus {
+    /// It passed.
+    Ok,
+    /// It failed: profiling cannot work until it is fixed.
+    Fail,
+    /// It could not be checked here; the detail says why.
+    Unknown,
+}
+
+impl CheckStatus {
+    /// The word `doctor` starts the check's line with.
+    pub fn word(self) -> &'static str {
+        match self {
+            CheckStatus::Ok => "ok",
+            CheckStatus::Fail => "FAIL",
+            CheckStatus::Unknown => "unknown",
+        }
+    }
+}
+
 /// A prepared profile: its directory and the ncu commands known so far.
 #[derive(Debug, Clone, Serialize)]
 pub struct Prepared {

@@ -66,11 +66,10 @@ impl fmt::Display for Event {
             InitDryRun(a) => {
                 write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
             }
-            DoctorCheck { check, ok: true, detail, .. } => write!(f, "ok    {check}: {detail}"),
-            DoctorCheck { check, ok: false, detail, fix } => {
-                write!(f, "FAIL  {check}: {detail}")?;
+            DoctorCheck { check, status, detail, fix, .. } => {
+                write!(f, "{:<8}{check}: {detail}", status.word())?;
                 match fix {
-                    Some(fix) => write!(f, "\n      fix: {fix}"),
+                    Some(fix) => write!(f, "\n        fix: {fix}"),
                     None => Ok(()),
                 }
             }

@@ -246,6 +246,7 @@ fn more_samples() -> Vec<Event> {
         Event::DoctorCheck {
             check: "ncu".into(),
             ok: false,
+            status: CheckStatus::Fail,
             detail: "missing".into(),
             fix: Some("install".into()),
         },

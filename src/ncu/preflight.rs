@@ -67,6 +67,9 @@ pub struct Check {
     pub result: Result<String, String>,
     /// How to fix a failure.
     pub fix: Option<String>,
+    /// Whether what was checked could not be known here (`result` is then `Ok` and says
+    /// why): `doctor` prints "unknown", never "ok", for it.
+    pub unknown: bool,
 }
 
 /// The environment the checks read, passed in so tests can drive every case.
@@ -128,6 +131,7 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
             what: CheckId::Ncu,
             result: Ok(format!("{} (from {})", loc.path.display(), loc.source)),
             fix: None,
+            unknown: false,
         },
         Err(e) => Check {
             what: CheckId::Ncu,
@@ -141,10 +145,11 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
                     inputs.ncu_path_file.display()
                 )
             }),
+            unknown: false,
         },
     });
     checks.push(match &inputs.driver {
-        Ok(d) => Check { what: CheckId::Driver, result: Ok(d.clone()), fix: None },
+        Ok(d) => Check { what: CheckId::Driver, result: Ok(d.clone()), fix: None, unknown: is_skipped(d) },
         Err(e) => Check {
             what: CheckId::Driver,
             result: Err(e.clone()),
@@ -152,26 +157,45 @@ pub fn check_profiling_prerequisites(inputs: &ProbeInputs) -> (Vec<Check>, Optio
                 "run on a machine with an NVIDIA GPU and its driver installed (`nvidia-smi` must work there)"
                     .to_string(),
             ),
+            unknown: false,
         },
     });
-    let skip = matches!(&inputs.driver, Ok(d) if d.contains("KPROF_SKIP_GPU_CHECK"));
-    let node = inputs.device_nodes.iter().find(|p| skip || p.exists());
+    let skip = matches!(&inputs.driver, Ok(d) if is_skipped(d));
+    let node = inputs.device_nodes.iter().find(|p| p.exists());
     checks.push(match (node, inputs.device_nodes.first()) {
-        (Some(p), _) => {
-            Check { what: CheckId::Gpu, result: Ok(format!("{} present", p.display())), fix: None }
-        }
+        (None, Some(_)) if skip => Check {
+            what: CheckId::Gpu,
+            result: Ok("not checked (KPROF_SKIP_GPU_CHECK=1)".to_string()),
+            fix: None,
+            unknown: true,
+        },
+        (Some(p), _) => Check {
+            what: CheckId::Gpu,
+            result: Ok(format!("{} present", p.display())),
+            fix: None,
+            unknown: false,
+        },
         (None, Some(p)) => Check {
             what: CheckId::Gpu,
             result: Err(format!("no NVIDIA GPU device node ({} does not exist)", p.display())),
             fix: Some(
                 "check `nvidia-smi`; in a container, pass the GPU through (e.g. --gpus all)".to_string(),
             ),
+            unknown: false,
         },
-        (None, None) => {
-            Check { what: CheckId::Gpu, result: Ok("not checked on this platform".to_string()), fix: None }
-        }
+        (None, None) => Check {
+            what: CheckId::Gpu,
+            result: Ok("not checked on this platform".to_string()),
+            fix: None,
+            unknown: true,
+        },
     });
     (checks, found)
+}
+
+/// Whether a driver finding says the GPU checks were skipped (`KPROF_SKIP_GPU_CHECK=1`).
+fn is_skipped(driver: &str) -> bool {
+    driver.contains("KPROF_SKIP_GPU_CHECK")
 }
 
 /// Whether the driver restricts profiling to administrators (Linux: `RmProfilingAdminOnly: 1`
@@ -181,34 +205,33 @@ pub fn counter_permission(params: Option<&str>, is_root: bool) -> Check {
     let admin_only = params.and_then(|p| {
         p.lines().find_map(|l| l.strip_prefix("RmProfilingAdminOnly:")).map(|v| v.trim() == "1")
     });
+    let what = CheckId::CounterPermission;
     match (admin_only, is_root) {
         (Some(true), false) => Check {
-            what: CheckId::CounterPermission,
+            what,
             result: Err("the driver allows GPU performance counters to administrators only \
                          (RmProfilingAdminOnly: 1); ncu will fail with ERR_NVGPUCTRPERM"
                 .into()),
             fix: Some(
                 "load the driver with NVreg_RestrictProfilingToAdminUsers=0, or allow the ncu named in \
                  profile/ncu_path through a NOPASSWD sudo rule and profile with --sudo \
-                 (see \"Counter permissions\" in the README; `cargo kprof doctor --sudo` checks it)"
+                 (see \"Counter permissions\" in docs/reference.md; `cargo kprof doctor --sudo` checks it)"
                     .into(),
             ),
+            unknown: false,
         },
         (Some(true), true) => Check {
-            what: CheckId::CounterPermission,
+            what,
             result: Ok("administrators only, and we are root".into()),
             fix: None,
+            unknown: false,
         },
-        (Some(false), _) => {
-            Check { what: CheckId::CounterPermission, result: Ok("open to all users".into()), fix: None }
-        }
+        (Some(false), _) => Check { what, result: Ok("open to all users".into()), fix: None, unknown: false },
         (None, _) => Check {
-            what: CheckId::CounterPermission,
-            result: Ok(
-                "not known here (no /proc/driver/nvidia/params); ncu reports ERR_NVGPUCTRPERM if denied"
-                    .into(),
-            ),
+            what,
+            result: Ok("no /proc/driver/nvidia/params to read; ncu reports ERR_NVGPUCTRPERM if denied".into()),
             fix: None,
+            unknown: true,
         },
     }
 }
@@ -253,7 +276,7 @@ mod tests {
         assert!(counter_permission(Some(admin), true).result.is_ok());
         assert!(counter_permission(Some("RmProfilingAdminOnly: 0"), false).result.is_ok());
         let unknown = counter_permission(None, false);
-        assert!(unknown.result.unwrap().contains("not known"));
+        assert!(unknown.unknown && unknown.result.is_ok(), "{unknown:?}");
     }
 
     #[test]

@@ -201,11 +201,14 @@ pub fn sudo_checks(
     let mut checks = Vec::new();
     let sudo = path_env.and_then(|p| crate::ncu::locate::find_in_path(SUDO, p));
     checks.push(match &sudo {
-        Some(p) => Check { what: CheckId::Sudo, result: Ok(p.display().to_string()), fix: None },
+        Some(p) => {
+            Check { what: CheckId::Sudo, result: Ok(p.display().to_string()), fix: None, unknown: false }
+        }
         None => Check {
             what: CheckId::Sudo,
             result: Err("`sudo` is not on PATH".into()),
             fix: Some("install sudo, or let every user profile and run without --sudo".into()),
+            unknown: false,
         },
     });
     let ncu = sudo_ncu_path(ncu_path_file);
@@ -214,20 +217,23 @@ pub fn sudo_checks(
             what: CheckId::NcuPathFile,
             result: Ok(format!("{} (the only ncu --sudo runs)", p.display())),
             fix: None,
+            unknown: false,
         },
         Err(problem) => Check {
             what: CheckId::NcuPathFile,
             result: Err(problem.clone()),
             fix: Some(ncu_path_fix(ncu_path_file)),
+            unknown: false,
         },
     });
     if let (Some(sudo), Ok(ncu)) = (sudo, ncu) {
         checks.push(match sudo_version(&sudo, &ncu, timeout, shell) {
-            Ok(v) => Check { what: CheckId::SudoNcu, result: Ok(v), fix: None },
+            Ok(v) => Check { what: CheckId::SudoNcu, result: Ok(v), fix: None, unknown: false },
             Err(problem) => Check {
                 what: CheckId::SudoNcu,
                 result: Err(problem),
                 fix: Some(format!("add a NOPASSWD sudoers rule for exactly {} (guide below)", ncu.display())),
+                unknown: false,
             },
         });
     }

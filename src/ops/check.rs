@@ -260,11 +260,13 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
         return opening::empty_shard(&plan, shell);
     }
     refuse_before_work(o, &plan)?;
+    let extras = Extras { timing: true, timing_only: o.timing_only, dirs_only: false };
+    // Without a GPU (or ncu, unless only timing), stop before building, as a profile does.
+    super::profile::preflight(&plan, extras)?;
     if !archived {
         // An archive's profiles go under --workspace-remap, which kprof made itself.
         opening::create_profiles_root(&plan.profile_root, shell)?;
     }
-    let extras = Extras { timing: true, timing_only: o.timing_only, dirs_only: false };
     let profiles = profile_plan(&plan, built, extras, shell)?;
     if plan.dry_run {
         return Ok(ExitCode::Success);

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::build;
 use crate::config;
 use crate::error::ExitCode;
-use crate::events::Event;
+use crate::events::{CheckStatus, Event};
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
 use crate::process::{self, ProcessBuilder, RunOptions};
@@ -20,17 +20,20 @@ use crate::shell::Shell;
 pub fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> ExitCode {
     let (checks, sudo) = checks(manifest_path, sudo_flag, shell);
     let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
-    let guide = failed.iter().any(|c| c.what.is_sudo_setup());
+    // The sudo guide answers a failed sudo setup, not a stale file nobody runs sudo with.
+    let guide = sudo && failed.iter().any(|c| c.what.is_sudo_setup());
     for c in &checks {
-        let (ok, detail) = match &c.result {
-            Ok(d) => (true, d),
-            Err(p) => (false, p),
+        let (status, detail) = match &c.result {
+            Ok(d) if c.unknown => (CheckStatus::Unknown, d),
+            Ok(d) => (CheckStatus::Ok, d),
+            Err(p) => (CheckStatus::Fail, p),
         };
         shell.emit(&Event::DoctorCheck {
             check: c.what.to_string(),
-            ok,
+            ok: status == CheckStatus::Ok,
+            status,
             detail: detail.clone(),
-            fix: if ok { None } else { c.fix.clone() },
+            fix: if status == CheckStatus::Fail { c.fix.clone() } else { None },
         });
     }
     shell.emit(&Event::DoctorFinished {
@@ -40,7 +43,9 @@ pub fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> E
     });
     match failed.first() {
         None => ExitCode::Success,
-        Some(c) if c.what == CheckId::CounterPermission || c.what.is_sudo_setup() => ExitCode::Permission,
+        Some(c) if c.what == CheckId::CounterPermission || (sudo && c.what.is_sudo_setup()) => {
+            ExitCode::Permission
+        }
         Some(_) => ExitCode::MissingTool,
     }
 }
@@ -66,16 +71,7 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
             shell,
         ));
     } else if let Some(loc) = &ncu {
-        let done = process::run(
-            ProcessBuilder::new(&loc.path).arg("--version"),
-            RunOptions { timeout: Some(privilege::VERSION_CHECK_TIMEOUT), ..Default::default() },
-            shell,
-        );
-        let version = match &done.start_error {
-            Some(e) => format!("could not run it: {e}"),
-            None => done.stdout_text().lines().last().unwrap_or("").trim().to_string(),
-        };
-        checks.push(preflight::Check { what: CheckId::NcuVersion, result: Ok(version), fix: None });
+        checks.push(ncu_version(&loc.path, shell));
     }
     let params = std::fs::read_to_string("/proc/driver/nvidia/params").ok();
     let is_root = std::env::var("USER").is_ok_and(|u| u == "root")
@@ -87,16 +83,46 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
             .unwrap_or(false);
     // Through sudo, ncu runs as root, to whom the counters are always open.
     checks.push(preflight::counter_permission(params.as_deref(), is_root || sudo));
-    let ncu_path = profile_root.join(dir::NCU_PATH_FILE);
     if !sudo {
-        checks.push(preflight::Check {
-            what: CheckId::NcuPathFile,
-            result: Ok(match std::fs::read_to_string(&ncu_path) {
-                Ok(t) => format!("{} (used by --sudo)", t.trim()),
-                Err(_) => format!("{} does not exist yet; created on the first profile", ncu_path.display()),
-            }),
-            fix: None,
-        });
+        checks.push(ncu_path_check(&profile_root.join(dir::NCU_PATH_FILE)));
     }
     (checks, sudo)
+}
+
+/// `ncu --version`: its last line, or why it could not say (a failed check).
+fn ncu_version(ncu: &Path, shell: &Shell) -> preflight::Check {
+    let done = process::run(
+        ProcessBuilder::new(ncu).arg("--version"),
+        RunOptions { timeout: Some(privilege::VERSION_CHECK_TIMEOUT), ..Default::default() },
+        shell,
+    );
+    let version = done.stdout_text().lines().last().unwrap_or("").trim().to_string();
+    let result = match (&done.start_error, &done.ending) {
+        (Some(e), _) => Err(format!("{} could not be run: {e}", ncu.display())),
+        (None, process::Ending::Exited(s)) if s.success() && !version.is_empty() => Ok(version),
+        (None, ending) => Err(format!("`{} --version` failed ({ending})", ncu.display())),
+    };
+    let fix = result.is_err().then(|| "check that this ncu runs here: it must print its version".to_string());
+    preflight::Check { what: CheckId::NcuVersion, result, fix, unknown: false }
+}
+
+/// `profile/ncu_path` without `--sudo`: absent is fine (the first profile writes the ncu it
+/// finds); present, it must name an executable, as the ncu check above reads it too.
+fn ncu_path_check(file: &Path) -> preflight::Check {
+    let (result, fix) = if !file.exists() {
+        (Ok("not written yet; the first profile writes the ncu it finds".to_string()), None)
+    } else {
+        match privilege::sudo_ncu_path(file) {
+            Ok(ncu) => (Ok(format!("{} (the ncu --sudo would run)", ncu.display())), None),
+            Err(problem) => (
+                Err(problem),
+                Some(format!(
+                    "write the ncu to use into it (printf '%s\\n' /absolute/path/to/ncu > {0}), or delete {0}: \
+                     the next profile writes the ncu it finds",
+                    file.display()
+                )),
+            ),
+        }
+    };
+    preflight::Check { what: CheckId::NcuPathFile, result, fix, unknown: false }
 }

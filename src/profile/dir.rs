@@ -505,15 +505,18 @@ impl ProfileDir {
     }
 }
 
-/// Creates `<profiles_root>/ncu_path` with [`DEFAULT_NCU_PATH`] when it is absent, and
-/// leaves an existing file alone. Returns the file's path.
-pub fn ensure_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
+/// Creates `<profiles_root>/ncu_path` when it is absent, naming `found` (the ncu this run
+/// located), else [`DEFAULT_NCU_PATH`], and leaves an existing file alone. Returns the
+/// file's path. Called only once the machine passed its checks (or for a dry run), so that
+/// a run that cannot profile writes nothing.
+pub fn ensure_ncu_path(profiles_root: &Path, found: Option<&Path>) -> Result<PathBuf, Failure> {
     create_dir_all(profiles_root)?;
     let file = profiles_root.join(NCU_PATH_FILE);
+    let named = found.map(|p| p.display().to_string()).unwrap_or_else(|| DEFAULT_NCU_PATH.to_string());
     match fs::OpenOptions::new().write(true).create_new(true).open(&file) {
         Ok(mut handle) => {
             handle
-                .write_all(format!("{DEFAULT_NCU_PATH}\n").as_bytes())
+                .write_all(format!("{named}\n").as_bytes())
                 .map_err(|e| io_failure("cannot write", &file, &e))?;
             Ok(file)
         }
@@ -734,15 +737,23 @@ mod tests {
     }
 
     #[test]
+    fn ncu_path_names_the_ncu_the_run_found() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = profiles_root(tmp.path());
+        ensure_ncu_path(&root, Some(Path::new("/opt/nsight/ncu"))).unwrap();
+        assert_eq!(read_ncu_path(&root).unwrap(), Path::new("/opt/nsight/ncu"));
+    }
+
+    #[test]
     fn ncu_path_is_created_once_and_never_overwritten() {
         let tmp = tempfile::tempdir().unwrap();
         let root = profiles_root(tmp.path());
-        let file = ensure_ncu_path(&root).unwrap();
+        let file = ensure_ncu_path(&root, None).unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "/usr/local/cuda/bin/ncu\n");
         assert_eq!(read_ncu_path(&root).unwrap(), Path::new(DEFAULT_NCU_PATH));
 
         fs::write(&file, "  /opt/cuda/bin/ncu  \n\n").unwrap();
-        ensure_ncu_path(&root).unwrap();
+        ensure_ncu_path(&root, Some(Path::new("/elsewhere/ncu"))).unwrap();
         assert_eq!(fs::read_to_string(&file).unwrap(), "  /opt/cuda/bin/ncu  \n\n");
         assert_eq!(read_ncu_path(&root).unwrap(), Path::new("/opt/cuda/bin/ncu"));
 

@@ -97,10 +97,8 @@ fn dry_run_writes_profile_dir_and_prints_the_ncu_command() {
     );
     assert!(Path::new(&spec.target.executable).is_file());
 
-    assert_eq!(
-        std::fs::read_to_string(ws.root().join("profile/ncu_path")).unwrap(),
-        "/usr/local/cuda/bin/ncu\n"
-    );
+    // No ncu was found here: profile/ncu_path would name one that does not exist.
+    assert!(!ws.root().join("profile/ncu_path").exists());
     // The harness runtime was forced on a crate that does not use the harness: warned.
     assert!(stderr.contains("kprof-harness"), "{stderr}");
 }
@@ -136,7 +134,9 @@ fn missing_ncu_is_named_before_anything_is_built() {
     assert!(stderr.contains("NCU=/nonexistent/ncu is not an executable file"), "{stderr}");
     assert!(stderr.contains("--dry-run"), "{stderr}");
     assert!(!ws.root().join("target/kprof").exists(), "nothing may be built when profiling cannot run");
-    assert!(ws.profiles().is_empty());
+    // Nor written: no profile/, no profile/ncu_path naming an ncu that is not there.
+    assert!(!ws.root().join("profile").exists(), "a failed preflight wrote profile/");
+    assert!(!stderr.contains("note: created"), "{stderr}");
 }
 
 #[test]
@@ -264,7 +264,7 @@ fn doctor_names_each_problem_and_passes_when_all_is_there() {
     let out = run(&[("NCU", "/nonexistent/ncu")]);
     assert_eq!(out.status.code(), Some(5), "{}", text(&out.stdout));
     assert!(
-        text(&out.stdout).contains("FAIL  ncu: Nsight Compute's `ncu` was not found"),
+        text(&out.stdout).contains("FAIL    ncu: Nsight Compute's `ncu` was not found"),
         "{}",
         text(&out.stdout)
     );
@@ -278,7 +278,12 @@ fn doctor_names_each_problem_and_passes_when_all_is_there() {
     }
     let out = run(&[("NCU", ncu.to_str().unwrap()), ("KPROF_SKIP_GPU_CHECK", "1")]);
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("ok    ncu version: Version 2025.3.1.0 (build 36398880)"), "{stdout}");
+    assert!(stdout.contains("ok      ncu version: Version 2025.3.1.0 (build 36398880)"), "{stdout}");
+    // What it did not check is `unknown`, never `ok`.
+    assert!(stdout.contains("unknown GPU: not checked (KPROF_SKIP_GPU_CHECK=1)"), "{stdout}");
+    if !Path::new("/proc/driver/nvidia/params").exists() {
+        assert!(stdout.contains("unknown counter permission: no /proc/driver/nvidia/params"), "{stdout}");
+    }
     if stdout.contains("FAIL") {
         // A machine whose driver restricts counters to administrators: exit 7, with the fix.
         assert_eq!(out.status.code(), Some(7), "{stdout}");
@@ -286,4 +291,41 @@ fn doctor_names_each_problem_and_passes_when_all_is_there() {
         assert_eq!(out.status.code(), Some(0), "{stdout}");
         assert!(stdout.contains("profiling can work here"), "{stdout}");
     }
+}
+
+/// `doctor` never says `ok` of a path it also reports missing: a `profile/ncu_path` that
+/// names an ncu that is not there fails with the ncu check, and `--color always` colours
+/// the words.
+#[test]
+fn doctor_agrees_with_itself_and_colours_when_asked() {
+    let ws = Workspace::new(TWO_KERNELS);
+    std::fs::create_dir_all(ws.root().join("profile")).unwrap();
+    std::fs::write(ws.root().join("profile/ncu_path"), "/nonexistent/cuda/bin/ncu\n").unwrap();
+    let cargo_dir = Path::new(env!("CARGO")).parent().unwrap().to_str().unwrap().to_string();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .args(["kprof", "doctor", "--manifest-path"])
+            .arg(ws.manifest())
+            .args(extra)
+            .env_remove("NCU")
+            .env("PATH", &cargo_dir)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--color", "never"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(5), "{stdout}");
+    assert!(
+        stdout.contains("FAIL    ncu: ") && stdout.contains("/nonexistent/cuda/bin/ncu (from"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL    profile/ncu_path: ") && stdout.contains("which does not exist"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("ok      profile/ncu_path"), "{stdout}");
+    assert!(!stdout.contains("--sudo runs `sudo -n"), "no sudo guide without --sudo: {stdout}");
+    assert!(!stdout.contains('\x1b'), "{stdout}");
+    let coloured = text(&run(&["--color", "always"]).stdout);
+    assert!(coloured.contains("\x1b[1;31mFAIL\x1b[0m    ncu: "), "{coloured}");
 }

@@ -204,7 +204,40 @@ fn check_timing_only(ws: &Workspace, args: &[&str], recorded: &str, summary: &Pa
         .env("FAKE_TIMING", timing(recorded))
         .env("GITHUB_STEP_SUMMARY", summary);
     cmd.env_remove("NCU").env("PATH", "/usr/bin:/bin:".to_string() + &std::env::var("PATH").unwrap());
+    // The stand-in bench needs no GPU; the machine check is for real ones.
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.output().unwrap()
+}
+
+/// `check` on a machine without a GPU stops before building, with exit 5 and what is
+/// missing, as the profile command does: `--timing-only` needs no ncu, but the harness
+/// times on the GPU.
+#[test]
+fn check_without_a_gpu_stops_before_building() {
+    if cargo_kprof::ncu::preflight::probe_cuda_driver().is_ok() && Path::new("/dev/nvidiactl").exists() {
+        eprintln!("skipped: check without a GPU: this machine has one");
+        return;
+    }
+    let ws = timing_workspace();
+    for args in [&["--timing-only", "--save-baseline", "main"][..], &["--save-baseline", "main"][..]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .args(["kprof", "check"])
+            .args(args)
+            .arg("--manifest-path")
+            .arg(ws.manifest())
+            .env("CARGO_TARGET_DIR", ws.root().join("target"))
+            .env_remove("KPROF_SKIP_GPU_CHECK")
+            .output()
+            .unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(5), "{args:?}: {stderr}");
+        assert!(stderr.contains("cannot profile on this machine") && stderr.contains("GPU"), "{stderr}");
+        if args.contains(&"--timing-only") {
+            assert!(!stderr.contains("  - ncu:"), "timing needs no ncu: {stderr}");
+        }
+        assert!(!ws.root().join("target/kprof").exists(), "{args:?} built before stopping");
+        assert!(!ws.root().join("profile").exists(), "{args:?} wrote profile/");
+    }
 }
 
 /// The gate on timings alone: an unchanged re-run passes, the slowed kernel fails with

@@ -396,7 +396,7 @@ fn doctor_checks_the_sudo_setup() {
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(7), "{stdout}");
     assert!(
-        stdout.contains(&format!("FAIL  profile/ncu_path: {} does not exist\n", file.display())),
+        stdout.contains(&format!("FAIL    profile/ncu_path: {} does not exist\n", file.display())),
         "{stdout}"
     );
     assert!(
@@ -418,17 +418,17 @@ fn doctor_checks_the_sudo_setup() {
     assert_eq!(out.status.code(), Some(0), "{stdout}");
     let ncu = tools.ncu.display();
     for line in [
-        format!("ok    sudo: {}\n", tools.sudo_dir.join("sudo").display()),
-        format!("ok    profile/ncu_path: {ncu} (the only ncu --sudo runs)\n"),
+        format!("ok      sudo: {}\n", tools.sudo_dir.join("sudo").display()),
+        format!("ok      profile/ncu_path: {ncu} (the only ncu --sudo runs)\n"),
         format!(
-            "ok    sudo -n ncu: Version 2025.3.1.0 (build 36398880) (public-release) (through `sudo -n {ncu} --version`)\n"
+            "ok      sudo -n ncu: Version 2025.3.1.0 (build 36398880) (public-release) (through `sudo -n {ncu} --version`)\n"
         ),
         "profiling can work here (through sudo -n)\n".to_string(),
     ] {
         assert!(stdout.contains(&line), "missing {line:?} in\n{stdout}");
     }
     // PATH's and NCU's ncu are not what sudo runs: not checked, not run.
-    assert!(!stdout.contains("ok    ncu:") && !stdout.contains("ncu version"), "{stdout}");
+    assert!(!stdout.contains("ok      ncu:") && !stdout.contains("ncu version"), "{stdout}");
     assert!(!tools.decoy_used());
     assert_eq!(tools.calls("sudo_argv"), [vec!["-n".to_string(), ncu.to_string(), "--version".to_string()]]);
     if cfg!(target_os = "linux") {
@@ -445,8 +445,8 @@ fn doctor_checks_the_sudo_setup() {
     assert_eq!(out.status.code(), Some(7), "{stdout}");
     assert!(
         stdout.contains(&format!(
-            "FAIL  sudo -n ncu: `sudo -n {ncu} --version` failed (exit status: 1): {said}\n\
-             \x20     fix: add a NOPASSWD sudoers rule for exactly {ncu} (guide below)\n"
+            "FAIL    sudo -n ncu: `sudo -n {ncu} --version` failed (exit status: 1): {said}\n\
+             \x20       fix: add a NOPASSWD sudoers rule for exactly {ncu} (guide below)\n"
         )),
         "{stdout}"
     );
@@ -460,7 +460,7 @@ fn doctor_checks_the_sudo_setup() {
     assert_eq!(out.status.code(), Some(7), "{stdout}");
     assert!(
         stdout.contains(&format!(
-            "FAIL  profile/ncu_path: {} does not exist\n",
+            "FAIL    profile/ncu_path: {} does not exist\n",
             configured.root().join("profile/ncu_path").display()
         )),
         "{stdout}"

@@ -76,7 +76,8 @@ fn the_first_run_that_creates_profile_says_so_once() {
     assert!(
         text.contains("add `profile/` to .gitignore") && text.contains("commit only `profile/baselines/`")
     );
-    assert!(root.join("ncu_path").is_file());
+    // No ncu here: no ncu_path naming one that does not exist.
+    assert!(!root.join("ncu_path").exists());
 
     let second = ws.kprof(&dry, &[]);
     assert!(second.status.success(), "{}", stderr(&second));

@@ -14,6 +14,7 @@ use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
 use crate::ops::archive::{unpack_for_check, Unpack};
 use crate::ops::opening::{self, RequestFn};
+use crate::ops::profile::Extras;
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
 
@@ -78,6 +79,10 @@ fn from_tree(
     let request = opening::with_engine_shard(request()?)?;
     let head_plan = plan::resolve(&request, &ws.metadata, &ws.config, build::cargo_binary())?;
     refuse_timing_only(timing_only, &head_plan)?;
+    // Nothing is checked out or built on a machine that cannot run the check: its rounds
+    // need the GPU, and its profiles ncu too.
+    let extras = Extras { timing: false, timing_only: false, dirs_only: timing_only };
+    crate::ops::profile::preflight(&head_plan, extras)?;
     let (base, base_plan, _) = super::base::base_side(&request, &head_plan, manifest, asked, shell)?;
     let head = build_side(Side::Head, head_plan, shell)?;
     let other = build_side(Side::Base, base_plan, shell)?;
@@ -198,7 +203,7 @@ fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
 /// The base's profiles root gets the head's `ncu_path`, so both sides run the same ncu.
 pub fn share_ncu_path(head_root: &Path, base_root: &Path) -> Result<()> {
     std::fs::create_dir_all(base_root)?;
-    let head = crate::profile::dir::ensure_ncu_path(head_root)?;
+    let head = crate::profile::dir::ensure_ncu_path(head_root, None)?;
     let base = base_root.join(head.file_name().unwrap_or_default());
     if !base.exists() {
         std::fs::copy(&head, &base)?;

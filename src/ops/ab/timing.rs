@@ -236,7 +236,7 @@ fn ncu_of(k: &KernelPlan, dir: &ProfileDir) -> Result<PathBuf> {
     if k.privilege == Privilege::Sudo {
         return Ok(crate::profile::dir::read_ncu_path(root)?);
     }
-    let file = crate::profile::dir::ensure_ncu_path(root)?;
+    let file = crate::profile::dir::ensure_ncu_path(root, None)?;
     crate::ncu::locate_ncu(std::env::var_os("NCU").as_deref(), std::env::var_os("PATH").as_deref(), &file)
         .map(|l| l.path)
         .map_err(|e| anyhow::anyhow!("{e}"))

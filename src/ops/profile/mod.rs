@@ -19,6 +19,7 @@ use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
 use crate::model::kinds::Privilege;
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
+use crate::ncu::NcuLocation;
 use crate::plan::{KernelPlan, Plan};
 use crate::process;
 use crate::profile::dir::{self, ProfileDir};
@@ -38,7 +39,7 @@ pub struct Extras {
 
 impl Extras {
     /// Whether ncu runs at all.
-    fn runs_ncu(self) -> bool {
+    pub fn runs_ncu(self) -> bool {
         !self.timing_only && !self.dirs_only
     }
 }
@@ -99,11 +100,13 @@ pub fn profile_plan<'a>(
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
 }
 
-/// Checks the machine (unless nothing runs ncu) and picks the ncu each kernel runs. A dry
-/// run shows the ncu a real run would use, or plain `ncu`.
-fn choose_ncu(plan: &Plan, extras: Extras) -> Result<NcuChoice> {
-    let ncu_path_file = dir::ensure_ncu_path(&plan.profile_root)?;
-    let inputs = preflight::ProbeInputs::from_machine(&ncu_path_file);
+/// Checks what the plan needs of this machine, and writes nothing: a run that cannot
+/// profile stops here, before anything is built, and leaves no `profile/` behind. ncu, the
+/// driver and a GPU when ncu runs; the driver and a GPU alone when only the harness times
+/// (`--timing-only`, an A/B check's rounds). A dry run checks nothing. Returns the ncu
+/// found, if any.
+pub fn preflight(plan: &Plan, extras: Extras) -> Result<Option<NcuLocation>> {
+    let inputs = preflight::ProbeInputs::from_machine(&plan.profile_root.join(dir::NCU_PATH_FILE));
     let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
     let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
     if plan.kernels.iter().all(sudo) {
@@ -111,19 +114,36 @@ fn choose_ncu(plan: &Plan, extras: Extras) -> Result<NcuChoice> {
         checks.retain(|c| c.what != CheckId::Ncu);
     }
     if !extras.runs_ncu() {
-        // No ncu: the harness itself says when there is no GPU or driver.
-        checks.clear();
+        // No ncu, but the harness still times on the GPU.
+        checks.retain(|c| matches!(c.what, CheckId::Driver | CheckId::Gpu));
     }
     if !plan.dry_run {
         preflight::require_checks(&checks)?;
     }
+    Ok(found)
+}
+
+/// Checks the machine ([`preflight`]) and picks the ncu each kernel runs; only then is
+/// `profile/ncu_path` written, when absent, naming the ncu found. A dry run shows the ncu
+/// a real run would use, or plain `ncu`.
+fn choose_ncu(plan: &Plan, extras: Extras) -> Result<NcuChoice> {
+    let found = preflight(plan, extras)?;
+    let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
+    // The file names an ncu that exists: the one found, or under `--sudo` the default
+    // (checked just below). A run that found none writes none.
+    let ncu_path_file = match &found {
+        Some(l) => dir::ensure_ncu_path(&plan.profile_root, Some(&l.path))?,
+        None if plan.kernels.iter().any(sudo) => dir::ensure_ncu_path(&plan.profile_root, None)?,
+        None => plan.profile_root.join(dir::NCU_PATH_FILE),
+    };
+    let inputs_path = std::env::var_os("PATH");
     let direct = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
     let sudo = if !plan.kernels.iter().any(sudo) {
         None
     } else if plan.dry_run || extras.timing_only {
         Some(dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
     } else {
-        Some(privilege::require_sudo(&ncu_path_file, inputs.path_env.as_deref())?)
+        Some(privilege::require_sudo(&ncu_path_file, inputs_path.as_deref())?)
     };
     Ok(NcuChoice { direct, sudo })
 }

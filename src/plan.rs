@@ -121,7 +121,8 @@ pub enum StagePlan {
 }
 
 impl StagePlan {
-    /// Whether kprof chooses the stages: `basic`, then the follow-up its metrics call for.
+    /// Whether kprof chooses the stages: `basic` and `source`, then the follow-up basic's
+    /// metrics call for.
     pub fn is_auto(&self) -> bool {
         matches!(self, StagePlan::Stages(StageSelection::Auto))
     }
@@ -177,7 +178,8 @@ pub struct KernelPlan {
 
 impl KernelPlan {
     /// The stages to run before any metric is known: discovery when there is no filter
-    /// yet, else basic for `auto`, every stage but `full` for `all`, or the list.
+    /// yet, else basic and source for `auto` (the follow-up comes after basic), every stage
+    /// but `full` for `all`, or the list.
     pub fn initial_collections(&self) -> Vec<StageCollection> {
         if self.filter.is_none() {
             return vec![StageCollection::Discovery];
@@ -185,10 +187,15 @@ impl KernelPlan {
         self.stage_collections()
     }
 
-    /// The stages to run for a known kernel (after discovery, if any).
+    /// The stages to run for a known kernel (after discovery, if any): the selection's,
+    /// the extra ones, then `auto`'s hot lines.
     pub fn stage_collections(&self) -> Vec<StageCollection> {
         let mut stages = self.requested_collections();
-        for extra in self.extra_stages.iter().map(|s| StageCollection::Named(*s)) {
+        let auto_extras = match self.stages.is_auto() {
+            true => crate::ncu::stages::auto_first_stages(),
+            false => Vec::new(),
+        };
+        for extra in self.extra_stages.iter().chain(&auto_extras).map(|s| StageCollection::Named(*s)) {
             if !stages.contains(&extra) {
                 stages.push(extra);
             }
@@ -200,6 +207,7 @@ impl KernelPlan {
         use crate::model::stage::Stage;
         match &self.stages {
             StagePlan::Custom(c) => vec![c.clone()],
+            // Basic; its hot lines come after the extra stages (see `stage_collections`).
             StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
             StagePlan::Stages(StageSelection::All) => Stage::ALL
                 .into_iter()

@@ -3,8 +3,8 @@
 //! Results a script may read (paths, verdicts, the ncu commands of a dry run, JSON
 //! messages) go to stdout; messages for people (progress, notes, warnings, errors) go to
 //! stderr, so `--message-format json` keeps stdout pure JSON lines. `-q` silences the
-//! messages for people, `-v` adds each child process run with its wall time, `-vv` also
-//! the child's output. Colour follows `--color`, then `CARGO_TERM_COLOR`, then whether
+//! messages for people, `-v` adds the start of each stage and each child process run
+//! (its whole command line) with its wall time, `-vv` also the child's output. Colour follows `--color`, then `CARGO_TERM_COLOR`, then whether
 //! stderr is a terminal (`NO_COLOR` turns automatic colour off).
 //!
 //! Messages for people never carry control characters from elsewhere (a child's escape
@@ -37,6 +37,9 @@ pub enum Channel {
     /// Only its JSON line, under `--message-format json`; people read the same in the
     /// lines around it.
     Machine,
+    /// Progress people see only under `-v` (the start of a stage, which a terminal shows
+    /// on a spinner); under JSON always its JSON line.
+    Detail,
 }
 
 /// How a summary speaks to people.
@@ -311,6 +314,14 @@ impl Shell {
             }
             (Channel::Notice(level), as_json) => {
                 self.speak(level, message.to_string());
+                if as_json {
+                    self.out(json());
+                }
+            }
+            (Channel::Detail, as_json) => {
+                if self.verbose >= 1 {
+                    self.status(message.to_string());
+                }
                 if as_json {
                     self.out(json());
                 }

@@ -105,6 +105,20 @@ pub fn has_device_debug_flag(flags: &str) -> bool {
 }
 
 impl BuildRequest {
+    /// What is built, in a few words for the progress line (the whole command is in
+    /// `commands.sh` and, under `-v`, printed as it runs): `bench hgemm of kprof-demo
+    /// (release, into /ws/target/kprof)`.
+    pub fn describe(&self) -> String {
+        let mut targets: Vec<String> =
+            self.targets.iter().map(|t| format!("{} {} of {}", t.kind.name(), t.name, t.package)).collect();
+        if targets.len() > 3 {
+            let more = targets.len() - 2;
+            targets.truncate(2);
+            targets.push(format!("{more} more"));
+        }
+        format!("{} ({}, into {})", targets.join(", "), self.profile, self.target_dir.display())
+    }
+
     /// The exact `cargo build` command, as run and as written to `commands.sh`.
     pub fn command(&self) -> ProcessBuilder {
         let mut p = ProcessBuilder::new(&self.cargo);

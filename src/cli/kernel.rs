@@ -26,7 +26,7 @@ pub struct KernelOptions {
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
     #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
     pub kernel_regex: Option<String>,
-    /// Stages: `auto` (basic, then one follow-up chosen from its metrics), `all`, or a list
+    /// Stages: `auto` (basic and source, the hot lines, then one follow-up chosen from basic's metrics), `all`, or a list
     #[arg(long, value_name = "auto|all|LIST", value_parser = parse_stages, help_heading = "Profiling Options")]
     pub stages: Option<StagesArg>,
     /// Matching launches to skip before profiling (programs without the kprof harness); unset, kprof's default is fitted to the program when it would skip every launch

@@ -119,7 +119,11 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     collections.sort_by_key(|c| *c == StageCollection::Named(Stage::Source));
     let stages: Vec<BatchStage> = collections
         .into_iter()
-        .map(|collection| BatchStage { collection, group: all.clone(), reason: Reason::first(auto) })
+        .map(|collection| BatchStage {
+            reason: Reason::first(auto, &collection),
+            collection,
+            group: all.clone(),
+        })
         .collect();
     let mut batch = Batch {
         members,
@@ -209,6 +213,9 @@ impl Unit for Batch<'_, '_> {
                 );
                 return Ok(Next::Done);
             }
+            status if super::single::hot_lines_may_fail(self.auto, &collection, status) => {
+                return self.on_hot_lines_failed(&group, ran);
+            }
             _ => return self.on_failure(&collection, &group, ran, &cmd),
         }
         self.shell.emit(&Event::StageDone {
@@ -217,6 +224,7 @@ impl Unit for Batch<'_, '_> {
             status: StageStatus::Ok.name(),
             passes: ran.outcome.passes.first().copied(),
             wall_ms: ran.outcome.wall_ms,
+            why: reason.brief(),
         });
         let text = std::fs::read_to_string(self.dir.stage_raw_path(&collection)).unwrap_or_default();
         let shared = Shared {
@@ -264,6 +272,20 @@ impl Batch<'_, '_> {
         let everything = KernelFilter::regex(".*");
         let log = ran.outcome.log.unwrap_or_default();
         Ok(Next::Fail(stage_failure(&end, k, k.filter.as_ref().unwrap_or(&everything), &log, cmd).into()))
+    }
+
+    /// `auto`'s batched source stage failed: each member's manifest records it, each is
+    /// told it has no hot lines, and the batch goes on.
+    fn on_hot_lines_failed(&mut self, group: &[usize], ran: StageRan) -> Result<Next<BatchStage>> {
+        let why = super::single::hot_lines_problem(&ran);
+        for i in group {
+            self.manifests[*i].stages.push(ran.outcome.clone());
+            self.shell.emit(&Event::HotLinesMissing {
+                kernel: self.members[*i].kernel.name.clone(),
+                why: why.clone(),
+            });
+        }
+        Ok(Next::Done)
     }
 
     /// Sends the members `group` to run alone, for `why`.
@@ -371,7 +393,9 @@ impl Batch<'_, '_> {
             },
         );
         let about = Reason::FollowUp(reason.clone()).script_comment(collection.name());
-        append_command(m.dir, &format!("# Stage 2: {about}\n{alone_cmd}\n"))?;
+        // Numbered after the stages written before the run (basic, and auto's source).
+        let number = m.first.len() + 1;
+        append_command(m.dir, &format!("# Stage {number}: {about}\n{alone_cmd}\n"))?;
         Ok((stage, reason))
     }
 

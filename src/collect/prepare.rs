@@ -198,19 +198,25 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         };
         s.push_str(&format!("# Launch window: {} ({origin}).\n\n", kernel.window.describe()));
     }
+    let auto = kernel.stages.is_auto();
     for (i, (c, cmd)) in stages.iter().enumerate() {
-        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(c.name()), cmd));
+        let about = match super::reason::Reason::first(auto, c) {
+            super::reason::Reason::AutoHotLines => format!("{} (auto: the hot lines)", c.name()),
+            _ => c.name().to_string(),
+        };
+        s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(&about), cmd));
     }
     if kernel.filter.is_none() {
         s.push_str(
             "# No kernel hint: discovery profiles every launch from the first (durations only, up\n\
              # to 1000 launches); the stages for the costliest kernel follow, recorded here once chosen.\n",
         );
-    } else if kernel.stages.is_auto() {
-        s.push_str(
-            "# Stage 2: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
+    } else if auto {
+        s.push_str(&format!(
+            "# Stage {}: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
              # basic's metrics when the profile runs; its command is recorded here once chosen.\n",
-        );
+            stages.len() + 1
+        ));
     }
     s
 }

@@ -13,6 +13,8 @@ use crate::process::shell_comment;
 pub enum Reason {
     /// `auto`: basic always runs first.
     AutoFirst,
+    /// `auto`: the source stage, for the hot lines.
+    AutoHotLines,
     /// The stage was asked for (`--stage`, the manifests).
     Requested,
     /// The follow-up the rules chose from basic's metrics (their words).
@@ -39,12 +41,33 @@ pub enum Reason {
 }
 
 impl Reason {
-    /// The reason of the stages a plan names: `auto`'s basic, or what was asked for.
-    pub fn first(auto: bool) -> Reason {
-        if auto {
-            Reason::AutoFirst
-        } else {
-            Reason::Requested
+    /// The reason of the stages a plan names: `auto`'s basic and hot lines, or what was
+    /// asked for.
+    pub fn first(auto: bool, collection: &crate::ncu::StageCollection) -> Reason {
+        match (auto, collection) {
+            (true, crate::ncu::StageCollection::Named(crate::model::stage::Stage::Source)) => {
+                Reason::AutoHotLines
+            }
+            (true, _) => Reason::AutoFirst,
+            (false, _) => Reason::Requested,
+        }
+    }
+
+    /// The reason in brief, for the one line a stage gets when it ends: a follow-up's
+    /// rule without its conditions and values, a retry without its explanation.
+    pub fn brief(&self) -> String {
+        match self {
+            Reason::FollowUp(reason) if !reason.contains("`: ") => {
+                format!("auto follow-up: {}", reason.split(": ").next().unwrap_or(reason))
+            }
+            Reason::FollowUp(_) => "auto follow-ups, chosen per kernel".to_string(),
+            Reason::WindowFitted(_) => "again, window fitted".to_string(),
+            Reason::Census => "census of every kernel's launches".to_string(),
+            Reason::Batched(inner) => format!("{}; batched", inner.brief()),
+            Reason::BatchedWith { inner, kernels } => {
+                format!("{}; batched with {kernels} kernel(s)", inner.brief())
+            }
+            other => other.to_string(),
         }
     }
 
@@ -63,6 +86,7 @@ impl fmt::Display for Reason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Reason::AutoFirst => f.write_str("auto: always first"),
+            Reason::AutoHotLines => f.write_str("auto: the hot lines"),
             Reason::Requested => f.write_str("requested"),
             Reason::FollowUp(reason) => write!(f, "auto follow-up: {reason}"),
             Reason::ChosenByDiscovery(kernel) => write!(f, "for `{kernel}`, chosen by discovery"),
@@ -84,8 +108,11 @@ mod tests {
 
     #[test]
     fn reasons_read_as_the_manifest_records_them() {
-        assert_eq!(Reason::first(true).to_string(), "auto: always first");
-        assert_eq!(Reason::first(false).to_string(), "requested");
+        use crate::model::stage::Stage;
+        use crate::ncu::StageCollection::Named;
+        assert_eq!(Reason::first(true, &Named(Stage::Basic)).to_string(), "auto: always first");
+        assert_eq!(Reason::first(true, &Named(Stage::Source)).to_string(), "auto: the hot lines");
+        assert_eq!(Reason::first(false, &Named(Stage::Source)).to_string(), "requested");
         let follow = Reason::FollowUp("rule `x` (memory): y".into());
         assert_eq!(follow.to_string(), "auto follow-up: rule `x` (memory): y");
         let batched = Reason::BatchedWith { inner: Box::new(follow.clone()), kernels: 3 };
@@ -95,6 +122,18 @@ mod tests {
         );
         assert_eq!(Reason::Batched(Box::new(Reason::AutoFirst)).to_string(), "auto: always first; batched");
         assert_eq!(Reason::NarrowedTo("k".into()).to_string(), "again, for `k` only");
+    }
+
+    #[test]
+    fn briefs_keep_the_rule_and_drop_its_numbers() {
+        let follow = Reason::FollowUp(
+            "limiter `l1-shared-bandwidth` (memory-bound): l1tex_throughput_elapsed_pct >= 60 (l1tex = 81.39)".into(),
+        );
+        assert_eq!(follow.brief(), "auto follow-up: limiter `l1-shared-bandwidth` (memory-bound)");
+        let batched =
+            Reason::Batched(Box::new(Reason::FollowUp("`a`: rule `x` (memory): y; `b`: rule `z`: w".into())));
+        assert_eq!(batched.brief(), "auto follow-ups, chosen per kernel; batched");
+        assert_eq!(Reason::AutoHotLines.brief(), "auto: the hot lines");
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl<'r, 'a> Single<'r, 'a> {
             .map(|(c, p)| Pending {
                 collection: c.clone(),
                 cmd: Some(p.clone()),
-                reason: Reason::first(auto),
+                reason: Reason::first(auto, c),
             })
             .collect();
         let st = State {
@@ -204,6 +204,17 @@ impl<'r, 'a> Single<'r, 'a> {
         Next::Fail(stage_failure(&end, self.run.kernel, f, log, cmd).into())
     }
 
+    /// `auto`'s source stage failed: said, its page (if any) set aside, and the run goes
+    /// on without hot lines.
+    fn on_hot_lines_failed(&mut self, collection: &StageCollection, ran: StageRan) -> Result<Next<Pending>> {
+        self.set_aside(collection)?;
+        self.shell.emit(&Event::HotLinesMissing {
+            kernel: self.run.kernel.name.clone(),
+            why: hot_lines_problem(&ran),
+        });
+        Ok(Next::Done)
+    }
+
     /// A source page of kernels without line info: said once, and the stage again as
     /// SASS only (its first page kept aside).
     fn on_no_line_info(&mut self, collection: StageCollection, kernels: &[String]) -> Result<Next<Pending>> {
@@ -272,7 +283,7 @@ impl<'r, 'a> Single<'r, 'a> {
     }
 
     /// Says that the stage ended `ok`, with its passes and time.
-    fn stage_done(&self, collection: &StageCollection) {
+    fn stage_done(&self, collection: &StageCollection, reason: &Reason) {
         let last = self.manifest.stages.last();
         self.shell.emit(&Event::StageDone {
             kernel: self.run.kernel.name.clone(),
@@ -280,6 +291,7 @@ impl<'r, 'a> Single<'r, 'a> {
             status: StageStatus::Ok.name(),
             passes: last.and_then(|s| s.passes.first().copied()),
             wall_ms: last.map_or(0, |s| s.wall_ms),
+            why: reason.brief(),
         });
     }
 }
@@ -290,7 +302,8 @@ impl Unit for Single<'_, '_> {
     fn step(&mut self, mut next: Pending) -> Result<Next<Pending>> {
         let cmd = self.command_for(&mut next)?;
         let collection = next.collection;
-        let ran = run_announced(self.run, &collection, &cmd, &next.reason, self.shell);
+        let next_reason = next.reason;
+        let ran = run_announced(self.run, &collection, &cmd, &next_reason, self.shell);
         self.ncu_ms += ran.outcome.wall_ms;
         let status = ran.outcome.status;
         self.manifest.stages.push(ran.outcome.clone());
@@ -301,6 +314,9 @@ impl Unit for Single<'_, '_> {
             }
         }
         if status != StageStatus::Ok {
+            if hot_lines_may_fail(self.auto, &collection, status) {
+                return self.on_hot_lines_failed(&collection, ran);
+            }
             return Ok(self.on_failure(&collection, ran, &cmd));
         }
         if collection == StageCollection::Named(Stage::Source)
@@ -309,7 +325,7 @@ impl Unit for Single<'_, '_> {
         {
             return self.on_no_line_info(collection, &ran.no_line_info);
         }
-        self.stage_done(&collection);
+        self.stage_done(&collection, &next_reason);
         if discovery {
             return self.on_discovery(ran.page);
         }
@@ -326,4 +342,18 @@ impl Unit for Single<'_, '_> {
     fn rebuild(stage: &mut Pending) {
         stage.cmd = None;
     }
+}
+
+/// Whether a stage that ended with `status` may fail and the run go on: `auto`'s source
+/// stage (the hot lines are an addition to the verdict, not its ground; also after
+/// discovery and as SASS only), when ncu or the program failed; a permission error, a
+/// timeout or a signal still ends the run.
+pub(super) fn hot_lines_may_fail(auto: bool, collection: &StageCollection, status: StageStatus) -> bool {
+    auto && *collection == StageCollection::Named(Stage::Source)
+        && matches!(status, StageStatus::NcuFailed | StageStatus::TargetFailed)
+}
+
+/// What went wrong with a source stage, in a few words.
+pub(super) fn hot_lines_problem(ran: &StageRan) -> String {
+    ran.problem.clone().unwrap_or_else(|| format!("it ended `{}`", ran.outcome.status.name()))
 }

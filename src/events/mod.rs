@@ -55,6 +55,8 @@ pub enum Event {
         passes: Option<u32>,
         /// Its wall time, ms.
         wall_ms: u64,
+        /// Why it ran, in brief (the manifest and `commands.sh` have the whole reason).
+        why: String,
     },
     /// Several harness kernels of one program are profiled together, one ncu run per
     /// stage.
@@ -106,6 +108,13 @@ pub enum Event {
         kernels: Vec<String>,
         /// How to build them with line info.
         advice: String,
+    },
+    /// `auto`'s source stage failed: the profile has no hot lines, the rest goes on.
+    HotLinesMissing {
+        /// The kernel.
+        kernel: String,
+        /// What went wrong.
+        why: String,
     },
     /// A kernel hint matched several kernels: the costliest is profiled.
     HintNarrowed {
@@ -297,17 +306,18 @@ impl Message for Event {
     fn channel(&self) -> Channel {
         use Event::*;
         match self {
-            StageStarted { .. } | StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => {
-                Channel::Progress
-            }
-            BatchStarted { .. } | RunsAlone { .. } | FollowUpChosen { .. } | WindowFitted { .. } => {
-                Channel::Progress
-            }
+            // One line per stage when it ends; its start and the follow-up's whole reason
+            // under -v (a terminal shows the running stage on a spinner).
+            StageStarted { .. } | FollowUpChosen { .. } => Channel::Detail,
+            StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
+            BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
             KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
                 Channel::Progress
             }
             BaseWorktree { .. } => Channel::Progress,
-            NoLineInfo { .. } | HintNarrowed { .. } => Channel::Notice(Level::Warning),
+            NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
+                Channel::Notice(Level::Warning)
+            }
             NoTiming { .. } => Channel::Notice(Level::Note),
             DryRun(p) => {
                 Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }

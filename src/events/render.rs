@@ -14,9 +14,12 @@ impl fmt::Display for Event {
         use Event::*;
         match self {
             StageStarted { kernel, stage, why } => write!(f, "Profiling `{kernel}`: stage {stage} ({why})"),
-            // The source page has no pass column: it only says that it finished.
-            StageDone { passes: Some(p), .. } => write!(f, "  done: {p} pass(es) per launch"),
-            StageDone { passes: None, .. } => f.write_str("  done"),
+            // One line per stage; the source page has no pass column.
+            StageDone { kernel, stage, passes, wall_ms, why, .. } => {
+                let passes = passes.map(|p| format!("{p} pass(es) per launch, ")).unwrap_or_default();
+                let wall = units::seconds(*wall_ms as f64 / 1000.0);
+                write!(f, "Profiled `{kernel}`: {stage}, {passes}{wall} ({why})")
+            }
             BatchStarted { program, kernels } => write!(
                 f,
                 "Batching {} kernels of `{program}` into one ncu run per stage: {}",
@@ -29,6 +32,11 @@ impl fmt::Display for Event {
             }
             FollowUpChosen { stage, why, batched: false, .. } => write!(f, "Follow-up: {stage} ({why})"),
             WindowFitted { window, why, .. } => write!(f, "Window: {why} ({window})"),
+            HotLinesMissing { kernel, why } => write!(
+                f,
+                "`{kernel}`: the source stage failed ({why}): this profile has no hot lines; the verdict \
+                 does not need them, and the stage's command is in commands.sh"
+            ),
             KernelDiscovered { chosen, why, .. } => write!(f, "Discovery: profiling `{chosen}` ({why})"),
             NoLineInfo { .. }
             | HintNarrowed { .. }
@@ -79,15 +87,9 @@ impl fmt::Display for Event {
 }
 
 fn prepared(f: &mut fmt::Formatter<'_>, p: &Prepared) -> fmt::Result {
-    // Progress of a real run: each label on the line of its command.
-    write!(f, "Profile directory: {}", p.profile_dir.display())?;
-    for s in &p.stages {
-        write!(f, "\nncu command ({}): {}", s.stage, s.command)?;
-    }
-    if p.follow_up {
-        f.write_str("\nthen one follow-up stage chosen from basic's metrics")?;
-    }
-    Ok(())
+    // Progress of a real run: where it goes. The ncu commands are in its commands.sh, in
+    // the JSON message, and under -v as each runs.
+    write!(f, "Profile directory: {}", p.profile_dir.display())
 }
 
 fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[KernelVerdict]) -> fmt::Result {

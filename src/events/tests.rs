@@ -97,6 +97,7 @@ fn samples() -> Vec<Event> {
             status: "ok",
             passes: None,
             wall_ms: 3,
+            why: "auto: the hot lines".into(),
         },
         Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into(), "b".into()] },
         Event::RunsAlone { kernel: "a".into(), why: "the batched page could not be read".into() },
@@ -167,6 +168,7 @@ fn samples() -> Vec<Event> {
 fn measuring_samples() -> Vec<Event> {
     vec![
         Event::NoLineInfo { kernels: vec!["k".into()], advice: "build with -lineinfo".into() },
+        Event::HotLinesMissing { kernel: "k".into(), why: "ncu exit code 1".into() },
         Event::HintNarrowed { hint: "mul".into(), kernels: vec!["a".into(), "b".into()], chosen: "a".into() },
         Event::NoTiming { kernel: "k".into() },
         Event::TimingStarted { kernel: "k".into() },
@@ -316,11 +318,16 @@ fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
         status: "ok",
         passes: Some(9),
         wall_ms: 1200,
+        why: "auto: always first".into(),
     };
     let v: serde_json::Value = serde_json::to_value(&e).unwrap();
     assert_eq!(v["reason"], "stage-done");
-    assert_eq!(e.to_string(), "  done: 9 pass(es) per launch");
+    // One line per stage, when it ends.
+    assert_eq!(e.to_string(), "Profiled `hgemm`: basic, 9 pass(es) per launch, 1.20 s (auto: always first)");
     assert_eq!(e.channel(), Channel::Progress);
+    let started =
+        Event::StageStarted { kernel: "hgemm".into(), stage: "basic".into(), why: "requested".into() };
+    assert_eq!(started.channel(), Channel::Detail, "the start only under -v");
 }
 
 #[test]

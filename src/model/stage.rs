@@ -96,7 +96,8 @@ impl FromStr for Stage {
 /// Which stages to run.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum StageSelection {
-    /// `basic`, then exactly one follow-up chosen from basic's metrics.
+    /// `basic` and `source` (the hot lines), then exactly one follow-up chosen from
+    /// basic's metrics.
     #[default]
     Auto,
     /// Every analysis stage: all but `full` (which repeats them all) and `counters` (the

@@ -18,8 +18,9 @@
 //!
 //! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of each
 //! demo and zoo kernel on the H200 (`fixtures/h200/zoo-auto/`, `archive-runs/cost/`);
-//! `None` where not measured yet. `auto` (basic and one follow-up) costs 17 to 21 of the
-//! full set's 38.
+//! `None` where not measured yet. Basic and one follow-up cost 17 to 21 of the full set's
+//! 38; `auto` adds the source stage's 5 for the hot lines ([`auto_collects_source`]), 22
+//! to 26 in all, counted apart from that target.
 
 use crate::model::stage::Stage;
 
@@ -297,6 +298,55 @@ pub const DEFINITIONS: [StageDefinition; 9] = [
     },
 ];
 
+/// The follow-ups `auto` may choose after basic.
+pub const FOLLOW_UPS: [Stage; 4] = [Stage::SpeedOfLight, Stage::Memory, Stage::Compute, Stage::Occupancy];
+
+/// Whether `auto` collects the source stage (the hot lines) besides basic and its
+/// follow-up: yes unless it would more than double the rest of the run. There is no
+/// per-kernel cost estimate yet, so the rule reads the passes measured per stage: source's
+/// against basic's and the cheapest follow-up's.
+pub fn auto_collects_source() -> bool {
+    let passes = |s: Stage| definition(s).passes_h200;
+    let cheapest_follow_up = FOLLOW_UPS.iter().filter_map(|s| passes(*s)).min();
+    match (passes(Stage::Source), passes(Stage::Basic), cheapest_follow_up) {
+        (Some(source), Some(basic), Some(follow_up)) => source <= basic + follow_up,
+        _ => false,
+    }
+}
+
+/// The stages `auto` runs before its follow-up: basic, and source unless
+/// [`auto_collects_source`] says no.
+pub fn auto_first_stages() -> Vec<Stage> {
+    let mut stages = vec![Stage::Basic];
+    if auto_collects_source() {
+        stages.push(Stage::Source);
+    }
+    stages
+}
+
+/// The one line that says what `auto` collects and what it costs against `--set full`,
+/// from the passes measured on the H200.
+pub fn auto_choice() -> String {
+    let passes = |s: Stage| definition(s).passes_h200.unwrap_or(0);
+    let first: u32 = auto_first_stages().into_iter().map(passes).sum();
+    let follow: Vec<u32> = FOLLOW_UPS.iter().map(|s| passes(*s)).collect();
+    let (lo, hi) = (first + follow.iter().min().unwrap_or(&0), first + follow.iter().max().unwrap_or(&0));
+    let full = passes(Stage::Full);
+    if auto_collects_source() {
+        format!(
+            "stages auto: basic and source (the hot lines), then one follow-up chosen from basic's metrics: \
+             {lo}-{hi} replay passes per launch on an H200, where --set full takes {full}; \
+             a --stages list without source leaves the hot lines out"
+        )
+    } else {
+        format!(
+            "stages auto: basic, then one follow-up chosen from its metrics ({lo}-{hi} replay passes per \
+             launch on an H200, --set full {full}); the source stage would more than double that: \
+             add it with --stages basic,source"
+        )
+    }
+}
+
 /// The definition of a stage.
 pub fn definition(stage: Stage) -> &'static StageDefinition {
     DEFINITIONS.iter().find(|d| d.stage == stage).unwrap_or(&DEFINITIONS[0])
@@ -359,13 +409,25 @@ mod tests {
 
     #[test]
     fn auto_costs_well_under_the_full_set() {
-        // basic plus its most expensive possible follow-up, against --set full.
+        // basic plus its most expensive possible follow-up, against --set full; the
+        // source stage's passes are counted apart from this target.
         let full = definition(Stage::Full).passes_h200.unwrap();
         let basic = definition(Stage::Basic).passes_h200.unwrap();
         for follow_up in [Stage::Memory, Stage::Compute, Stage::Occupancy, Stage::SpeedOfLight] {
             let total = basic + definition(follow_up).passes_h200.unwrap();
             assert!(total as f64 <= 0.6 * full as f64, "basic + {follow_up} = {total} passes vs full {full}");
         }
+    }
+
+    #[test]
+    fn auto_collects_the_hot_lines_and_says_what_it_costs() {
+        // Source's 5 passes against basic's 10 and the cheapest follow-up's 7.
+        assert!(auto_collects_source());
+        assert_eq!(auto_first_stages(), [Stage::Basic, Stage::Source]);
+        let line = auto_choice();
+        assert!(line.contains("basic and source") && line.contains("22-26 replay passes"), "{line}");
+        assert!(line.contains("--set full takes 38"), "{line}");
+        assert!(!line.contains('\n'), "one line: {line}");
     }
 
     #[test]

@@ -74,8 +74,8 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
 fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Option<BuildOutput>> {
     let Some(req) = &plan.build else { return Ok(None) };
     match side {
-        Some(side) => shell.status(format!("Building the {side} with line info: {}", req.command())),
-        None => shell.status(format!("Building with line info: {}", req.command())),
+        Some(side) => shell.status(format!("Building the {side} with line info: {}", req.describe())),
+        None => shell.status(format!("Building with line info: {}", req.describe())),
     }
     Ok(Some(req.run(shell)?))
 }

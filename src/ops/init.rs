@@ -230,7 +230,7 @@ fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
         }
         t.push_str(&pad(
             "# stages = [\"basic\", \"memory\"]".into(),
-            "instead of auto: basic, then one follow-up",
+            "instead of auto: basic and source, then one follow-up",
         ));
     }
     t

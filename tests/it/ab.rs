@@ -74,6 +74,8 @@ fn repository_with(kernels: &str) -> Option<Workspace> {
 /// (step summary, base branch) or ncu leaking in.
 fn check_base(ws: &Workspace, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    // Stand-in benches: no GPU needed.
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--base", "HEAD"]).args(args);
     cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
     cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
@@ -235,6 +237,8 @@ fn an_a_b_archive_carries_both_sides_and_checks_without_cargo() {
     let state = tempfile::tempdir().unwrap();
     let remap = ws.root().join("there");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    // Stand-in benches: no GPU needed.
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(&tar).arg("--workspace-remap").arg(&remap);
     cmd.env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
         .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))
@@ -264,6 +268,7 @@ fn a_one_sided_archive_without_a_baseline_is_refused_with_the_way_out() {
     let out = ws.kprof(&["archive", "-o", tar.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .env("KPROF_SKIP_GPU_CHECK", "1")
         .args(["kprof", "check", "--archive"])
         .arg(&tar)
         .arg("--workspace-remap")
@@ -328,6 +333,7 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     }
     let merged = ws.root().join("merged");
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .env("KPROF_SKIP_GPU_CHECK", "1")
         .args(["kprof", "merge"])
         .arg(ws.root().join("profile"))
         .arg("--output-dir")

@@ -24,6 +24,8 @@ fn packed(ws: &Workspace) -> (PathBuf, Vec<Entry>) {
 fn check_archive(tar: &Path, remap: &Path) -> Output {
     let state = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    // Stand-in benches: no GPU needed.
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(tar).arg("--workspace-remap").arg(remap);
     cmd.env("FAKE_ROUNDS_BASE", recorded_rounds("bank", "base"))
         .env("FAKE_ROUNDS_HEAD", recorded_rounds("bank", "head"))

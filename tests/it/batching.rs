@@ -127,11 +127,15 @@ fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains(&format!("Batching {} kernels of", members.len())), "{stderr}");
 
-    // One ncu run per batched stage, with the H200 run's alternation of filters.
-    let calls: Vec<Vec<String>> = crate::support::fake_ncu::calls(&argv)
+    // One ncu run per batched stage, with the H200 run's alternation of filters. `auto`
+    // now adds the hot lines, one batched source run these recordings have no page for:
+    // it fails, each kernel is told, and the batch goes on.
+    let (source, calls): (Vec<Vec<String>>, Vec<Vec<String>>) = crate::support::fake_ncu::calls(&argv)
         .into_iter()
         .filter(|a| a.iter().any(|x| x == "--log-file"))
-        .collect();
+        .partition(|a| a.iter().any(|x| x.ends_with("07_source_raw.csv")));
+    assert_eq!(source.len(), 1, "{source:?}");
+    assert_eq!(stderr.matches("the source stage failed").count(), members.len(), "{stderr}");
     let got_filters: Vec<String> =
         calls.iter().map(|a| a[a.iter().position(|x| x == "--kernel-name").unwrap() + 1].clone()).collect();
     assert_eq!(got_filters, recorded_filters, "{calls:?}");

@@ -50,8 +50,9 @@ fn arg_after(args: &[String], flag: &str) -> Option<String> {
     args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
 }
 
-/// `auto` on a DRAM-bound kernel: basic, then exactly the memory stage, chosen by the rules
-/// from basic's metrics; then the analysis and the report.
+/// `auto` on a DRAM-bound kernel: basic, the source stage (the hot lines), then exactly the
+/// memory stage, chosen by the rules from basic's metrics; then the analysis and the
+/// report, with hot lines; one line per stage on stderr.
 #[test]
 fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
     let cases = [
@@ -64,8 +65,11 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         let run = profile_with(&ws, kernel, &fixture_details(fixture));
         let stderr = text(&run.out.stderr);
         assert_eq!(run.out.status.code(), Some(0), "{fixture}: {stderr}");
-        assert_eq!(run.invocations.len(), 2, "{fixture}: {:?}", run.invocations);
-        let (basic, second) = (&run.invocations[0], &run.invocations[1]);
+        assert_eq!(run.invocations.len(), 3, "{fixture}: {:?}", run.invocations);
+        let (basic, source, second) = (&run.invocations[0], &run.invocations[1], &run.invocations[2]);
+        let expected_source =
+            cargo_kprof::ncu::stages::definition(cargo_kprof::model::stage::Stage::Source).ncu_args();
+        assert_eq!(&source[6..6 + expected_source.len()], expected_source.as_slice(), "{fixture}");
         // The exact options: the harness window, the filter, the stage's metric list.
         let expected_basic =
             cargo_kprof::ncu::stages::definition(cargo_kprof::model::stage::Stage::Basic).ncu_args();
@@ -79,7 +83,11 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         let stage: cargo_kprof::model::stage::Stage = follow_up.parse().unwrap();
         let expected = cargo_kprof::ncu::stages::definition(stage).ncu_args();
         assert_eq!(&second[6..6 + expected.len()], expected.as_slice(), "{fixture}");
-        assert!(stderr.contains(&format!("Follow-up: {follow_up} ({reason}")), "{fixture}: {stderr}");
+        // One line per stage, the follow-up's rule in brief; no ncu command without -v.
+        assert!(stderr.contains(&format!("Profiled `{kernel}`: basic, 10 pass(es) per launch")), "{stderr}");
+        assert!(stderr.contains(&format!("Profiled `{kernel}`: source, ")), "{stderr}");
+        assert!(stderr.contains(&format!("(auto follow-up: {reason}")), "{fixture}: {stderr}");
+        assert!(!stderr.contains("--metrics") && !stderr.contains("Follow-up:"), "{stderr}");
 
         let dir = run.dir.unwrap();
         let manifest = std::fs::read_to_string(dir.join("run_manifest.yaml")).unwrap();
@@ -87,9 +95,11 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         assert!(manifest.contains(&format!("stage: {follow_up}")) && manifest.contains(reason), "{manifest}");
         assert!(manifest.contains("passes:\n  - 10") || manifest.contains("passes:\n    - 10"), "{manifest}");
         let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
-        assert!(script.contains(&format!("# Stage 2: {follow_up}, chosen: {reason}")), "{script}");
+        assert!(script.contains("# Stage 2: source (auto: the hot lines)"), "{script}");
+        assert!(script.contains(&format!("# Stage 3: {follow_up}, chosen: {reason}")), "{script}");
         let report = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
         assert!(report.contains(&format!("**{verdict}**")), "{fixture}: {report}");
+        assert!(report.contains("| % samples | file:line | source | top stalls |"), "{fixture}: {report}");
         assert!(dir.join("details/00_environment.txt").is_file());
         assert!(text(&run.out.stdout).contains(verdict), "{}", text(&run.out.stdout));
     }
@@ -126,7 +136,7 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     std::fs::create_dir_all(&replay).unwrap();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200");
     std::fs::copy(root.join("misc/discovery_hgemm.csv"), replay.join("00_discovery_raw.csv")).unwrap();
-    for f in ["01_basic_raw.csv", "03_memory_raw.csv"] {
+    for f in ["01_basic_raw.csv", "03_memory_raw.csv", "07_source_raw.csv"] {
         std::fs::copy(fixture_details("hgemm_20261129_213211").join(f), replay.join(f)).unwrap();
     }
     let tools = ws.root().join("tools");
@@ -151,14 +161,15 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
         .map(|s| s.lines().map(String::from).collect::<Vec<_>>())
         .filter(|a| a.iter().any(|x| x == "--log-file"))
         .collect();
-    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(calls.len(), 4, "{calls:?}");
     // Discovery: no kernel filter, durations only.
     assert!(!calls[0].iter().any(|a| a == "--kernel-name"), "{:?}", calls[0]);
     assert_eq!(arg_after(&calls[0], "--metrics").as_deref(), Some("gpu__time_duration.sum"));
     // Then the costliest kernel, hgemm_naive (2 x 30 ms against hgemm_tiled's 2 x 15 ms).
     // Exactly that function: `hgemm_naive_v2` would not match.
     assert_eq!(arg_after(&calls[1], "--kernel-name").as_deref(), Some("regex:(^|[ :])hgemm_naive($|[<(])"));
-    assert!(arg_after(&calls[2], "--log-file").unwrap().ends_with("03_memory_raw.csv"));
+    assert!(arg_after(&calls[2], "--log-file").unwrap().ends_with("07_source_raw.csv"));
+    assert!(arg_after(&calls[3], "--log-file").unwrap().ends_with("03_memory_raw.csv"));
     assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
     let dir = ws.profiles().into_iter().next().unwrap();
     let candidates: serde_json::Value =

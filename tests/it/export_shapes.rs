@@ -265,6 +265,8 @@ fn a_renamed_key_a_missing_key_or_another_type_is_caught() {
 /// `env`, outside any job array and without a step summary to append to.
 fn kprof(ws: &Workspace, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    // Stand-in benches: no GPU needed.
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest());
     cmd.env_remove("NCU").env_remove("GITHUB_STEP_SUMMARY").env("CARGO_TARGET_DIR", ws.root().join("target"));
     for var in

@@ -123,7 +123,7 @@ fn a_dry_run_prints_its_commands_with_their_labels_on_stdout() {
     let stage = stdout.lines().position(|l| l == "# Stage 1: basic").expect(&stdout);
     assert!(stdout.lines().nth(stage + 1).unwrap().contains("--log-file"), "{stdout}");
     assert!(
-        !stderr.contains("ncu command") && !stderr.contains("follow-up"),
+        !stderr.contains("ncu command") && !stderr.contains("Follow-up"),
         "labels left on stderr: {stderr}"
     );
     assert!(stderr.contains(&format!("Profile directory: {}", dir.display())), "{stderr}");

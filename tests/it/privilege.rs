@@ -148,11 +148,12 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     let program = spec.target.executable.clone();
     assert!(program.contains("/kprof/release/deps/copy-"), "{program}");
 
-    // basic, then the memory follow-up, both through `sudo -n <profile/ncu_path>`.
+    // basic, the hot lines, then the memory follow-up, all through `sudo -n <profile/ncu_path>`.
     let calls = tools.calls("sudo_argv");
-    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls.len(), 3, "{calls:?}");
     for (call, (stage, file)) in calls.iter().zip([
         (cargo_kprof::model::stage::Stage::Basic, "01_basic_raw.csv"),
+        (cargo_kprof::model::stage::Stage::Source, "07_source_raw.csv"),
         (cargo_kprof::model::stage::Stage::Memory, "03_memory_raw.csv"),
     ]) {
         let mut expected: Vec<String> = vec!["-n".into(), tools.ncu.display().to_string()];
@@ -172,13 +173,13 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     }
     // ncu got exactly what follows `sudo -n <ncu>`.
     let ncu_calls = tools.calls("ncu_argv");
-    assert_eq!(ncu_calls.len(), 2);
+    assert_eq!(ncu_calls.len(), 3);
     assert_eq!(ncu_calls[0], calls[0][2..]);
     // Neither PATH's ncu nor NCU's was run, not even for --version.
     assert!(!tools.decoy_used(), "the ncu on PATH / in NCU ran");
     // sudo never had a terminal or any input to read a password from.
     if cfg!(target_os = "linux") {
-        assert_eq!(std::fs::read_to_string(tools.file("sudo_stdin")).unwrap(), "/dev/null\n/dev/null\n");
+        assert_eq!(std::fs::read_to_string(tools.file("sudo_stdin")).unwrap(), "/dev/null\n".repeat(3));
     }
     // The program got the harness window and --env through sudo's environment reset.
     assert_eq!(

@@ -274,8 +274,8 @@ fn shards_merged_equal_the_whole_run() {
     );
     let (out, c2) = shop.run("c2", &["--workspace", "--partition", "count:2/2"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    // Shard 1 ran copy and tiny (two stages each), built without fma's bench.
-    assert_eq!(shop.ncu_calls("c1"), 4);
+    // Shard 1 ran copy and tiny (basic, source and a follow-up each), built without fma's bench.
+    assert_eq!(shop.ncu_calls("c1"), 6);
     let ids = |root: &Path| -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(root)
             .unwrap()

@@ -67,8 +67,13 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
         }
     }
     let pairs = sides::pair_kernels(&mut head.plan, &mut other.plan, shell);
+    let mut notes: Vec<&String> = Vec::new();
     for note in head.plan.notes.iter().chain(&other.plan.notes) {
-        shell.note(note);
+        // Both sides' plans say the same of their stages: once is enough.
+        if !notes.contains(&note) {
+            notes.push(note);
+            shell.note(note);
+        }
     }
     if head.plan.kernels.is_empty() {
         return Err(Failure::new(

@@ -94,7 +94,7 @@ pub fn build_side(side: Side, plan: Plan, shell: &Shell) -> Result<SidePlan> {
     let built = match &plan.build {
         Some(req) => {
             let began = Instant::now();
-            shell.status(format!("Building the {} with line info: {}", side.name(), req.command()));
+            shell.status(format!("Building the {} with line info: {}", side.name(), req.describe()));
             let b = req.run(shell)?;
             shell.status(format!("  built the {} in {:.1} s", side.name(), began.elapsed().as_secs_f64()));
             Some(b)

@@ -75,7 +75,7 @@ pub fn profile_plan<'a>(
     let built = match (&plan.build, prebuilt) {
         (_, Some(b)) => Some(b),
         (Some(req), None) => {
-            shell.status(format!("Building with line info: {}", req.command()));
+            shell.status(format!("Building with line info: {}", req.describe()));
             Some(req.run(shell)?)
         }
         (None, None) => None,

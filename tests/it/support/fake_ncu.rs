@@ -1,9 +1,10 @@
 //! A stand-in for ncu that only replays recordings and records how it was called.
 //!
 //! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
-//! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file (or, for the N-th call
-//! that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>` when it exists: a run that
-//! writes the same page twice), and prints
+//! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file (or, for the K-th call
+//! that writes a page of that name, `$FAKE_NCU_REPLAY/nth-K/<file name>`, else for the
+//! N-th call that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>`, when it exists: a
+//! run that writes the same page twice), and prints
 //! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
 //! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
 
@@ -29,8 +30,13 @@ done
 if [ -n "$log" ]; then
   n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$FAKE_NCU_ARGV.pages"
+  name=$(basename "$log")
+  k=$(( $(cat "$FAKE_NCU_ARGV.$name.n" 2>/dev/null || echo 0) + 1 ))
+  echo "$k" > "$FAKE_NCU_ARGV.$name.n"
   by_filter="$FAKE_NCU_REPLAY/by-filter/$(printf '%s' "$kn" | tr -c 'A-Za-z0-9' '_')/$(basename "$log")"
-  if [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
+  if [ -e "$FAKE_NCU_REPLAY/nth-$k/$name" ]; then
+    cp "$FAKE_NCU_REPLAY/nth-$k/$name" "$log"
+  elif [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
     cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
   elif [ -n "$kn" ] && [ -e "$by_filter" ]; then
     cp "$by_filter" "$log"

@@ -42,6 +42,10 @@ pub struct Provenance {
     pub source_collected: bool,
     /// The stages whose pages were part of the inputs (`basic`, `memory`, ...).
     pub stages_collected: Vec<String>,
+    /// For a profile kprof ran: the `cargo kprof` command that selects the same kernel
+    /// (`cargo kprof -p kprof-demo --bench hgemm --kernel hgemm`), to which a suggestion adds
+    /// `--stages`. `None` for an import.
+    pub selection: Option<String>,
     /// ncu's own rule findings from a details page, largest estimated speedup first.
     pub ncu_rules: Vec<String>,
     /// Every rule result of a details page, for checking a limiter against ncu's rules.
@@ -228,5 +232,18 @@ fn describe_run(dir: &ProfileDir, spec: &TargetSpec, prov: &mut Provenance) -> O
     };
     prov.clock_control = Some(spec.profiling.clock_control.name().to_string());
     prov.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
+    prov.selection = Some(selection(spec));
     regex::Regex::new(&spec.kernel.filter).ok()
+}
+
+/// The `cargo kprof` command that selects the kernel of `spec` again: its cargo target
+/// when it has one (which selects a configured entry of that target and name as well as
+/// an ad-hoc kernel), and its name, the configured entry or the hint as given.
+fn selection(spec: &TargetSpec) -> String {
+    let mut words: Vec<String> = vec!["cargo".into(), "kprof".into()];
+    if let (Some(package), Some(target)) = (&spec.target.package, &spec.target.cargo_target) {
+        words.extend(["-p".into(), package.clone(), target.kind.cargo_flag().into(), target.name.clone()]);
+    }
+    words.extend(["--kernel".into(), spec.kernel.name.clone()]);
+    words.iter().map(|w| shell_quote(w)).collect::<Vec<_>>().join(" ")
 }

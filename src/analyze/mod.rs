@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 pub mod counters;
+pub mod coverage;
 pub mod crosscheck;
 pub mod device;
 pub mod exports;

@@ -161,6 +161,8 @@ fn visual_input<'a>(s: &'a Snapshot, hot: &'a [Hotspot]) -> VisualInput<'a> {
         kernel: &s.kernel,
         verdict: s.verdict.as_ref(),
         hotspots: hot,
+        // A saved profile keeps its hot lines when it had a source page.
+        source_collected: !hot.is_empty(),
         device: s.conditions.device.as_deref().and_then(visual::ceilings_for),
     }
 }

@@ -13,10 +13,12 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use crate::analyze::coverage::stage_is_here;
+use crate::analyze::summary::MetricsSummary;
 use crate::model::partition::Partition;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
-use crate::profile::dir::{index_json_path, index_md_path};
+use crate::profile::dir::{index_json_path, index_md_path, PageKind};
 use crate::profile::readers::{DurationsView, VerdictsView};
 use crate::profile::{ProfileDir, RunManifest};
 use crate::units::duration;
@@ -39,6 +41,9 @@ pub struct IndexRow {
     pub duration_ns: Option<f64>,
     /// The follow-up stage.
     pub follow_up_stage: Stage,
+    /// Whether its metrics are already in the profile (then there is no stage to run
+    /// next: act on the advice).
+    pub follow_up_collected: bool,
 }
 
 /// Reads every analysed profile directory under `root`, newest first (ids end in a UTC
@@ -62,8 +67,14 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
             continue;
         };
         let summary = profile.read_metrics_summary::<DurationsView>().ok().flatten();
+        let full = profile.read_metrics_summary::<MetricsSummary>().ok().flatten();
+        let collected = collected_stages(&profile);
         for v in decision.kernels {
             let duration_ns = summary.as_ref().and_then(|s| s.of(&v.kernel));
+            let follow_up_collected = full
+                .as_ref()
+                .and_then(|s| s.kernels.iter().find(|k| k.kernel == v.kernel))
+                .is_some_and(|k| stage_is_here(v.follow_up_stage, &collected, k));
             out.push(IndexRow {
                 profile: d.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
                 kernel: v.kernel,
@@ -72,10 +83,24 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
                 limiter: v.limiter.map(|l| l.id),
                 duration_ns,
                 follow_up_stage: v.follow_up_stage,
+                follow_up_collected,
             });
         }
     }
     out
+}
+
+/// The stages whose pages a profile holds, by name (`source` for its source page).
+fn collected_stages(profile: &ProfileDir) -> Vec<String> {
+    let pages = profile.pages().unwrap_or_default();
+    pages
+        .iter()
+        .filter_map(|p| match &p.kind {
+            PageKind::Raw { stage: Some(s), .. } => Some(s.name().to_string()),
+            PageKind::Source => Some(Stage::Source.name().to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Writes `index.json` and `index.md` under `root`. When every profile listed was made
@@ -220,7 +245,10 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
             r.limiter.as_deref().map(|l| format!("`{l}`")).unwrap_or_else(|| "-".into()),
             r.confidence.name(),
             r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
-            r.follow_up_stage,
+            match r.follow_up_collected {
+                true => format!("none (`{}` is here)", r.follow_up_stage),
+                false => format!("`{}`", r.follow_up_stage),
+            },
             p = r.profile,
         ));
     }
@@ -257,6 +285,7 @@ mod tests {
             limiter: Some("dram".into()),
             duration_ns: Some(1500.0),
             follow_up_stage: Stage::Memory,
+            follow_up_collected: true,
         };
         let partition: Partition = "count:1/2".parse().unwrap();
         let file =
@@ -274,6 +303,7 @@ mod tests {
       "classification": "memory-bound",
       "confidence": "high",
       "duration_ns": 1500.0,
+      "follow_up_collected": true,
       "follow_up_stage": "memory",
       "kernel": "k",
       "limiter": "dram",
@@ -284,5 +314,8 @@ mod tests {
 }
 "#;
         assert_eq!(written, expected);
+        // A follow-up already collected is not the next stage.
+        let md = std::fs::read_to_string(index_md_path(tmp.path())).unwrap();
+        assert!(md.contains("| none (`memory` is here) |"), "{md}");
     }
 }

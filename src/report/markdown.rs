@@ -5,10 +5,12 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
+use crate::analyze::coverage::stage_is_here;
 use crate::analyze::hotspots::{Hotspot, SourceKind};
 use crate::analyze::rules::{Classification, Evidence, KernelVerdict, LimiterFinding};
 use crate::analyze::summary::KernelSummary;
 use crate::analyze::Analysis;
+use crate::model::stage::Stage;
 use crate::units::{duration, value as format_value};
 
 /// The built-in template.
@@ -179,7 +181,9 @@ fn evidence_table(v: &KernelVerdict) -> String {
 /// none.
 fn hotspots_section(hotspots: &[Hotspot], sass_only: bool) -> String {
     if hotspots.is_empty() {
-        "No source page was collected (run the `source` stage to map samples to lines).".to_string()
+        "No source page was collected: the `source` stage maps samples to lines (`--stages auto` \
+         collects it; a `--stages` list needs `source` in it)."
+            .to_string()
     } else if sass_only {
         let mut t = String::from(
             "No line info: the hottest SASS instructions instead.\n\n| % samples | address | instruction | top stalls |\n|---|---|---|---|\n",
@@ -255,31 +259,54 @@ fn limitations(analysis: &Analysis, sass_only: bool) -> Vec<String> {
     limitations
 }
 
-/// Per kernel, its follow-up stage (or, when that stage is here, to act on the advice),
-/// then the source stage when it is missing.
+/// Per kernel, its follow-up stage (or, when its metrics are here, to act on the advice),
+/// then the source stage when it is missing: each as the command that collects it, for
+/// the configured entry (or the pages to export, for an import).
 fn next_actions(analysis: &Analysis) -> Vec<String> {
     let ctx = &analysis.provenance;
     let mut next: Vec<String> = Vec::new();
     for v in &analysis.decision.kernels {
-        let hint = v.kernel.split('(').next().unwrap_or(&v.kernel);
-        if ctx.stages_collected.iter().any(|s| s == v.follow_up_stage.name()) {
-            next.push(format!(
-                "`{}`: the `{}` stage is already here; act on the {}, then profile again and compare.",
+        let stage = v.follow_up_stage;
+        let summary = analysis.summary.kernels.iter().find(|k| k.kernel == v.kernel);
+        let here = summary.is_some_and(|k| stage_is_here(stage, &ctx.stages_collected, k));
+        next.push(match (here, &ctx.selection) {
+            (true, _) => format!(
+                "`{}`: the `{stage}` stage's metrics are here; act on the {}, then profile again and compare.",
                 v.kernel,
-                v.follow_up_stage,
                 if v.limiter.is_some() { "advice" } else { "hypotheses" }
-            ));
-        } else {
-            next.push(format!(
-                "`{}`: the `{}` stage (`cargo kprof --kernel {hint} --stages {}`).",
-                v.kernel, v.follow_up_stage, v.follow_up_stage
-            ));
-        }
+            ),
+            (false, Some(selection)) => {
+                format!("`{}`: the `{stage}` stage (`{selection} --stages {}`).", v.kernel, stages_with(stage))
+            }
+            (false, None) => format!(
+                "`{}`: the `{stage}` stage's metrics are not in these pages: export them too (`ncu --set full`) \
+                 and import again.",
+                v.kernel
+            ),
+        });
     }
     if !ctx.source_collected {
-        next.push("The `source` stage, to see which lines the time goes to.".into());
+        next.push(match &ctx.selection {
+            Some(selection) => format!(
+                "The `source` stage, to see which lines the time goes to (`{selection} --stages {}`).",
+                stages_with(Stage::Source)
+            ),
+            None => {
+                "A source page, to see which lines the time goes to: `ncu --csv --page source --print-source \
+                     cuda,sass --section SourceCounters ...`, imported with `--source FILE`."
+                    .into()
+            }
+        });
     }
     next
+}
+
+/// `basic,source` and `stage`: what a run that adds `stage` collects.
+fn stages_with(stage: Stage) -> String {
+    let mut stages = vec![Stage::Basic, Stage::Source, stage];
+    stages.sort();
+    stages.dedup();
+    stages.iter().map(|s| s.name()).collect::<Vec<_>>().join(",")
 }
 
 /// The one-line verdict at the top of the report.

@@ -45,7 +45,10 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
     if analysis.provenance.source_collected {
         write_atomic(&dir.source_hotspots_path(), &hotspots::to_csv(&analysis.hotspots)?)?;
     }
-    if let Err(e) = write_visual_summary(dir, &analysis.summary, &analysis.decision, &analysis.hotspots) {
+    let source = analysis.provenance.source_collected;
+    if let Err(e) =
+        write_visual_summary(dir, &analysis.summary, &analysis.decision, &analysis.hotspots, source)
+    {
         // A picture of the previous analysis would disagree with the new numbers.
         std::fs::remove_file(dir.visual_summary_path()).ok();
         let note = format!("{} was not written: {e:#}", dir.relative(&dir.visual_summary_path()));
@@ -97,6 +100,7 @@ fn write_visual_summary(
     summary: &MetricsSummary,
     decision: &BottleneckDecision,
     hot: &[Hotspot],
+    source_collected: bool,
 ) -> Result<()> {
     let Some(kernel) = summary.kernels.first() else { return Ok(()) };
     let device = summary.device.as_deref();
@@ -117,6 +121,7 @@ fn write_visual_summary(
         kernel,
         verdict: decision.kernels.iter().find(|v| v.kernel == kernel.kernel),
         hotspots: &lines,
+        source_collected,
         device: device.and_then(visual::ceilings_for),
     };
     // The picture is optional: a bug in drawing must not cost the analysis either.

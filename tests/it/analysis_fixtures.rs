@@ -135,7 +135,7 @@ fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
     assert!(report.contains("privilege mode | none"), "{report}");
     assert!(report.contains("hgemm.cu:24"), "{report}");
     // Its follow-up stage (memory) is already in the directory: no advice to collect it again.
-    assert!(report.contains("the `memory` stage is already here"), "{report}");
+    assert!(report.contains("the `memory` stage's metrics are here"), "{report}");
     // The raw pages were not touched.
     for f in ["01_basic_raw.csv", "03_memory_raw.csv", "07_source_raw.csv"] {
         assert_eq!(

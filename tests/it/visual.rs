@@ -51,6 +51,7 @@ fn input<'a>(p: &'a Profile, kernel: &'a KernelSummary) -> VisualInput<'a> {
         kernel,
         verdict: p.analysis.decision.kernels.first(),
         hotspots: &p.hot,
+        source_collected: true,
         device: visual::ceilings_for(&device),
     }
 }
@@ -249,6 +250,7 @@ fn a_field_not_collected_is_not_drawn_as_zero() {
         kernel: &empty,
         verdict: None,
         hotspots: &[],
+        source_collected: false,
         device: None,
     };
     let pic = decode(&visual::profile_summary_png(&bare).unwrap());
@@ -303,4 +305,35 @@ fn the_same_profile_draws_the_same_bytes() {
     let first = visual::profile_summary_png(&input(&p, k)).unwrap();
     assert_eq!(first, visual::profile_summary_png(&input(&p, k)).unwrap());
     assert_eq!(first, std::fs::read(tmp.path().join("o/visual/profile_summary.png")).unwrap());
+}
+
+const HOT_PURPLE: [u8; 3] = [142, 68, 173];
+
+/// What `auto` collects (basic, source, a memory follow-up: no FLOP counts) draws no empty
+/// panel: the binding ceiling stands where the roofline cannot, the hot lines are there,
+/// and a kernel at full theoretical occupancy has no limiter marked red.
+#[test]
+fn a_default_runs_picture_has_hot_lines_a_binding_ceiling_and_no_false_limiter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = recordings().join("demo-stages/hgemm_20261129_213211/details");
+    let (dir, _) = report::import(
+        &[d.join("01_basic_raw.csv"), d.join("03_memory_raw.csv")],
+        Some(&d.join("07_source_raw.csv")),
+        None,
+        None,
+        &tmp.path().join("hgemm"),
+        &AnalyzeOptions::default(),
+    )
+    .unwrap();
+    let pic = decode(&std::fs::read(dir.visual_summary_path()).unwrap());
+    let [_, _, roof, occ, _, hot] = visual::summary_layout();
+    assert!(pic.count(&roof, MEMORY_BLUE) > 100 * 20, "L1/TEX's bar: {}", pic.count(&roof, MEMORY_BLUE));
+    assert!(pic.count(&hot, HOT_PURPLE) > 100 * 10, "hot lines: {}", pic.count(&hot, HOT_PURPLE));
+    assert_eq!(pic.count(&occ, STALL_RED), 0, "a limiter marked at 100 % theoretical occupancy");
+    // Below full occupancy the limiter is marked.
+    let o = recordings().join("demo-stages/occupancy_20261129_213211/details/01_basic_raw.csv");
+    let (dir, _) =
+        report::import(&[o], None, None, None, &tmp.path().join("occ"), &AnalyzeOptions::default()).unwrap();
+    let pic = decode(&std::fs::read(dir.visual_summary_path()).unwrap());
+    assert!(pic.count(&occ, STALL_RED) > 100, "the limiter: {}", pic.count(&occ, STALL_RED));
 }

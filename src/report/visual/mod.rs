@@ -8,8 +8,9 @@
 //! never 0.
 //!
 //! The picture ([`summary_layout`]): a header (title, verdict, duration, deciding
-//! evidence), then speed-of-light bars, an FP32 DRAM roofline, occupancy with its limiter,
-//! the top stall reasons and the top source lines.
+//! evidence), then speed-of-light bars, an FP32 DRAM roofline (or, when the FLOP counts or
+//! DRAM bytes were not collected, the binding ceiling: the unit nearest its peak), occupancy
+//! with its limiter, the top stall reasons and the top source lines.
 
 mod panels;
 
@@ -49,11 +50,22 @@ pub struct VisualInput<'a> {
     pub kernel: &'a KernelSummary,
     /// Its verdict, if decided.
     pub verdict: Option<&'a KernelVerdict>,
-    /// Source hotspots (`cuda` rows are shown, hottest first as given).
+    /// Source hotspots (`cuda` rows are shown, hottest first as given; SASS rows when the
+    /// kernel has no line info).
     pub hotspots: &'a [Hotspot],
+    /// Whether a source page was collected: with none, the hot-lines panel says how to
+    /// collect one rather than how to build with line info.
+    pub source_collected: bool,
     /// The device's ceilings, when the device is in gpu_specs.yaml.
     pub device: Option<DeviceCeilings>,
 }
+
+/// The caption under the binding ceiling, where the roofline cannot be drawn: what
+/// collects what it needs.
+pub const ROOFLINE_ADVICE: &str = "The roofline stage counts them: --stages basic,source,roofline";
+
+/// The hot-lines panel's words when no source page was collected.
+pub const HOT_LINES_ADVICE: &str = "the source stage maps samples to lines: --stages auto collects it";
 
 /// Width of the summary picture, pixels.
 pub const SUMMARY_WIDTH: u32 = 1600;

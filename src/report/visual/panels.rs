@@ -16,7 +16,7 @@ pub(super) fn draw_summary(
     roofline(&sub(roof), input, scales)?;
     occupancy(&sub(occ), input.kernel)?;
     stalls(&sub(stall), input.kernel, scales)?;
-    hotspots(&sub(hot), input.hotspots)
+    hotspots(&sub(hot), input.hotspots, input.source_collected)
 }
 
 fn header(area: &Area, input: &VisualInput, label: Option<&str>) -> Result<()> {
@@ -158,22 +158,24 @@ fn speed_of_light(area: &Area, k: &KernelSummary) -> Result<()> {
     text(area, "memory units", (260, h - 20), 14, MUTED, HPos::Left)
 }
 
-/// The kernel's place on the roofline, or why it has none (a headline and a detail).
+/// The kernel's place on the roofline, or why it has none: what was not collected (the
+/// panel then shows the binding ceiling instead), or a headline and a detail.
 pub(super) enum RoofPoint {
     Point { ai: f64, tflops: f64 },
+    NotCollected(&'static str),
     Absent(&'static str, &'static str),
 }
 
 pub(super) fn roof_point(k: &KernelSummary) -> RoofPoint {
     match k.get("flops") {
-        None => RoofPoint::Absent("FLOP counts not collected", "the roofline stage counts them"),
+        None => RoofPoint::NotCollected("FLOP counts"),
         Some(f) if f <= 0.0 => RoofPoint::Absent(
             "No floating-point work (0 FLOP)",
             "a pure data-movement kernel: no point to place",
         ),
         Some(_) => {
             match (k.get("dram_bytes"), k.get("arithmetic_intensity"), k.get("achieved_flops_per_s")) {
-                (None, _, _) => RoofPoint::Absent("DRAM bytes not collected", "no arithmetic intensity"),
+                (None, _, _) => RoofPoint::NotCollected("DRAM bytes"),
                 (Some(b), _, _) if b <= 0.0 => {
                     RoofPoint::Absent("No DRAM traffic measured", "no arithmetic intensity")
                 }
@@ -199,6 +201,9 @@ fn note_box(area: &Area, (cx, cy): (i32, i32), first: &str, second: &str) -> Res
 
 fn roofline(area: &Area, input: &VisualInput, scales: &Scales) -> Result<()> {
     let point = roof_point(input.kernel);
+    if let RoofPoint::NotCollected(what) = point {
+        return binding_ceiling(area, input.kernel, what);
+    }
     let (w, h) = size(area);
     let (Some(device), Some(((x_lo, x_hi), (y_lo, y_hi)))) = (&input.device, scales.roof) else {
         return roofline_without_ceilings(area, point);
@@ -266,7 +271,45 @@ fn roofline(area: &Area, input: &VisualInput, scales: &Scales) -> Result<()> {
             mark_point(area, (px - bx, py - by), plot, &first, &second)
         }
         RoofPoint::Absent(first, second) => note_box(area, (w * 64 / 100, h * 77 / 100), first, second),
+        RoofPoint::NotCollected(_) => Ok(()),
     }
+}
+
+/// The units basic measures against their own peaks, for the binding ceiling.
+const CEILINGS: [(&str, &str, RGBColor); 4] = [
+    ("SM (compute)", "sm_throughput_pct", COMPUTE),
+    ("DRAM", "dram_throughput_pct", MEMORY),
+    ("L2", "l2_throughput_pct", MEMORY),
+    ("L1/TEX", "l1tex_throughput_pct", MEMORY),
+];
+
+/// The unit nearest its peak, from the throughputs basic collects: its name, share and
+/// colour. `None` when none was collected.
+pub(super) fn binding(k: &KernelSummary) -> Option<(&'static str, f64, RGBColor)> {
+    CEILINGS
+        .iter()
+        .filter_map(|(name, field, color)| k.get(field).map(|v| (*name, v, *color)))
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// Instead of a roofline without a point: the binding ceiling, the unit nearest its peak
+/// (from what basic collects), as one bar, and what the roofline needs.
+fn binding_ceiling(area: &Area, k: &KernelSummary, missing: &str) -> Result<()> {
+    let (w, h) = size(area);
+    frame(area, "Binding ceiling", "the unit nearest its peak")?;
+    match binding(k) {
+        Some((name, share, color)) => {
+            let rows = [Bar { label: name.to_string(), value: Some(share), color, text: pct(share) }];
+            bars(area, &rows, 70, 170, 140, 100.0, 25.0, &|t| crate::units::pct_fixed(t, 0))?;
+            let side = if color == COMPUTE { "compute" } else { "memory" };
+            let line = format!("{name} runs at {} of its peak: the {side} side binds first", pct(share));
+            text(area, &fit(area, &line, 16, (w - 40) as u32)?, (20, 230), 16, TEXT, HPos::Left)?;
+            text(area, "(every unit: Speed of light, left)", (20, 256), 14, MUTED, HPos::Left)?;
+        }
+        None => text(area, "throughputs not collected", (w / 2, 150), 18, MUTED, HPos::Center)?,
+    }
+    let why = format!("No roofline: {missing} not collected.");
+    note_box(area, (w / 2, h - 80), &why, ROOFLINE_ADVICE)
 }
 
 /// The roofline panel of a device without known ceilings: the point's numbers alone.
@@ -283,6 +326,7 @@ fn roofline_without_ceilings(area: &Area, point: RoofPoint) -> Result<()> {
             &format!("achieved {} TFLOP/s", sig(tflops, 3)),
         ),
         RoofPoint::Absent(first, second) => note_box(area, (w / 2, h / 2 + 40), first, second),
+        RoofPoint::NotCollected(_) => Ok(()),
     }
 }
 
@@ -325,9 +369,11 @@ fn occupancy(area: &Area, k: &KernelSummary) -> Result<()> {
         ("blocks", k.get("occupancy_limit_blocks")),
     ];
     let min = limits.iter().filter_map(|(_, v)| *v).fold(f64::INFINITY, f64::min);
+    // At full theoretical occupancy no limit holds the SM back: none is the limiter.
+    let full = k.get("theoretical_occupancy_pct").is_some_and(|t| t >= 99.95);
     for (i, (name, v)) in limits.iter().enumerate() {
         let y = top + 32 + 30 * i as i32;
-        let limiter = v.is_some_and(|v| v == min);
+        let limiter = !full && v.is_some_and(|v| v == min);
         let color = if limiter { LIMITER } else { TEXT };
         text(area, name, (32, y), 16, color, HPos::Left)?;
         let value = match v {
@@ -360,9 +406,13 @@ fn occupancy(area: &Area, k: &KernelSummary) -> Result<()> {
         match limits.iter().filter(|(_, v)| v.is_some_and(|v| v == min)).map(|(n, _)| *n).collect::<Vec<_>>()
         {
             l if l.is_empty() => "the occupancy limits were not collected".to_string(),
+            _ if full => {
+                format!("No limiter: every warp slot can be used ({} block(s) per SM)", format_value(min))
+            }
             l => format!("Limiter: {} ({} block(s) per SM)", l.join(", "), format_value(min)),
         };
-    text(area, &note, (20, h - 26), 16, if min.is_finite() { LIMITER } else { MUTED }, HPos::Left)
+    let color = if min.is_finite() && !full { LIMITER } else { MUTED };
+    text(area, &note, (20, h - 26), 16, color, HPos::Left)
 }
 
 fn stalls(area: &Area, k: &KernelSummary, scales: &Scales) -> Result<()> {
@@ -395,19 +445,30 @@ fn stalls(area: &Area, k: &KernelSummary, scales: &Scales) -> Result<()> {
     text(area, &note, (20, h - 22), 14, MUTED, HPos::Left)
 }
 
-fn hotspots(area: &Area, hot: &[Hotspot]) -> Result<()> {
-    frame(area, "Top source lines", "share of the kernel's warp samples")?;
+fn hotspots(area: &Area, hot: &[Hotspot], source_collected: bool) -> Result<()> {
     let (w, h) = size(area);
-    let rows: Vec<&Hotspot> = hot.iter().filter(|r| r.kind == SourceKind::Cuda).take(5).collect();
+    let mut rows: Vec<&Hotspot> = hot.iter().filter(|r| r.kind == SourceKind::Cuda).take(5).collect();
+    let sass = rows.is_empty() && hot.iter().any(|r| r.kind == SourceKind::Sass);
+    if sass {
+        // No line info: the hottest instructions stand in for lines.
+        rows = hot.iter().filter(|r| r.kind == SourceKind::Sass).take(5).collect();
+        frame(area, "Top SASS instructions (no line info)", "share of the kernel's warp samples")?;
+    } else {
+        frame(area, "Top source lines", "share of the kernel's warp samples")?;
+    }
     if rows.is_empty() {
-        text(area, "no source lines", (w / 2, h / 2 - 14), 18, MUTED, HPos::Center)?;
-        let why = "the source page was not collected, or has no line info (build with -lineinfo)";
-        return text(area, why, (w / 2, h / 2 + 14), 16, MUTED, HPos::Center);
+        let (first, second) = if source_collected {
+            ("no source lines for this kernel", "the source page holds no samples of it")
+        } else {
+            ("source lines not collected", HOT_LINES_ADVICE)
+        };
+        text(area, first, (w / 2, h / 2 - 14), 18, MUTED, HPos::Center)?;
+        return text(area, second, (w / 2, h / 2 + 14), 16, MUTED, HPos::Center);
     }
     let (loc_x, bar_x, bar_w, src_x) = (46, 250, 140, 470);
     let head_y = 60;
     text(area, "#", (20, head_y), 14, MUTED, HPos::Left)?;
-    text(area, "file:line", (loc_x, head_y), 14, MUTED, HPos::Left)?;
+    text(area, if sass { "address" } else { "file:line" }, (loc_x, head_y), 14, MUTED, HPos::Left)?;
     text(area, "share", (bar_x, head_y), 14, MUTED, HPos::Left)?;
     text(area, "source  (below: stall samples, largest first)", (src_x, head_y), 14, MUTED, HPos::Left)?;
     line(area, (14, head_y + 14), (w - 14, head_y + 14), FRAME, 1)?;
@@ -417,7 +478,8 @@ fn hotspots(area: &Area, hot: &[Hotspot]) -> Result<()> {
         let yc = y + row_h / 2 - 10;
         text(area, &(i + 1).to_string(), (20, yc), 16, TEXT, HPos::Left)?;
         let file = r.file.rsplit(['/', '\\']).next().unwrap_or(&r.file);
-        let loc = fit(area, &format!("{file}:{}", r.line), 16, (bar_x - loc_x - 12) as u32)?;
+        let at = if r.kind == SourceKind::Sass { r.address.clone() } else { format!("{file}:{}", r.line) };
+        let loc = fit(area, &at, 16, (bar_x - loc_x - 12) as u32)?;
         text(area, &loc, (loc_x, yc), 16, TEXT, HPos::Left)?;
         let share = r.pct_of_kernel.clamp(0.0, 100.0);
         fill(area, (bar_x, yc - 9), (bar_x + bar_w, yc + 9), GRID)?;

@@ -6,6 +6,8 @@
 //! on stderr, as cargo does. Command files never import each other: what two commands
 //! share lives in `ops/`.
 
+#[cfg(test)]
+mod advice_tests;
 mod archive_run;
 mod compare_check;
 mod doctor;

@@ -47,7 +47,7 @@ pub enum CargoCli {
     about = "Profile CUDA kernels of Rust projects with Nsight Compute, evidence first",
     args_conflicts_with_subcommands = true,
     after_help = "Run `cargo kprof list` to see the configured kernels, `cargo kprof init` to configure a project.\n\
-                  Exit codes are listed in the README (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
+                  Exit codes are listed in docs/reference.md (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
 )]
 pub struct KprofArgs {
     /// What to do; without a subcommand, profile the selected kernels.

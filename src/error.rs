@@ -6,7 +6,7 @@
 //! ([`ExitCode::Filesystem`]) when an I/O error, or a JSON or YAML error (a damaged file:
 //! kprof reads both, and what it writes itself always serialises), is in its chain; else
 //! a bug ([`ExitCode::Failure`], 1, and nothing else is 1). [`ExitCode::ALL`] is the single
-//! source of the codes documented in the README; a test compares the README's table
+//! source of the codes documented in docs/reference.md; a test compares that table
 //! with it, code by code and meaning by meaning.
 
 use std::fmt;
@@ -105,7 +105,7 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
-    /// Every exit code, in the order of the README's table.
+    /// Every exit code, in the order of the table in docs/reference.md.
     pub const ALL: [ExitCode; 19] = [
         ExitCode::Success,
         ExitCode::Failure,
@@ -172,7 +172,7 @@ impl ExitCode {
         }
     }
 
-    /// The meaning, exactly as the README's table of exit codes says it (a test keeps
+    /// The meaning, exactly as docs/reference.md's table of exit codes says it (a test keeps
     /// the two the same).
     pub fn meaning(self) -> &'static str {
         match self {

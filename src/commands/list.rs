@@ -22,7 +22,7 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
     if rows.is_empty() && !shell.is_json() {
         shell.status(
             "no kernels are configured; `cargo kprof init` writes an entry for each bench, example and \
-             bin target, or see the README for [[package.metadata.kprof.kernels]]",
+             bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
         );
         return Ok(ExitCode::Success);
     }

@@ -132,7 +132,7 @@ fn nothing_to_write(skipped: &[(String, String)]) -> Failure {
         "`cargo kprof list` shows the configured kernels; edit the tables to add more"
     } else {
         "add a program that launches the kernel (an example or a bench), or configure any program \
-         by hand with a `command = [...]` entry (see the README's configuration section)"
+         by hand with a `command = [...]` entry (see \"Configuration\" in docs/reference.md)"
     })
 }
 

@@ -146,7 +146,7 @@ pub struct RunManifest {
     pub privilege: Privilege,
     /// `ok`, or the status of the stage that stopped the run.
     pub status: StageStatus,
-    /// The exit code this kernel's run ended with (see the README's table); absent only in
+    /// The exit code this kernel's run ended with (see the table in docs/reference.md); absent only in
     /// manifests written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,

@@ -1,13 +1,13 @@
-//! The README's table of exit codes is the code's: `ExitCode::ALL` in `src/error.rs`, code
+//! docs/reference.md's table of exit codes is the code's: `ExitCode::ALL` in `src/error.rs`, code
 //! by code, in order, with the same meaning.
 
 use cargo_kprof::error::ExitCode;
 
 use crate::support::repo;
 
-/// The rows of the table under `## Exit codes`: (code, meaning).
+/// The rows of the table under `## Exit codes` in docs/reference.md: (code, meaning).
 fn readme_table() -> Vec<(i32, String)> {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(repo().join("docs/reference.md")).unwrap();
     let section = readme.split("\n## Exit codes\n").nth(1).expect("a `## Exit codes` section");
     let section = section.split("\n## ").next().unwrap();
     section
@@ -23,11 +23,11 @@ fn readme_table() -> Vec<(i32, String)> {
 }
 
 #[test]
-fn the_readme_table_is_exit_code_all() {
+fn the_reference_table_is_exit_code_all() {
     let documented = readme_table();
     let code: Vec<(i32, String)> =
         ExitCode::ALL.iter().map(|c| (c.code(), c.meaning().to_string())).collect();
-    assert_eq!(documented, code, "README.md's exit codes and ExitCode::ALL differ");
+    assert_eq!(documented, code, "docs/reference.md's exit codes and ExitCode::ALL differ");
 }
 
 #[test]

@@ -33,6 +33,7 @@ mod limiters;
 mod messages;
 mod parse_fixtures;
 mod privilege;
+mod readme;
 mod references;
 mod setup;
 mod shards;

@@ -105,6 +105,35 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
     }
 }
 
+/// Quiet by default, whole under -v: without it a line per stage and no ncu command line;
+/// with it each stage's start and every command as it ran, the ncu ones in full.
+#[test]
+fn the_ncu_commands_show_under_verbose_only() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = crate::support::fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let replay = fixture_details("copy_20261129_213211");
+    let env = [
+        ("NCU", ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+    ];
+    let quiet = ws.kprof(&["--kernel", "copy"], &env);
+    let stderr = text(&quiet.stderr);
+    assert_eq!(quiet.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.matches("Profiled `copy`: ").count(), 3, "{stderr}");
+    assert!(!stderr.contains("--metrics") && !stderr.contains("Profiling `copy`: stage"), "{stderr}");
+    let verbose = ws.kprof(&["--kernel", "copy", "-v"], &env);
+    let stderr = text(&verbose.stderr);
+    assert_eq!(verbose.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Profiling `copy`: stage basic (auto: always first)"), "{stderr}");
+    assert!(stderr.contains("ran ") && stderr.contains("--metrics gpu__time_duration.sum,"), "{stderr}");
+    assert!(stderr.contains("Follow-up: memory (limiter `dram-bandwidth`"), "{stderr}");
+}
+
 /// ncu exits 0 when the filter matches nothing: kprof stops with exit 6, names the filter
 /// and the kernels ncu saw, and records the status.
 #[test]

@@ -133,7 +133,8 @@ pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 
 /// The entries an archive holds (see [`write`]): the plan, `bin/`, `workspace/`.
 const BIN: &str = "bin";
-const WORKSPACE: &str = "workspace";
+/// The folder of an unpacked archive that holds the workspace (its `profile/` too).
+pub const WORKSPACE: &str = "workspace";
 
 /// Unpacks an archive into `dir` (new or empty) and returns the remapped plan and the
 /// unpacked executables; `adjust` chooses and changes the archived kernels (`run

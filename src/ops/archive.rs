@@ -188,14 +188,27 @@ pub struct Unpack<'a> {
 /// the archived plan, and the run's own options (`--dry-run`, `--no-batch`, the shard,
 /// `--gpus`) apply. An `output_dir` is checked before anything is unpacked. Returns the
 /// notes of the adjustment apart from the plan's own.
-pub fn unpack_adjusted(u: Unpack<'_>, output_dir: Option<&Path>) -> Result<(Plan, BuildOutput, Vec<String>)> {
+pub fn unpack_adjusted(
+    u: Unpack<'_>,
+    output_dir: Option<&Path>,
+    machine: Option<Machine>,
+) -> Result<(Plan, BuildOutput, Vec<String>)> {
     let request = opening::with_engine_shard(u.request)?;
     let mut notes = Vec::new();
-    let adjust = |kernels| -> Result<_> {
+    let profile_root = crate::profile::dir::profiles_root(&u.remap.join(archive::WORKSPACE));
+    let adjust = |kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
         let kernels = archive::adjust::adjust(kernels, &request, &mut notes)?;
-        // Checked before anything is unpacked.
+        // Checked before anything is unpacked: a machine that cannot profile gets no
+        // --workspace-remap folder in the way of the next try.
         if let Some(d) = output_dir {
             crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
+        }
+        if let Some(m) = machine {
+            let mut checked = kernels.clone();
+            if m.sudo {
+                checked.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
+            }
+            super::profile::preflight_kernels(&checked, &profile_root, request.dry_run, m.extras)?;
         }
         Ok(kernels)
     };
@@ -211,7 +224,8 @@ pub fn unpack_adjusted(u: Unpack<'_>, output_dir: Option<&Path>) -> Result<(Plan
 pub fn run(u: Unpack<'_>, sudo: bool, shell: &Shell) -> Result<ExitCode> {
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = u.request.output_dir.as_deref().map(plan::absolute).transpose()?;
-    let (mut plan, built, mut notes) = unpack_adjusted(u, output_dir.as_deref())?;
+    let machine = Machine { extras: super::profile::Extras::default(), sudo };
+    let (mut plan, built, mut notes) = unpack_adjusted(u, output_dir.as_deref(), Some(machine))?;
     if sudo {
         plan.kernels.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
     }
@@ -225,9 +239,19 @@ pub fn run(u: Unpack<'_>, sudo: bool, shell: &Shell) -> Result<ExitCode> {
     super::profile::profile(&plan, Some(built), shell)
 }
 
-/// An archive unpacked for `check`: the plan's notes first, then the adjustment's.
-pub fn unpack_for_check(u: Unpack<'_>) -> Result<(Plan, BuildOutput)> {
-    let (mut plan, built, notes) = unpack_adjusted(u, None)?;
+/// What an archive's kernels need of the machine, checked before it is unpacked.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine {
+    /// What runs: ncu, or only the harness' timing.
+    pub extras: super::profile::Extras,
+    /// `--sudo`: ncu only from `profile/ncu_path`.
+    pub sudo: bool,
+}
+
+/// An archive unpacked for `check`: the plan's notes first, then the adjustment's; with
+/// `machine`, the machine is checked before anything is unpacked.
+pub fn unpack_for_check(u: Unpack<'_>, machine: Option<Machine>) -> Result<(Plan, BuildOutput)> {
+    let (mut plan, built, notes) = unpack_adjusted(u, None, machine)?;
     plan.notes.extend(notes);
     Ok((plan, built))
 }

@@ -252,7 +252,8 @@ pub struct BaselineCheck<'a> {
 /// every selected kernel, compare each with the saved baseline, fail on a regression.
 pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell) -> Result<ExitCode> {
     let archived = matches!(from, CheckFrom::Archive(_));
-    let (plan, built) = plan_check(from, shell)?;
+    let extras = Extras { timing: true, timing_only: o.timing_only, dirs_only: false };
+    let (plan, built) = plan_check(from, extras, shell)?;
     if plan.kernels.is_empty() {
         if !archived {
             opening::create_profiles_root(&plan.profile_root, shell)?;
@@ -260,7 +261,6 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
         return opening::empty_shard(&plan, shell);
     }
     refuse_before_work(o, &plan)?;
-    let extras = Extras { timing: true, timing_only: o.timing_only, dirs_only: false };
     // Without a GPU (or ncu, unless only timing), stop before building, as a profile does.
     super::profile::preflight(&plan, extras)?;
     if !archived {
@@ -281,10 +281,11 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
 }
 
 /// The plan and executables of a baseline check.
-fn plan_check(from: CheckFrom<'_>, shell: &Shell) -> Result<(Plan, Option<BuildOutput>)> {
+fn plan_check(from: CheckFrom<'_>, extras: Extras, shell: &Shell) -> Result<(Plan, Option<BuildOutput>)> {
     match from {
         CheckFrom::Archive(u) => {
-            let (plan, built) = unpack_for_check(*u)?;
+            let machine = super::archive::Machine { extras, sudo: false };
+            let (plan, built) = unpack_for_check(*u, Some(machine))?;
             opening::print_notes(&plan, shell);
             Ok((plan, Some(built)))
         }

@@ -252,3 +252,32 @@ fn without_a_hint_discovery_ranks_as_the_h200_run_did() {
     assert_eq!(ours["candidates"], theirs["candidates"]);
     assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
 }
+
+/// An archive run on a machine that cannot profile stops before unpacking (exit 5, what is
+/// missing): the --workspace-remap folder is not made, so the same command works once the
+/// machine is set up.
+#[test]
+fn an_archive_run_without_a_gpu_leaves_no_folder_in_the_way() {
+    if cargo_kprof::ncu::preflight::probe_cuda_driver().is_ok() && Path::new("/dev/nvidiactl").exists() {
+        eprintln!("skipped: an archive run without a GPU: this machine has one");
+        return;
+    }
+    let ws = Workspace::with_harness(&entry("copy", None));
+    let archive = ws.root().join("k.tar");
+    let out = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let remap = ws.root().join("there");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "run", "--archive"])
+        .arg(&archive)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .env_remove("NCU")
+        .env_remove("KPROF_SKIP_GPU_CHECK")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("cannot profile on this machine"), "{stderr}");
+    assert!(!remap.exists(), "{} was made", remap.display());
+}

@@ -136,7 +136,8 @@ fn from_archive(
         let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
             let u =
                 Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
-            let (plan, built) = unpack_for_check(u).with_context(|| {
+            // Both sides unpack into a folder that is removed again if anything fails.
+            let (plan, built) = unpack_for_check(u, None).with_context(|| {
                 format!("{}: its {1} side ({1}.tar) cannot be unpacked", archive.display(), side.name())
             })?;
             Ok(SidePlan { plan, built: Some(built) })

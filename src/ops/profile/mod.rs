@@ -106,10 +106,21 @@ pub fn profile_plan<'a>(
 /// (`--timing-only`, an A/B check's rounds). A dry run checks nothing. Returns the ncu
 /// found, if any.
 pub fn preflight(plan: &Plan, extras: Extras) -> Result<Option<NcuLocation>> {
-    let inputs = preflight::ProbeInputs::from_machine(&plan.profile_root.join(dir::NCU_PATH_FILE));
+    preflight_kernels(&plan.kernels, &plan.profile_root, plan.dry_run, extras)
+}
+
+/// [`preflight`] for `kernels` whose profiles will go under `profile_root`, before a plan
+/// exists (an archive's kernels, checked before it is unpacked).
+pub fn preflight_kernels(
+    kernels: &[KernelPlan],
+    profile_root: &std::path::Path,
+    dry_run: bool,
+    extras: Extras,
+) -> Result<Option<NcuLocation>> {
+    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(dir::NCU_PATH_FILE));
     let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
     let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
-    if plan.kernels.iter().all(sudo) {
+    if kernels.iter().all(sudo) {
         // `--sudo` runs only the ncu named in profile/ncu_path: NCU and PATH play no part.
         checks.retain(|c| c.what != CheckId::Ncu);
     }
@@ -117,7 +128,7 @@ pub fn preflight(plan: &Plan, extras: Extras) -> Result<Option<NcuLocation>> {
         // No ncu, but the harness still times on the GPU.
         checks.retain(|c| matches!(c.what, CheckId::Driver | CheckId::Gpu));
     }
-    if !plan.dry_run {
+    if !dry_run {
         preflight::require_checks(&checks)?;
     }
     Ok(found)

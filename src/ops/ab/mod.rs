@@ -29,6 +29,7 @@ use super::check::ResultFiles;
 use super::profile::{profile_plan, Extras};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
+use crate::model::kinds::Runtime;
 use crate::model::stage::Stage;
 use crate::shell::Shell;
 use pair::{AbOptions, AbPair};
@@ -61,9 +62,13 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
         (false, true) => vec![Stage::Counters, Stage::Source],
         (false, false) => vec![Stage::Source],
     };
-    for side in [&mut head, &mut other] {
+    let ptx_cache = PtxCache::for_roots([&head.plan.profile_root, &other.plan.profile_root]);
+    for (side, cache) in [&mut head, &mut other].into_iter().zip(&ptx_cache.dirs) {
         for k in &mut side.plan.kernels {
             k.extra_stages = extra.clone();
+            if k.runtime == Runtime::Harness {
+                k.env.insert(kprof_contract::env::PTX_CACHE.to_string(), cache.display().to_string());
+            }
         }
     }
     let pairs = sides::pair_kernels(&mut head.plan, &mut other.plan, shell);
@@ -84,7 +89,42 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
     }
     let label = format!("{} ({})", base.short(), base.asked);
     shell.status(format!("A/B: head (this tree) against base {label}"));
+    if !head.plan.dry_run {
+        ptx_cache.create()?;
+    }
     run_sides(o, &head, &other, &pairs, label, shell)
+}
+
+/// Each side's folder of NVRTC output for the harness runs of this check: a side's bench
+/// starts for every ncu stage and every timing round, and compiling its kernels again each
+/// time was most of a start (1.8 s of NVRTC for one zoo kernel). The folders are removed
+/// when the check ends, however it ends; the sources cannot change while it runs.
+struct PtxCache {
+    dirs: Vec<std::path::PathBuf>,
+}
+
+impl PtxCache {
+    fn for_roots<'p>(roots: impl IntoIterator<Item = &'p std::path::PathBuf>) -> PtxCache {
+        PtxCache { dirs: roots.into_iter().map(|r| crate::profile::dir::ptx_cache_dir(r)).collect() }
+    }
+
+    fn create(&self) -> Result<()> {
+        for d in &self.dirs {
+            std::fs::create_dir_all(d).map_err(|e| {
+                Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", d.display()))
+                    .help("check that the profiles folder is writable")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PtxCache {
+    fn drop(&mut self) {
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
 /// Profiles both sides, runs the rounds, writes the result files and says the verdict.

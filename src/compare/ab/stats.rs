@@ -82,6 +82,10 @@ pub struct TimeChange {
     pub verdict: AbVerdict,
     /// Whether enough rounds were kept for a 95 % interval ([`MIN_ROUNDS`]).
     pub enough_rounds: bool,
+    /// The sides whose kept rounds fall into two groups by process ([`super::modes`]): a
+    /// diagnosis of why the run cannot tell, never part of the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<super::modes::TwoGroups>,
 }
 
 /// The timing verdict of `rounds` at a tolerance of `tolerance_pct` percent (a negative or
@@ -114,6 +118,7 @@ pub fn time_change(rounds: &Rounds, tolerance_pct: f64) -> TimeChange {
         tolerance_pct: t,
         verdict: if enough_rounds { decide(lo_pct, hi_pct, t) } else { AbVerdict::Ambiguous },
         enough_rounds,
+        groups: super::modes::two_groups(&screened.kept),
     }
 }
 
@@ -333,6 +338,7 @@ mod tests {
             tolerance_pct: 2.0,
             verdict,
             enough_rounds: true,
+            groups: Vec::new(),
         }
     }
 

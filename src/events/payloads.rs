@@ -203,6 +203,10 @@ pub struct InitAddition {
     pub kernels: Vec<InitEntry>,
     /// The appended text.
     pub text: String,
+    /// Why the package looks like it holds GPU code (`depends on cudarc through
+    /// candle-core`); absent when no package shows a sign and every one got entries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_signs: Vec<String>,
 }
 
 /// One entry `init` writes.

@@ -83,6 +83,7 @@ fn init_addition() -> InitAddition {
         runtime: "harness",
         kernels: vec![InitEntry { name: "hgemm".into(), target: "bench hgemm".into() }],
         text: "[package.metadata.kprof]\n".into(),
+        gpu_signs: vec!["depends on cudarc through candle-core".into()],
     }
 }
 

@@ -169,6 +169,7 @@ fn run_sides(
         base_label,
     };
     let outcome = rounds::run(&ab_pairs, &opts, shell)?;
+    rewrite_index(head, &head_dirs, shell);
     shell.status(format!(
         "A/B: both sides' profiles and the rounds of {1} kernel(s) took {0:.1} s (builds excluded)",
         gpu_began.elapsed().as_secs_f64(),
@@ -177,4 +178,21 @@ fn run_sides(
     super::check::write_ab_results(o.results, &outcome, shell)?;
     rounds::finish(&outcome, &opts, shell);
     Ok(outcome.exit_code)
+}
+
+/// Rewrites the head's profiles index now that its profiles carry their A/B results, so
+/// that `index.html` shows each change and `ab.html` the check; only where the profiles
+/// lie in the profiles root, as after profiling.
+fn rewrite_index(
+    head: &SidePlan,
+    dirs: &[(&crate::plan::KernelPlan, crate::profile::ProfileDir)],
+    shell: &Shell,
+) {
+    let root = head.plan.profile_root.as_path();
+    if !dirs.iter().any(|(_, d)| d.path().parent() == Some(root)) {
+        return;
+    }
+    if let Err(e) = crate::report::index::write(root) {
+        shell.warn(format!("the profiles index was not updated with the A/B results ({e:#})"));
+    }
 }

@@ -17,9 +17,9 @@ use crate::model::partition::Partition;
 use crate::model::stage::Stage;
 use crate::model::verdict::{Classification, Confidence};
 use crate::profile::dir::{index_json_path, index_md_path};
-use crate::report::html;
 use crate::profile::readers::{DurationsView, VerdictsView};
 use crate::profile::{ProfileDir, RunManifest};
+use crate::report::html;
 use crate::units::duration;
 
 /// One row.

@@ -26,6 +26,7 @@ mod gate;
 mod golden;
 mod gpus;
 mod hardening;
+mod html;
 mod json_output;
 mod launchers;
 mod layout;

@@ -13,10 +13,10 @@ use serde::Deserialize;
 
 use crate::analyze::rules::BottleneckDecision;
 use crate::compare::Comparison;
+use crate::model::verdict::{Classification, Confidence};
 use crate::profile::fs::{read_json, write_atomic};
 use crate::profile::html::{ab_html_path, index_html_path, report_html_link};
 use crate::profile::ProfileDir;
-use crate::model::verdict::{Classification, Confidence};
 use crate::units::{duration, grouped, pct_signed, value};
 
 use super::comparison::Interval;

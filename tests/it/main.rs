@@ -15,6 +15,7 @@ mod archive_options;
 mod archive_runs;
 mod bad_input;
 mod batching;
+mod browser;
 mod cli;
 mod collect;
 mod config_manifests;

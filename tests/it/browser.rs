@@ -121,8 +121,7 @@ fn a_kernel_named_as_markup_shows_as_text() {
 #[test]
 fn the_merged_zoo_index_sorts_and_links_each_report() {
     let Some(mut browser) = browser() else { return };
-    let tmp = tempfile::tempdir().unwrap();
-    let merged = merged_zoo(tmp.path());
+    let merged = merged_zoo();
     let mut tab = browser.open(&merged.join("index.html"));
     assert_eq!(tab.errors(), Vec::<String>::new(), "console errors");
     let column = |tab: &mut crate::support::cdp::Tab<'_>, n: usize| -> Vec<Value> {

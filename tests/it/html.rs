@@ -188,30 +188,34 @@ fn an_ab_check_shows_its_interval() {
     }
 }
 
-/// The zoo's 28 recorded `auto` profiles, each reported, merged into one root.
-pub fn merged_zoo(tmp: &Path) -> PathBuf {
-    let shard = tmp.join("zoo");
-    copy_dir(&recordings().join("zoo-auto"), &shard);
-    let ids: Vec<String> = std::fs::read_dir(&shard)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("details").is_dir())
-        .map(|p| p.to_str().unwrap().to_string())
-        .collect();
-    assert_eq!(ids.len(), 28);
-    for id in &ids {
-        ok(&kprof(&["report", id], &[]));
-    }
-    let merged = tmp.join("merged");
-    ok(&kprof(&["merge", shard.to_str().unwrap(), "--output-dir", merged.to_str().unwrap()], &[]));
-    merged
+/// The zoo's 28 recorded `auto` profiles, each reported, merged into one root: made once
+/// per test run (under `target/tmp/`) and shared, since it takes 28 reports.
+pub fn merged_zoo() -> &'static Path {
+    static ZOO: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    ZOO.get_or_init(|| {
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-zoo");
+        let _ = std::fs::remove_dir_all(&tmp);
+        let shard = tmp.join("zoo");
+        copy_dir(&recordings().join("zoo-auto"), &shard);
+        let ids: Vec<String> = std::fs::read_dir(&shard)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("details").is_dir())
+            .map(|p| p.to_str().unwrap().to_string())
+            .collect();
+        assert_eq!(ids.len(), 28);
+        for id in &ids {
+            ok(&kprof(&["report", id], &[]));
+        }
+        let merged = tmp.join("merged");
+        ok(&kprof(&["merge", shard.to_str().unwrap(), "--output-dir", merged.to_str().unwrap()], &[]));
+        merged
+    })
 }
 
 #[test]
 fn a_merged_root_gets_an_index_page() {
-    let tmp = tempfile::tempdir().unwrap();
-    let merged = merged_zoo(tmp.path());
-    let html = std::fs::read_to_string(merged.join("index.html")).unwrap();
+    let html = std::fs::read_to_string(merged_zoo().join("index.html")).unwrap();
     assert_self_contained(&html);
     assert_eq!(html.matches("<tr><td data-v=").count(), 28);
     assert_eq!(html.matches("/report.html\"><code class=\"kernel-name\">").count(), 28);

@@ -337,6 +337,16 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
         let args = |a: &Vec<String>| a.iter().filter(|x| !x.contains('/')).cloned().collect::<Vec<_>>();
         assert_eq!(args(h), args(b), "both sides are profiled alike");
     }
+    // The pages: the A/B check of the root, and the head's report with its interval and
+    // the two profiled launches side by side.
+    let ab_page = std::fs::read_to_string(ws.root().join("profile/ab.html")).unwrap();
+    assert!(ab_page.contains("hgemm_tiled") && ab_page.contains("+428.1 % [+427.8, +428.5]"), "{ab_page}");
+    let head = only(&ws.root().join("profile"), "hgemm_tiled_");
+    let report = std::fs::read_to_string(head.join("report.html")).unwrap();
+    for shown in ["class=\"ab-interval\"", "bank conflicts", "Hot lines, side by side", "samples on hgemm.cu:48"] {
+        assert!(report.contains(shown), "report.html lacks {shown}");
+    }
+    assert!(std::fs::read_to_string(ws.root().join("profile/index.html")).unwrap().contains("regressed +428.1 %"));
     let merged = ws.root().join("merged");
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .args(["kprof", "merge"])
@@ -350,6 +360,7 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
     assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
     assert!(stderr.contains("merge: regression in hgemm_tiled"), "{stderr}");
+    assert!(std::fs::read_to_string(merged.join("ab.html")).unwrap().contains("+428.1 % [+427.8, +428.5]"));
 }
 
 /// A program that is not a harness bench (a `command` target: PyTorch's layer norm) gets

@@ -343,10 +343,14 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     assert!(ab_page.contains("hgemm_tiled") && ab_page.contains("+428.1 % [+427.8, +428.5]"), "{ab_page}");
     let head = only(&ws.root().join("profile"), "hgemm_tiled_");
     let report = std::fs::read_to_string(head.join("report.html")).unwrap();
-    for shown in ["class=\"ab-interval\"", "bank conflicts", "Hot lines, side by side", "samples on hgemm.cu:48"] {
+    for shown in
+        ["class=\"ab-interval\"", "bank conflicts", "Hot lines, side by side", "samples on hgemm.cu:48"]
+    {
         assert!(report.contains(shown), "report.html lacks {shown}");
     }
-    assert!(std::fs::read_to_string(ws.root().join("profile/index.html")).unwrap().contains("regressed +428.1 %"));
+    assert!(std::fs::read_to_string(ws.root().join("profile/index.html"))
+        .unwrap()
+        .contains("regressed +428.1 %"));
     let merged = ws.root().join("merged");
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .args(["kprof", "merge"])

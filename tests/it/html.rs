@@ -225,3 +225,19 @@ fn a_merged_root_gets_an_index_page() {
         assert!(html.contains(shown), "index.html lacks {shown}");
     }
 }
+
+#[test]
+fn the_index_draws_gpu_time_from_the_launch_census() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("profile");
+    copy_dir(&recordings().join("third-party/gemm-several/profile"), &root);
+    ok(&kprof(&["report", root.join("gemm_20261130_231229").to_str().unwrap()], &[]));
+    cargo_kprof::report::index::write(&root).unwrap();
+    let html = std::fs::read_to_string(root.join("index.html")).unwrap();
+    assert!(html.contains("from the launch census"), "{html}");
+    // Both kernels the census saw, the profiled one and the other, costliest first.
+    let naive = html.find("30.249 ms over 1 launch(es)").expect("hgemm_naive's bar");
+    let tiled = html.find("15.120 ms over 1 launch(es)").expect("hgemm_tiled's bar");
+    assert!(naive < tiled);
+    assert!(!root.join("ab.html").exists(), "no A/B check, no ab.html");
+}

@@ -188,8 +188,9 @@ fn an_ab_check_shows_its_interval() {
     }
 }
 
-/// The zoo's 28 recorded `auto` profiles, each reported, merged into one root: made once
-/// per test run (under `target/tmp/`) and shared, since it takes 28 reports.
+/// The zoo's 28 recorded `auto` profiles, each with its `report.html` rendered from the
+/// recorded analysis, merged into one root: made once per test run (under `target/tmp/`)
+/// and shared.
 pub fn merged_zoo() -> &'static Path {
     static ZOO: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ZOO.get_or_init(|| {
@@ -205,7 +206,7 @@ pub fn merged_zoo() -> &'static Path {
             .collect();
         assert_eq!(ids.len(), 28);
         for id in &ids {
-            ok(&kprof(&["report", id], &[]));
+            cargo_kprof::report::html::write_profile(&cargo_kprof::profile::ProfileDir::at(id)).unwrap();
         }
         let merged = tmp.join("merged");
         ok(&kprof(&["merge", shard.to_str().unwrap(), "--output-dir", merged.to_str().unwrap()], &[]));

@@ -180,7 +180,17 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    /// Asks the browser to close (its renderers with it), and kills it when it has not
+    /// within 5 s.
     fn drop(&mut self) {
+        let _ = self.commands.write_all(b"{\"id\":0,\"method\":\"Browser.close\",\"params\":{}}\0");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -293,7 +293,8 @@ fn a_dry_run_shows_the_batched_commands_a_run_starts() {
     assert_eq!(batched, [recorded_filters[0].clone()], "{stdout}");
     assert!(stdout.contains(&format!("# Stage basic (batched: {})", names.join(" + "))), "{stdout}");
     assert!(stderr.contains("Batched: 2 kernels of"), "{stderr}");
-    let out = ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run", "--message-format", "json"], &env);
+    let out =
+        ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run", "--message-format", "json"], &env);
     let lines: Vec<serde_json::Value> =
         text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let batch: Vec<&serde_json::Value> = lines.iter().filter(|l| l["reason"] == "dry-run-batch").collect();

@@ -254,6 +254,10 @@ pub struct ReportArgs {
     /// The profile directory
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
+    /// Open the profile's report.html in a browser once written ($BROWSER when set, else
+    /// the desktop's default)
+    #[arg(long)]
+    pub open: bool,
     /// Rules and template.
     #[command(flatten)]
     pub analysis: AnalysisArgs,

@@ -40,6 +40,13 @@ pub use signals::{
     check_signal, defer_signals, install_signal_handlers, interrupted, pending_signal, SignalDeferral,
 };
 
+/// Opens `path` in the user's browser without waiting for it: the program `$BROWSER`
+/// names when set, else the desktop's opener (`xdg-open`, `open`, `start`). The one
+/// child not started by [`run`]: it is the user's, outlives kprof, and is not waited for.
+pub fn open_in_browser(path: &Path) -> Result<(), String> {
+    opener::open_browser(path).map_err(|e| e.to_string())
+}
+
 /// A program, its arguments, extra environment and working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessBuilder {

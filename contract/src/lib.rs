@@ -43,6 +43,12 @@ pub mod env {
     pub const NO_CHECK: &str = "KPROF_NO_CHECK";
     /// Seed of the random inputs.
     pub const SEED: &str = "KPROF_SEED";
+    /// An existing directory where NVRTC's output is kept between runs of one check: a
+    /// compile whose source, program name, options, architecture and NVRTC version match
+    /// an entry loads that PTX instead of compiling again. Set only for the runs of one
+    /// `cargo kprof` invocation, whose sources do not change meanwhile (the key does not
+    /// cover headers the source includes). Ignored when unset or not a directory.
+    pub const PTX_CACHE: &str = "KPROF_PTX_CACHE";
 }
 
 /// Version of the result JSON's shape.

@@ -246,14 +246,24 @@ impl Gpu {
 
     /// Compiles `source` with NVRTC for this device (line info, `compute_XY` of its compute
     /// capability, the program named by the file's absolute path) and loads it. Compiling the
-    /// same source with the same options twice returns the first module.
+    /// same source with the same options twice returns the first module. Under
+    /// `KPROF_PTX_CACHE` the PTX of an earlier run of the same input is loaded instead of
+    /// compiling again ([`crate::ptx_cache`]).
     pub fn compile(&self, source: &CudaSource) -> Result<Module> {
         let name = source.program_name();
         let key = format!("{}\0{}", name.display(), source.options().join("\0"));
         if let Some(m) = self.modules.borrow().get(&key) {
             return Ok(m.clone());
         }
-        let ptx = compile_ptx_with(source.code(), source.path(), &self.info.nvrtc_arch(), source.options())?;
+        let arch = self.info.nvrtc_arch();
+        let compile = || compile_ptx_with(source.code(), source.path(), &arch, source.options());
+        let ptx = match (crate::ptx_cache::dir_from_env(), crate::nvrtc::nvrtc_version()) {
+            (Some(dir), Ok(version)) => {
+                let key = crate::ptx_cache::key(source.code(), &name, &arch, source.options(), version);
+                crate::ptx_cache::cached_or(Some(&dir), &key, compile)?
+            }
+            _ => compile()?,
+        };
         let module = self.load_ptx(&ptx, &name.display().to_string())?;
         self.modules.borrow_mut().insert(key, module.clone());
         Ok(module)

@@ -43,6 +43,7 @@ pub mod bench;
 pub mod config;
 pub mod device;
 pub mod nvrtc;
+pub mod ptx_cache;
 pub mod report;
 pub mod rng;
 pub mod stats;

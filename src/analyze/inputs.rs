@@ -102,7 +102,7 @@ fn invalid(e: crate::ncu::parse::ParseError) -> Failure {
 /// Reads every page of `dir` and what it says about itself; a raw page larger than
 /// `max_input_mb` MiB is refused.
 pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
-    let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
+    let (mut prov, kernel_filter) = describe(dir)?;
     let mut raw = Vec::new();
     let mut source = None;
     for file in dir.pages()? {
@@ -122,6 +122,15 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
         .help("import CSV exports with `cargo kprof import --raw FILE --output-dir DIR`")
         .into());
     }
+    Ok(Inputs { raw, source, kernel_filter, provenance: prov })
+}
+
+/// What a profile directory says about itself without its pages: the title, target,
+/// filter, privilege, clocks, commands and ncu version (from its import record, or from
+/// `profile-target.yaml`, `commands.sh` and the environment), and the kernel filter the
+/// inputs keep to. The page-derived fields of the [`Provenance`] stay empty.
+pub fn describe(dir: &ProfileDir) -> Result<(Provenance, Option<regex::Regex>)> {
+    let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
     let kernel_filter = if let Some(record) = ImportRecord::read(dir)? {
         describe_import(dir, &record, &mut prov)
     } else if let Ok(spec) = TargetSpec::read_from(&dir.target_spec_path()) {
@@ -132,7 +141,7 @@ pub fn read_inputs(dir: &ProfileDir, max_input_mb: u64) -> Result<Inputs> {
     if let Ok(env) = std::fs::read_to_string(dir.environment_path()) {
         prov.profiler_version = env.lines().find(|l| l.contains("Version")).map(|l| l.trim().to_string());
     }
-    Ok(Inputs { raw, source, kernel_filter, provenance: prov })
+    Ok((prov, kernel_filter))
 }
 
 /// Streams a raw page, keeping the metrics the analysis reads, and notes it in `prov`.

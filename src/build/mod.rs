@@ -247,10 +247,30 @@ pub fn package_name_from_id(repr: &str, manifest_path: &cargo_metadata::camino::
 
 /// Runs `cargo metadata` for the manifest (the workspace's, or cargo's default lookup).
 pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -> Result<Metadata> {
-    let mut cmd = ProcessBuilder::new(cargo);
     // No dependency resolution: only the workspace members and their manifests are read,
     // so this works offline and without a lock file.
-    cmd.args(["metadata", "--format-version", "1", "--no-deps"]);
+    cargo_metadata_with(cargo, manifest_path, &["--no-deps"], shell)
+}
+
+/// `cargo metadata` with the resolved dependency graph, offline: what the packages already
+/// downloaded (or path dependencies) say. An error when cargo cannot resolve without the
+/// network; callers that can do without the graph say so and go on.
+pub fn metadata_with_graph(
+    cargo: &OsString,
+    manifest_path: Option<&Path>,
+    shell: &Shell,
+) -> Result<Metadata> {
+    cargo_metadata_with(cargo, manifest_path, &["--offline"], shell)
+}
+
+fn cargo_metadata_with(
+    cargo: &OsString,
+    manifest_path: Option<&Path>,
+    extra: &[&str],
+    shell: &Shell,
+) -> Result<Metadata> {
+    let mut cmd = ProcessBuilder::new(cargo);
+    cmd.args(["metadata", "--format-version", "1"]).args(extra);
     if let Some(m) = manifest_path {
         if !m.exists() {
             return Err(Failure::new(

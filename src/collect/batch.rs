@@ -145,7 +145,7 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
 fn open_batch_dir(members: &[KernelRun<'_>]) -> Result<ProfileDir> {
     let first = &members[0];
     let parent = first.dir.path().parent().unwrap_or(first.dir.path());
-    let batch_dir = ProfileDir::create_unique(parent, &format!(".batch_{}", first.dir.id()))?;
+    let batch_dir = ProfileDir::create_unique(parent, batch_dir_of(first.dir).id())?;
     crate::profile::fs::write_new(
         &batch_dir.commands_script_path(),
         &format!(
@@ -427,16 +427,23 @@ fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
     group.iter().map(|i| members[*i].kernel.name.as_str()).collect::<Vec<_>>().join(" + ")
 }
 
-/// Runs `collection` once for the kernels `group` of `members`, into `batch_dir`: the
-/// command it ran, and how it ended.
-fn run_batched(
+/// The hidden folder a batch of `members` writes its pages to, beside the first member's
+/// profile: `.batch_<its id>` (a real run takes the next free name if that one is taken).
+pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
+    let parent = first.path().parent().unwrap_or(first.path());
+    ProfileDir::at(parent.join(format!(".batch_{}", first.id())))
+}
+
+/// The program and the ncu command that run `collection` once for the kernels `group` of
+/// `members`, the page written into `batch_dir`: the first member's program with
+/// `KPROF_CASE` the alternation of their cases, and ncu's filter the alternation of
+/// their filters. What a run starts, and what a dry run shows.
+pub fn batched_command(
     members: &[KernelRun<'_>],
     group: &[usize],
     batch_dir: &ProfileDir,
     collection: &StageCollection,
-    reason: &Reason,
-    shell: &Shell,
-) -> Result<(ProcessBuilder, StageRan)> {
+) -> (TargetCommand, ProcessBuilder) {
     let first = &members[group[0]];
     let filter = KernelFilter::regex(alternation(
         group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()),
@@ -459,6 +466,21 @@ fn run_batched(
             privilege: first.kernel.privilege,
         },
     );
+    (target, cmd)
+}
+
+/// Runs `collection` once for the kernels `group` of `members`, into `batch_dir`: the
+/// command it ran, and how it ended.
+fn run_batched(
+    members: &[KernelRun<'_>],
+    group: &[usize],
+    batch_dir: &ProfileDir,
+    collection: &StageCollection,
+    reason: &Reason,
+    shell: &Shell,
+) -> Result<(ProcessBuilder, StageRan)> {
+    let first = &members[group[0]];
+    let (target, cmd) = batched_command(members, group, batch_dir, collection);
     crate::profile::fs::append(
         &batch_dir.commands_script_path(),
         &format!("# Stage {} ({})\n{cmd}\n\n", collection.name(), shell_comment(&reason.to_string())),

@@ -24,6 +24,7 @@
 //! (`KPROF_TIMEOUT`), unless the kernel's own environment sets them; the correctness
 //! check runs in the first round only.
 
+use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
@@ -128,23 +129,26 @@ pub fn round_target(target: &TargetCommand, round: u32) -> TargetCommand {
     t
 }
 
-/// Runs `rounds` interleaved rounds of both sides' harness benches for the kernels
-/// `members` of one program: each round runs each side's program once, and each member's
-/// measurement is its case in that one result. Returns each member's runs, in the order
-/// of `members`. The result is written to the first member's `details/rounds/round_NN.json`
-/// and copied to the others'.
+/// Runs the interleaved rounds `rounds` (numbered from 0: `0..12` at first, `12..24` for
+/// more of the same) of both sides' harness benches for the kernels `members` of one
+/// program: each round runs each side's program once, and each member's measurement is
+/// its case in that one result. Returns each member's runs, in the order of `members`.
+/// The result is written to the first member's `details/rounds/round_NN.json` and copied
+/// to the others'.
 pub fn run_rounds(
     sides: [RoundSide<'_>; 2],
     members: &[RoundMember<'_>],
-    rounds: u32,
+    rounds: Range<u32>,
     timeout: Option<Duration>,
     shell: &Shell,
 ) -> Result<Vec<Vec<SideRun>>> {
     let Some(first) = members.first() else { return Ok(Vec::new()) };
+    let shown = rounds.start.max(1);
     for s in &sides {
-        let cmd = timing_command(&round_target(s.target, 1), &first.side(s.side).dir.round_result_path(1));
+        let cmd =
+            timing_command(&round_target(s.target, shown), &first.side(s.side).dir.round_result_path(shown));
         for (i, m) in members.iter().enumerate() {
-            note_command(m.side(s.side).dir, &rounds_comment(members, i), &cmd)?;
+            note_command(m.side(s.side).dir, &rounds_comment(members, i, &rounds), &cmd)?;
         }
     }
     let kernels: Vec<&str> = members.iter().map(|m| m.kernel).collect();
@@ -170,11 +174,22 @@ pub fn run_rounds(
     })
 }
 
-/// What member `own`'s `commands.sh` says above the rounds' command of `members`.
-fn rounds_comment(members: &[RoundMember<'_>], own: usize) -> String {
-    let mut why = "A/B timing rounds: round 2's command; each round ran it with its own result file \
-                   (round 1 without KPROF_NO_CHECK)"
-        .to_string();
+/// What member `own`'s `commands.sh` says above the command of `members`' `rounds`.
+fn rounds_comment(members: &[RoundMember<'_>], own: usize, rounds: &Range<u32>) -> String {
+    let mut why = if rounds.start == 0 {
+        "A/B timing rounds: round 2's command; each round ran it with its own result file \
+         (round 1 without KPROF_NO_CHECK)"
+            .to_string()
+    } else {
+        format!(
+            "A/B timing rounds {}-{}, run because the first {} could not decide: round {}'s command; \
+             each round ran it with its own result file",
+            rounds.start + 1,
+            rounds.end,
+            rounds.start,
+            rounds.start + 1
+        )
+    };
     if members.len() > 1 {
         let others: Vec<String> = members
             .iter()
@@ -275,7 +290,7 @@ pub fn run_ncu_rounds(
             &cmd,
         )?;
     }
-    let mut runs = interleave(rounds, &[kernel], shell, |side, round| {
+    let mut runs = interleave(0..rounds, &[kernel], shell, |side, round| {
         let Some(s) = sides.iter().find(|s| s.side == side) else { anyhow::bail!("no {} side", side.name()) };
         let log = s.dir.round_page_path(round);
         let cmd = command(s, &log);
@@ -356,14 +371,14 @@ fn note_command(dir: &ProfileDir, why: &str, cmd: &crate::process::ProcessBuilde
 /// The rounds: in each, both sides once, the first alternating; `run` measures one side,
 /// one run for each of the `members` kernels it times. Returns each member's runs.
 fn interleave(
-    rounds: u32,
+    rounds: Range<u32>,
     kernels: &[&str],
     shell: &Shell,
     mut run: impl FnMut(Side, u32) -> Result<Vec<SideRun>>,
 ) -> Result<Vec<Vec<SideRun>>> {
     let members = kernels.len();
     let mut out: Vec<Vec<SideRun>> = vec![Vec::new(); members];
-    for round in 0..rounds {
+    for round in rounds {
         crate::process::check_signal("between timing rounds")?;
         let first = Side::first_in_round(round);
         for side in [first, first.other()] {

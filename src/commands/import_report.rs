@@ -1,5 +1,6 @@
 //! `cargo kprof import` (a profile directory from ncu CSV exports made anywhere) and
-//! `cargo kprof report DIR` (analyse a profile directory again).
+//! `cargo kprof report DIR` (analyse a profile directory again, and with `--open` show its
+//! `report.html`).
 
 use std::path::PathBuf;
 
@@ -58,5 +59,16 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
         shell.warn(w);
     }
     shell.emit(&analysed(&dir, &analysis.decision));
+    if args.open {
+        let page = dir.report_html_path();
+        crate::process::open_in_browser(&page).map_err(|e| {
+            Failure::new(
+                ExitCode::MissingTool,
+                format!("could not open {} in a browser: {e}", page.display()),
+            )
+            .help("set BROWSER to your browser's command, or open the file yourself")
+        })?;
+        shell.status(format!("Opened {} in a browser", page.display()));
+    }
     Ok(ExitCode::Success)
 }

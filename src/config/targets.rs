@@ -99,6 +99,55 @@ pub fn gpu_signs(package: &Package) -> Vec<String> {
     signs
 }
 
+/// GPU crates that `package` reaches only through other dependencies, in the resolved
+/// graph `full` (`cargo metadata` without `--no-deps`): `depends on cudarc through
+/// candle-core`. A candle, burn or CubeCL program names none of the GPU crates itself. The
+/// first path found (breadth first, dependencies in name order) is the one named; direct
+/// dependencies are [`gpu_signs`]' business. Empty without a graph or a GPU crate below.
+pub fn gpu_deps_below(full: &Metadata, package: &cargo_metadata::PackageId) -> Vec<String> {
+    let Some(resolve) = &full.resolve else { return Vec::new() };
+    let name_of = |id: &cargo_metadata::PackageId| {
+        full.packages.iter().find(|p| &p.id == id).map(|p| p.name.to_string())
+    };
+    let is_gpu = |name: &str| name == HARNESS_CRATE || GPU_CRATES.iter().any(|g| name.starts_with(g));
+    let deps_of = |id: &cargo_metadata::PackageId| -> Vec<cargo_metadata::PackageId> {
+        let mut deps: Vec<cargo_metadata::PackageId> = resolve
+            .nodes
+            .iter()
+            .find(|n| &n.id == id)
+            .map(|n| n.deps.iter().map(|d| d.pkg.clone()).collect())
+            .unwrap_or_default();
+        deps.sort_by_key(|d| name_of(d));
+        deps
+    };
+    // Breadth first from each direct dependency, remembering which one led there.
+    let mut seen: std::collections::HashSet<cargo_metadata::PackageId> = [package.clone()].into();
+    let mut queue: std::collections::VecDeque<(cargo_metadata::PackageId, String)> =
+        std::collections::VecDeque::new();
+    for direct in deps_of(package) {
+        if seen.insert(direct.clone()) {
+            let via = name_of(&direct).unwrap_or_default();
+            queue.push_back((direct, via));
+        }
+    }
+    let mut signs = Vec::new();
+    while let Some((id, via)) = queue.pop_front() {
+        for dep in deps_of(&id) {
+            if !seen.insert(dep.clone()) {
+                continue;
+            }
+            let name = name_of(&dep).unwrap_or_default();
+            if is_gpu(&name) {
+                signs.push(format!("depends on {name} through {via}"));
+            }
+            queue.push_back((dep, via.clone()));
+        }
+    }
+    signs.sort();
+    signs.dedup();
+    signs
+}
+
 /// The first `.cu` file under `dir` (relative to it), in a bounded walk that follows no
 /// links and skips build output and hidden folders.
 fn first_cu_file(dir: &Path) -> Option<String> {

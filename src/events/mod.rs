@@ -179,6 +179,8 @@ pub enum Event {
     ProfilePrepared(Prepared),
     /// What a dry run would run for one kernel: its `commands.sh`.
     DryRun(Prepared),
+    /// What a dry run's kernels of one program really start: one batched ncu run per stage.
+    DryRunBatch(BatchPlanned),
     /// A kernel's analysis is written: each kernel's verdict and the report.
     Analysed {
         /// The profile directory.
@@ -322,6 +324,15 @@ impl Message for Event {
             DryRun(p) => {
                 Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }
             }
+            DryRunBatch(b) => Channel::Result {
+                preface: Some(format!(
+                    "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
+                     above replays its kernel alone",
+                    b.kernels.len(),
+                    b.program.display(),
+                    b.kernels.join(", ")
+                )),
+            },
             Analysed { .. }
             | Comparison { .. }
             | AbComparison(_)

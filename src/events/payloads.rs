@@ -50,6 +50,21 @@ pub struct Prepared {
     pub script: String,
 }
 
+/// What a dry run shows for harness kernels of one program that a real run profiles
+/// together: the batched ncu commands it starts (one per stage), beside each kernel's own
+/// `commands.sh`, which replays that kernel alone.
+#[derive(Debug, Clone, Serialize)]
+pub struct BatchPlanned {
+    /// The kernels the commands profile together.
+    pub kernels: Vec<String>,
+    /// The program.
+    pub program: PathBuf,
+    /// The first stages' batched commands.
+    pub stages: Vec<StageCommand>,
+    /// Whether follow-up stages are chosen after `basic` (and batched again per stage).
+    pub follow_up: bool,
+}
+
 /// One stage and its ncu command.
 #[derive(Debug, Clone, Serialize)]
 pub struct StageCommand {
@@ -226,6 +241,10 @@ pub struct InitAddition {
     pub kernels: Vec<InitEntry>,
     /// The appended text.
     pub text: String,
+    /// Why the package looks like it holds GPU code (`depends on cudarc through
+    /// candle-core`); absent when no package shows a sign and every one got entries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_signs: Vec<String>,
 }
 
 /// One entry `init` writes.

@@ -49,6 +49,7 @@ impl fmt::Display for Event {
             // The dry run's result is its commands, each under its `# Stage N` comment,
             // so that stdout alone is the replayable script.
             DryRun(p) => f.write_str(p.script.trim_end()),
+            DryRunBatch(b) => dry_run_batch(f, b),
             Analysed { report, kernels, .. } => analysed(f, report, kernels),
             ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Ok(()),
             Comparison { kernel, explanation, report, .. } => {
@@ -292,4 +293,19 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
         },
         _ => Ok(()),
     }
+}
+
+/// A dry run's batched commands, each under a `# Stage` comment, as the batch's own
+/// `commands.sh` will hold them.
+fn dry_run_batch(f: &mut std::fmt::Formatter<'_>, b: &super::BatchPlanned) -> std::fmt::Result {
+    for (i, s) in b.stages.iter().enumerate() {
+        if i > 0 {
+            f.write_str("\n")?;
+        }
+        write!(f, "# Stage {} (batched: {})\n{}", s.stage, b.kernels.join(" + "), s.command)?;
+    }
+    if b.follow_up {
+        write!(f, "\n# then the follow-ups basic's metrics call for, batched per chosen stage")?;
+    }
+    Ok(())
 }

@@ -83,6 +83,7 @@ fn init_addition() -> InitAddition {
         runtime: "harness",
         kernels: vec![InitEntry { name: "hgemm".into(), target: "bench hgemm".into() }],
         text: "[package.metadata.kprof]\n".into(),
+        gpu_signs: vec!["depends on cudarc through candle-core".into()],
     }
 }
 
@@ -111,6 +112,12 @@ fn samples() -> Vec<Event> {
         Event::KernelDiscovered { kernel: "k".into(), chosen: "f".into(), why: "the costliest".into() },
         Event::ProfilePrepared(prepared()),
         Event::DryRun(prepared()),
+        Event::DryRunBatch(BatchPlanned {
+            kernels: vec!["a".into(), "b".into()],
+            program: "/b/zoo".into(),
+            stages: vec![StageCommand { stage: "basic".into(), command: "ncu --metrics x".into() }],
+            follow_up: true,
+        }),
         Event::Analysed {
             profile_dir: "p".into(),
             report: "p/final_report.md".into(),

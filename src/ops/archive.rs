@@ -31,6 +31,21 @@ pub struct PackOptions<'a> {
     pub launchers: LauncherRequest,
 }
 
+/// An archive with nothing selected (no kernel hint, regex, index or target) packs every
+/// configured kernel of the selected packages, or of the workspace: an archive is what a
+/// GPU machine chooses from later (`run --archive --kernel NAME`), so refusing to pick
+/// one, as profiling does, would only make a one-package project add `--workspace`.
+fn every_configured_unless_selected(mut request: Request) -> Request {
+    let selected = !request.kernels.is_empty()
+        || request.kernel_regex.is_some()
+        || request.index.is_some()
+        || request.target.is_some();
+    if !selected {
+        request.workspace = true;
+    }
+    request
+}
+
 /// `cargo kprof archive -o FILE`.
 pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<ExitCode> {
     let whole = Box::new(|| {
@@ -45,7 +60,7 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
                  cargo-kprof kprof run --archive FILE --partition {}",
                 shard.partition
             ))),
-            None => Ok(request),
+            None => Ok(every_configured_unless_selected(request)),
         }
     });
     let (plan, request, ws) = opening::open(o.manifest_path, whole, Shard::AsGiven, shell)?;

@@ -9,7 +9,8 @@
 //! command uses, and each whole manifest must still parse.
 //!
 //! Packages with no sign of GPU code (no cudarc, cust, cubecl or kprof-harness
-//! dependency, no build script, no `.cu` file) get entries only when no package shows one.
+//! dependency, direct or through other dependencies as the offline dependency graph shows,
+//! no build script, no `.cu` file) get entries only when no package shows one.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,8 @@ struct Addition {
     text: String,
     /// The manifest's bytes as read; a manifest that changes before the write is refused.
     original: Vec<u8>,
+    /// Why the package looks like it holds GPU code (empty when none does).
+    signs: Vec<String>,
 }
 
 /// What `cargo kprof init` is asked to do.
@@ -47,6 +50,28 @@ pub struct InitOptions<'a> {
     pub packages: &'a [String],
     /// `--dry-run`: print the tables, write nothing.
     pub dry_run: bool,
+}
+
+/// Adds, to each candidate without a sign of GPU code of its own, the GPU crates it
+/// reaches through other dependencies (a candle program depends on cudarc only through
+/// candle-core). The graph is read offline; without it, a note says how to let init look.
+fn look_below(
+    candidates: &mut [(&Package, Vec<RunnableTarget>, Vec<String>)],
+    manifest_path: Option<&Path>,
+    shell: &Shell,
+) {
+    let cargo = crate::build::cargo_binary();
+    match crate::build::metadata_with_graph(&cargo, manifest_path, shell) {
+        Ok(full) => {
+            for (package, _, signs) in candidates.iter_mut().filter(|(_, _, s)| s.is_empty()) {
+                signs.extend(targets::gpu_deps_below(&full, &package.id));
+            }
+        }
+        Err(e) => shell.note(format!(
+            "only direct dependencies were looked at for GPU code: the dependency graph could not be \
+             read offline ({e:#}); `cargo fetch` first lets init look below them"
+        )),
+    }
 }
 
 /// `cargo kprof init`.
@@ -79,12 +104,15 @@ pub fn init(a: InitOptions<'_>, shell: &Shell) -> Result<ExitCode> {
             }
         }
     }
+    if candidates.iter().any(|(_, _, signs)| signs.is_empty()) {
+        look_below(&mut candidates, a.manifest_path, shell);
+    }
     let any_gpu = candidates.iter().any(|(_, _, signs)| !signs.is_empty());
     if any_gpu {
         for (package, _, _) in candidates.iter().filter(|(_, _, signs)| signs.is_empty()) {
             skipped.push((
                 package.name.to_string(),
-                "no sign of GPU code (no cudarc, cust, cubecl or kprof-harness dependency, no build \
+                "no sign of GPU code (no cudarc, cust, cubecl or kprof-harness dependency, direct or below, no build \
                  script, no .cu file) while other packages have some"
                     .into(),
             ));
@@ -97,8 +125,10 @@ pub fn init(a: InitOptions<'_>, shell: &Shell) -> Result<ExitCode> {
 
     let mut taken: HashSet<String> = config.kernels.iter().map(|k| k.name.clone()).collect();
     let mut additions = Vec::new();
-    for (package, found, _) in &candidates {
-        additions.push(addition(package, found, &mut taken)?);
+    for (package, found, signs) in &candidates {
+        let mut add = addition(package, found, &mut taken)?;
+        add.signs = signs.clone();
+        additions.push(add);
     }
     check_loads(&metadata, &additions, !a.dry_run)?;
 
@@ -178,6 +208,7 @@ fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<Str
         runtime,
         text: separator + &text,
         original,
+        signs: Vec::new(),
     })
 }
 
@@ -316,6 +347,7 @@ fn message(add: &Addition) -> InitAddition {
             .map(|(name, t)| InitEntry { name: name.clone(), target: format!("{} {}", t.kind, t.name) })
             .collect(),
         text: add.text.clone(),
+        gpu_signs: add.signs.clone(),
     }
 }
 
@@ -336,8 +368,12 @@ fn summarise(
     let verb = if dry_run { "Would append" } else { "Appended" };
     for add in additions {
         let names: Vec<String> = add.entries.iter().map(|(n, t)| format!("{n} ({})", t.kind)).collect();
+        let why = match add.signs.as_slice() {
+            [] => String::new(),
+            signs => format!(" ({})", signs.join(", ")),
+        };
         shell.status(format!(
-            "{verb} {} kernel entr{} to {} (package `{}`): {}",
+            "{verb} {} kernel entr{} to {} (package `{}`{why}): {}",
             add.entries.len(),
             if add.entries.len() == 1 { "y" } else { "ies" },
             add.manifest.display(),

@@ -75,6 +75,14 @@ pub fn baseline_kernel_dir(profiles_root: &Path, name: &str, kernel: &str) -> Pa
     baselines_root(profiles_root).join(name).join(sanitize_kernel_name(kernel))
 }
 
+/// `<profiles root>/.ptx-cache-<pid>`: NVRTC's output shared by the harness runs of one
+/// invocation (`KPROF_PTX_CACHE`, see `kprof_harness::ptx_cache`), hidden beside the
+/// profiles like the batches' folders, and removed when the invocation ends. The process
+/// id keeps two invocations on one profiles root apart.
+pub fn ptx_cache_dir(profiles_root: &Path) -> PathBuf {
+    profiles_root.join(format!(".ptx-cache-{}", std::process::id()))
+}
+
 /// `<profiles root>/index.json`: every analysed profile, one row each.
 pub fn index_json_path(profiles_root: &Path) -> PathBuf {
     profiles_root.join("index.json")

@@ -4,11 +4,13 @@
 //! writes into them atomically, [`target_spec`] is `profile-target.yaml`, [`run_manifest`]
 //! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
 //! checks and creates the places a run writes so that a failure leaves nothing behind,
-//! [`readers`] reads the analysis' and the timing's files back, typed.
+//! [`readers`] reads the analysis' and the timing's files back, typed; [`html`] names the
+//! HTML views' files.
 
 pub mod ab;
 pub mod dir;
 pub mod fs;
+pub mod html;
 pub mod import;
 pub mod output;
 pub mod readers;

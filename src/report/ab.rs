@@ -1,7 +1,8 @@
 //! What an A/B check writes: per kernel, `comparison/ab_rounds.json`, `comparison/ab.json`
 //! and `comparison/regression_report.md` in the head's profile (led by the reviewer's
 //! line, then the rounds, the counters, the decision rule, and the single-launch
-//! comparison of the two profiles); for the run, the step summary.
+//! comparison of the two profiles, also kept as `comparison/ab_profiles.json`), and
+//! `report.html` again; for the run, the step summary.
 //!
 //! The verdict, its reviewer's line and the rule come decided from
 //! `crate::compare::ab`; this module only lays them out. It takes plain values (an
@@ -62,7 +63,7 @@ fn ab_document<'a>(pages: &AbPages<'a>, ab: &KernelAb) -> Result<AbDocument<'a>>
     })
 }
 
-/// Writes the kernel's A/B files into the head's `comparison/`.
+/// Writes the kernel's A/B files into the head's `comparison/`, then its `report.html`.
 pub fn write(
     pages: &AbPages<'_>,
     ab: &KernelAb,
@@ -86,11 +87,13 @@ pub fn write(
              the verdict above, from the interleaved rounds and the counters, is the gate's.\n\n",
         );
         // No regression.json: its verdict, of one launch per side, is not the gate's, and
-        // `merge` reads the A/B verdict from ab.json.
+        // `merge` reads the A/B verdict from ab.json. The same comparison goes to
+        // ab_profiles.json, for report.html's side-by-side view.
         md.push_str(&comparison::render_markdown(&c));
+        write_atomic(&dir.ab_profiles_path(), &(serde_json::to_string_pretty(&c)? + "\n"))?;
     }
     write_atomic(&dir.regression_report_path(), &md)?;
-    Ok(())
+    crate::report::html::write_profile(dir)
 }
 
 /// The A/B part of `regression_report.md`: the reviewer's line, the timing and its

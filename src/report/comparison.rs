@@ -117,14 +117,15 @@ fn metric_table(md: &mut String, title: &str, rows: &[MetricDelta]) {
 }
 
 /// Writes `comparison/regression_report.md` and `comparison/regression.json` under `dir`,
-/// each atomically. An existing `comparison/` keeps its other files; these two are
-/// replaced.
+/// each atomically, then `report.html` again, now with the comparison. An existing
+/// `comparison/` keeps its other files; these two are replaced.
 pub fn write_reports(dir: &Path, c: &Comparison) -> Result<PathBuf> {
     let profile = ProfileDir::at(dir);
     profile.ensure_dir(&profile.comparison_dir())?;
     write_atomic(&profile.regression_json_path(), &(serde_json::to_string_pretty(c)? + "\n"))?;
     let report = profile.regression_report_path();
     write_atomic(&report, &render_markdown(c))?;
+    crate::report::html::write_profile(&profile)?;
     Ok(report)
 }
 

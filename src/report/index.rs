@@ -1,5 +1,5 @@
 //! `profile/index.md` and `profile/index.json`: every profile under a profile root, one
-//! row each, newest first.
+//! row each, newest first; `index.html` is written with them (`crate::report::html::root`).
 //!
 //! Regenerated after each run from the profile directories themselves (their
 //! `bottleneck_decision.json` and `metrics_summary.json`), so it is always derived data:
@@ -21,6 +21,7 @@ use crate::model::verdict::{Classification, Confidence};
 use crate::profile::dir::{index_json_path, index_md_path, PageKind};
 use crate::profile::readers::{DurationsView, VerdictsView};
 use crate::profile::{ProfileDir, RunManifest};
+use crate::report::html;
 use crate::units::duration;
 
 /// One row.
@@ -103,8 +104,8 @@ fn collected_stages(profile: &ProfileDir) -> Vec<String> {
         .collect()
 }
 
-/// Writes `index.json` and `index.md` under `root`. When every profile listed was made
-/// by one shard, the index names it (`partition`).
+/// Writes `index.json`, `index.md` and `index.html` under `root`. When every profile
+/// listed was made by one shard, the index names it (`partition`).
 pub fn write(root: &Path) -> Result<()> {
     write_for_shard(root, None)
 }
@@ -121,9 +122,11 @@ pub fn write_for_shard(root: &Path, shard: Option<Partition>) -> Result<()> {
         1 => partitions.into_iter().next().flatten(),
         _ => None,
     };
-    let heading = partition.map(|p| format!("Made by {}.\n\n", p.label())).unwrap_or_default();
+    let lines: Vec<String> = partition.map(|p| format!("Made by {}.", p.label())).into_iter().collect();
+    let heading = lines.iter().map(|l| format!("{l}\n\n")).collect::<String>();
     let file = IndexFile { schema_version: 1, merged: None, partition, profiles: &rows };
-    write_files(root, &file, &heading)
+    write_files(root, &file, &heading)?;
+    write_html(root, &rows, &lines)
 }
 
 /// Where a merged index's profiles came from: one entry per shard merged.
@@ -150,30 +153,51 @@ pub struct MergeRecord {
     pub forced: Vec<String>,
 }
 
-/// Writes a merged `index.json` and `index.md` under `root`, naming the shards merged,
-/// the shards missing and what `--force` let through.
+/// Writes a merged `index.json`, `index.md` and `index.html` under `root`, naming the
+/// shards merged, the shards missing and what `--force` let through.
 pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
     let rows = rows(root);
     let file = IndexFile { schema_version: 1, merged: Some(record), partition: None, profiles: &rows };
     let mut heading = String::from("Merged from:\n\n");
+    let mut lines = Vec::new();
     for s in &record.shards {
         let what = s.partition.map(|p| p.label()).unwrap_or_else(|| "an unsplit run".into());
         let n = s.profiles.len();
         let profiles = if n == 1 { "1 profile".to_string() } else { format!("{n} profiles") };
         heading.push_str(&format!("- {what}: {} ({profiles})\n", s.root.display()));
+        lines.push(format!("Merged from {what}: {} ({profiles}).", s.root.display()));
     }
     if !record.missing_shards.is_empty() {
         let missing: Vec<String> = record.missing_shards.iter().map(u32::to_string).collect();
         heading.push_str(&format!("\n**Missing shards:** {}.\n", missing.join(", ")));
+        lines.push(format!("Missing shards: {}.", missing.join(", ")));
     }
     if !record.forced.is_empty() {
+        let forced = record.forced.join("; ");
         heading.push_str(&format!(
-            "\n**Merged with --force although the profiles were taken differently:** {}.\n",
-            record.forced.join("; ")
+            "\n**Merged with --force although the profiles were taken differently:** {forced}.\n"
         ));
+        lines.push(format!("Merged with --force although the profiles were taken differently: {forced}."));
     }
     heading.push('\n');
-    write_files(root, &file, &heading)
+    write_files(root, &file, &heading)?;
+    write_html(root, &rows, &lines)
+}
+
+/// `index.html` (and `ab.html`) of `rows`, under the heading `lines`.
+fn write_html(root: &Path, rows: &[IndexRow], lines: &[String]) -> Result<()> {
+    let rows: Vec<html::root::IndexRow> = rows
+        .iter()
+        .map(|r| html::root::IndexRow {
+            profile: r.profile.clone(),
+            kernel: r.kernel.clone(),
+            classification: r.classification,
+            confidence: r.confidence,
+            limiter: r.limiter.clone(),
+            duration_ns: r.duration_ns,
+        })
+        .collect();
+    html::root::write(root, &rows, lines)
 }
 
 /// What `index.json` lists: the profile directories and the shard that made them.

@@ -1,6 +1,6 @@
 //! Every rendering: an analysis into a profile directory (the derived data files,
-//! `final_report.md` ([`markdown`]), the PNG summary ([`visual`])), the profiles index
-//! ([`index`]), a before/after comparison's pages and the gate's step summary
+//! `final_report.md` ([`markdown`]), the PNG summary ([`visual`]), `report.html`
+//! ([`html`])), the profiles index ([`index`], with its `index.html`), a before/after comparison's pages and the gate's step summary
 //! ([`comparison`]), and an A/B check's pages and step summary ([`ab`]). Nothing here
 //! decides anything: the numbers and verdicts come from [`crate::analyze`] and
 //! `crate::compare`, and renderers take them as plain values, never a driver's options,
@@ -11,6 +11,7 @@
 
 pub mod ab;
 pub mod comparison;
+pub mod html;
 pub mod index;
 pub mod markdown;
 pub mod visual;
@@ -28,8 +29,8 @@ use crate::profile::ProfileDir;
 
 /// Writes `analysis` into `dir`: `metrics_raw.csv`, `metrics_extracted.jsonl`,
 /// `metrics_summary.json`, `bottleneck_decision.json`, `source_hotspots.csv` (with a source
-/// page), the picture `visual/profile_summary.png` (of the first kernel) and
-/// `final_report.md`. A picture that cannot be drawn or written does not fail the report:
+/// page), the picture `visual/profile_summary.png` (of the first kernel),
+/// `final_report.md` and, from those files, `report.html`. A picture that cannot be drawn or written does not fail the report:
 /// it goes into [`Analysis::warnings`] and the limitations, and no partial or stale
 /// picture is left.
 pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Result<()> {
@@ -55,7 +56,8 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
         analysis.limitations.push(format!("{note}."));
         analysis.warnings.push(note);
     }
-    write_atomic(&dir.final_report_path(), &markdown::render(template, analysis))
+    write_atomic(&dir.final_report_path(), &markdown::render(template, analysis))?;
+    html::write_profile(dir)
 }
 
 /// The report template: `--template FILE`, or the built-in one.

@@ -4,8 +4,9 @@
 //!
 //! The package's bench stands in for the harness: each run copies the next recorded round
 //! of its side (`base` or `head`, a constant that the two revisions spell differently) to
-//! `$KPROF_RESULT`, as the real bench wrote it during the recorded A/B check, and appends
-//! its side and `KPROF_CASE` to `$FAKE_LOG` when that is set.
+//! `$KPROF_RESULT`, as the real bench wrote it during the recorded A/B check (past the
+//! last recorded round, from the first again), and appends its side and `KPROF_CASE` to
+//! `$FAKE_LOG` when that is set.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,10 +28,20 @@ fn main() {{
         let mut log = std::fs::OpenOptions::new().append(true).create(true).open(log).expect("FAKE_LOG");
         writeln!(log, "{{SIDE}} {{case}}").expect("FAKE_LOG");
     }}
+    if let Some(log) = std::env::var_os("FAKE_PTX_LOG") {{
+        use std::io::Write;
+        let dir = std::env::var("KPROF_PTX_CACHE").unwrap_or_default();
+        let is_dir = std::path::Path::new(&dir).is_dir();
+        let mut log = std::fs::OpenOptions::new().append(true).create(true).open(log).expect("FAKE_PTX_LOG");
+        writeln!(log, "{{SIDE}} {{is_dir}} {{dir}}").expect("FAKE_PTX_LOG");
+    }}
     for n in 0..1000 {{
         let marker = state.join(format!("{{SIDE}}_{{n:02}}"));
         if std::fs::OpenOptions::new().write(true).create_new(true).open(&marker).is_ok() {{
-            let recorded = rounds.join(format!("round_{{n:02}}.json"));
+            // Rounds past the recorded ones (an undecided kernel's extra rounds) replay
+            // the recording again from its first round.
+            let recorded = (0..1000).map(|m| rounds.join(format!("round_{{m:02}}.json"))).take_while(|p| p.is_file()).count().max(1);
+            let recorded = rounds.join(format!("round_{{:02}}.json", n % recorded));
             std::fs::copy(&recorded, &result).unwrap_or_else(|e| panic!("{{}}: {{e}}", recorded.display()));
             return;
         }}
@@ -331,6 +342,20 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
         let args = |a: &Vec<String>| a.iter().filter(|x| !x.contains('/')).cloned().collect::<Vec<_>>();
         assert_eq!(args(h), args(b), "both sides are profiled alike");
     }
+    // The pages: the A/B check of the root, and the head's report with its interval and
+    // the two profiled launches side by side.
+    let ab_page = std::fs::read_to_string(ws.root().join("profile/ab.html")).unwrap();
+    assert!(ab_page.contains("hgemm_tiled") && ab_page.contains("+428.1 % [+427.8, +428.5]"), "{ab_page}");
+    let head = only(&ws.root().join("profile"), "hgemm_tiled_");
+    let report = std::fs::read_to_string(head.join("report.html")).unwrap();
+    for shown in
+        ["class=\"ab-interval\"", "bank conflicts", "Hot lines, side by side", "samples on hgemm.cu:48"]
+    {
+        assert!(report.contains(shown), "report.html lacks {shown}");
+    }
+    assert!(std::fs::read_to_string(ws.root().join("profile/index.html"))
+        .unwrap()
+        .contains("regressed +428.1 %"));
     let merged = ws.root().join("merged");
     let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .env("KPROF_SKIP_GPU_CHECK", "1")
@@ -345,6 +370,7 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
     assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
     assert!(stdout.contains("hgemm_tiled: regressed, +428.1 %"), "{stdout}");
     assert!(stderr.contains("merge: regression in hgemm_tiled"), "{stderr}");
+    assert!(std::fs::read_to_string(merged.join("ab.html")).unwrap().contains("+428.1 % [+427.8, +428.5]"));
 }
 
 /// A program that is not a harness bench (a `command` target: PyTorch's layer norm) gets
@@ -513,4 +539,88 @@ fn the_kernels_of_one_program_share_each_rounds_runs_and_keep_their_own_verdicts
         cases[..24].iter().all(|c| *c == "hgemm_tiled") && cases[24..].iter().all(|c| *c == "vector_copy"),
         "{starts}"
     );
+}
+
+/// A kernel the rounds leave ambiguous gets as many rounds again, once, when those could
+/// decide it (an A/A run's ±0.1 % interval at a tolerance of 0.1 %), and none when they
+/// could not (the same interval at 0.06 %: exit 14 after 12 rounds). In a program's
+/// shared rounds only the undecided kernel's case runs again.
+#[test]
+fn an_undecided_kernel_gets_more_rounds_only_when_they_could_decide_it() {
+    let Some(ws) = repository() else { return };
+    let out = check(&ws, "aa-13", &["--tolerance-pct", "0.1"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains(
+            "Timing `hgemm_tiled`: undecided after 12 rounds, where 12 more could decide; running them"
+        ),
+        "{stderr}"
+    );
+    assert!(stdout.contains("hgemm_tiled: unchanged, +0.0 % [-0.0, +0.1] (95 %, 24 rounds"), "{stdout}");
+    let head = only(&ws.root().join("profile"), "hgemm_tiled_");
+    assert!(head.join("details/rounds/round_23.json").is_file());
+    assert_eq!(json(&head.join("comparison/ab_rounds.json"))["rounds"].as_array().unwrap().len(), 24);
+    let script = std::fs::read_to_string(head.join("commands.sh")).unwrap();
+    assert!(
+        script.contains("# A/B timing rounds 13-24, run because the first 12 could not decide"),
+        "{script}"
+    );
+
+    let out = check(&ws, "aa-13", &["--tolerance-pct", "0.06"]);
+    assert_eq!(out.status.code(), Some(14), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("undecided after"), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("(96 %, 12 rounds"), "{}", text(&out.stdout));
+}
+
+/// Of two kernels timed by one program's rounds, only the undecided one runs again, and
+/// its program then selects its case alone.
+#[test]
+fn only_the_undecided_kernel_of_a_program_runs_again() {
+    let kernels = format!(
+        "{KERNEL}\n[[package.metadata.kprof.kernels]]\nname = \"vector_copy\"\nbench = \"copy\"\ncase = \"vector_copy\"\n"
+    );
+    let Some(ws) = repository_with(&kernels) else { return };
+    let rounds = two_case_rounds(&ws.root().join("recorded"), 24);
+    let log = ws.root().join("starts.log");
+    let out = check_logged(&ws, &rounds, &log, &["--tolerance-pct", "0.1"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(10), "{stdout}\n{stderr}");
+    assert!(stderr.contains("Timing `vector_copy`: undecided after 12 rounds"), "{stderr}");
+    assert!(
+        stdout.contains("hgemm_tiled: regressed, +428.1 % [+427.8, +428.5] (96 %, 12 rounds"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("vector_copy: unchanged"), "{stdout}");
+    let starts = std::fs::read_to_string(&log).unwrap();
+    let cases: Vec<&str> = starts.lines().map(|l| l.split_once(' ').unwrap().1).collect();
+    assert_eq!(cases.len(), 48, "{starts}");
+    assert!(cases[..24].iter().all(|c| *c == "(?:hgemm_tiled)|(?:vector_copy)"), "{starts}");
+    assert!(cases[24..].iter().all(|c| *c == "(?:vector_copy)"), "{starts}");
+}
+
+/// Each side's harness runs share a folder of NVRTC output (`KPROF_PTX_CACHE`): one per
+/// side, present while the check runs, beside the side's profiles, and gone after it.
+#[test]
+fn each_side_compiles_into_its_own_ptx_cache_that_the_check_removes() {
+    let Some(ws) = repository() else { return };
+    let state = tempfile::tempdir().unwrap();
+    let log = ws.root().join("ptx.log");
+    let mut cmd = check_base(&ws, &["--timing-only"]);
+    let out = with_rounds(&mut cmd, "aa-13", state.path()).env("FAKE_PTX_LOG", &log).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines = std::fs::read_to_string(&log).unwrap();
+    let mut dirs = std::collections::BTreeMap::new();
+    for line in lines.lines() {
+        let mut words = line.splitn(3, ' ');
+        let (side, is_dir, dir) = (words.next().unwrap(), words.next().unwrap(), words.next().unwrap());
+        assert_eq!(is_dir, "true", "the folder exists while the bench runs: {line}");
+        assert_eq!(dirs.entry(side.to_string()).or_insert(dir.to_string()), dir, "one folder per side");
+    }
+    assert_eq!(lines.lines().count(), 24, "{lines}");
+    let (base, head) = (Path::new(&dirs["base"]), Path::new(&dirs["head"]));
+    assert_ne!(base, head);
+    assert!(head.starts_with(ws.root().join("profile")), "{}", head.display());
+    assert!(head.file_name().unwrap().to_str().unwrap().starts_with(".ptx-cache-"), "{}", head.display());
+    assert!(!base.exists() && !head.exists(), "removed when the check ended");
 }

@@ -474,3 +474,22 @@ fn without_ncu_the_suggested_dry_run_works() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("# Stage 1: basic"), "{}", text(&out.stdout));
 }
+
+/// A project with two configured kernels packs both when nothing is selected: the GPU
+/// machine picks from the archive later. Profiling still asks which one.
+#[test]
+fn an_archive_without_a_selection_packs_every_configured_kernel() {
+    let ws = Workspace::with_harness(&format!(
+        "{}\n[[package.metadata.kprof.kernels]]\nname = \"fma\"\nbench = \"fma\"\n",
+        copy_entry("")
+    ));
+    let path = archived(&ws, &[]);
+    let there = There::new();
+    let out = there.run(&path, &["--kernel", "hgemm"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("archived kernels: `copy` (bench copy), `fma` (bench fma)"), "{stderr}");
+    let out = ws.kprof(&["--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("no kernel selected"), "{}", text(&out.stderr));
+}

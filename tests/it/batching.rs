@@ -282,3 +282,33 @@ fn the_source_stage_runs_batched_and_splits_by_function() {
         assert!(hot.lines().skip(1).all(|l| l.contains(&format!(",{name},"))), "{name}: {hot}");
     }
 }
+
+/// A dry run shows what a real run starts: for the demo's two hgemm kernels of one
+/// program, one batched basic command whose filter is the H200 run's alternation (and the
+/// batched source command with the same filter), beside each kernel's own commands; under
+/// JSON, as one `dry-run-batch` message.
+#[test]
+fn a_dry_run_shows_the_batched_commands_a_run_starts() {
+    let Setup { recorded_filters, names, ws, ncu, .. } = setup("hgemm");
+    let env = [("NCU", ncu.to_str().unwrap()), ("KPROF_SKIP_GPU_CHECK", "1")];
+    let out = ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run"], &env);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let batched = filters(&stdout).into_iter().filter(|f| f.contains(")|(")).collect::<Vec<_>>();
+    // The stages known before the run: basic and `auto`'s hot lines, both batched.
+    assert_eq!(batched, [recorded_filters[0].clone(), recorded_filters[0].clone()], "{stdout}");
+    assert!(stdout.contains(&format!("# Stage basic (batched: {})", names.join(" + "))), "{stdout}");
+    assert!(stdout.contains(&format!("# Stage source (batched: {})", names.join(" + "))), "{stdout}");
+    assert!(stderr.contains("Batched: 2 kernels of"), "{stderr}");
+    let out =
+        ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run", "--message-format", "json"], &env);
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let batch: Vec<&serde_json::Value> = lines.iter().filter(|l| l["reason"] == "dry-run-batch").collect();
+    assert_eq!(batch.len(), 1, "{lines:?}");
+    assert_eq!(batch[0]["kernels"], serde_json::json!(names));
+    assert_eq!(batch[0]["stages"][0]["stage"], "basic");
+    assert_eq!(batch[0]["stages"][1]["stage"], "source");
+    assert!(batch[0]["stages"][0]["command"].as_str().unwrap().contains(")|("), "{}", batch[0]);
+    assert!(ws.profiles().iter().all(|p| !p.file_name().unwrap().to_string_lossy().starts_with(".batch")));
+}

@@ -4,7 +4,7 @@
 //!
 //! These pin what users see while the code underneath moves. Paths are normalised
 //! (`<TMP>` for the test's temporary directory, `<REPO>` for the repository); text files
-//! up to 64 KiB are kept whole, larger ones by size and an FNV-1a hash, PNGs by their
+//! up to 64 KiB are kept whole, larger ones and HTML pages by size and an FNV-1a hash, PNGs by their
 //! dimensions and a hash of their decoded pixels (so a different zlib setting is not a
 //! change, a different pixel is). `KPROF_BLESS=1 cargo test --test it golden` rewrites the
 //! goldens; review the diff before committing it.
@@ -125,6 +125,15 @@ impl Record {
                     info.height,
                     info.color_type,
                     fnv1a64(pixels)
+                );
+            } else if rel.ends_with(".html") {
+                // A page: pinned by its hash; tests/it/html.rs checks what it shows.
+                let text = self.normalise(&String::from_utf8_lossy(&bytes));
+                let _ = writeln!(
+                    self.text,
+                    "== html {rel}: {} bytes, fnv1a64 {:016x}",
+                    text.len(),
+                    fnv1a64(text.as_bytes())
                 );
             } else if bytes.len() > 64 * 1024 || std::str::from_utf8(&bytes).is_err() {
                 let _ = writeln!(

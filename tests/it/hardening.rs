@@ -368,7 +368,7 @@ fn a_failed_import_leaves_nothing_that_blocks_the_corrected_one() {
 
 /// #12 item 2 end to end: an imported export whose kernel name (ncu's CSV, damaged here on
 /// purpose) climbs out with `../`, saved as a baseline: only `profile/baselines/main/` and
-/// the profile's own `comparison/` may change.
+/// the profile's own `comparison/` and `report.html` (which shows the comparison) may change.
 #[test]
 fn a_kernel_name_from_a_csv_cannot_lead_a_baseline_outside() {
     let tmp = tempfile::tempdir().unwrap();
@@ -403,7 +403,11 @@ fn a_kernel_name_from_a_csv_cannot_lead_a_baseline_outside() {
     let changed = crate::support::snapshot::changes(
         &before,
         &after,
-        &["ws/profile/baselines", "ws/profile/b_20261129_230001/comparison"],
+        &[
+            "ws/profile/baselines",
+            "ws/profile/b_20261129_230001/comparison",
+            "ws/profile/b_20261129_230001/report.html",
+        ],
     );
     assert!(changed.is_empty(), "{changed:?}");
     let saved: Vec<String> = std::fs::read_dir(tmp.path().join("ws/profile/baselines/main"))

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::{repo, write_script, Workspace};
+use crate::support::{repo, text, write_script, Workspace};
 
 /// A tree as the CUDA wheels leave it, so that the script finds everything installed and
 /// runs no pip.
@@ -416,4 +416,45 @@ fn init_on_cudarcs_examples_writes_a_table_that_list_reads() {
     let again = kprof_at(&manifest, &["init"]);
     assert_eq!(again.status.code(), Some(3), "{}", stderr(&again));
     assert_eq!(std::fs::read_to_string(&manifest).unwrap(), written);
+}
+
+/// A program whose GPU code is two dependencies down (`app` -> `model` -> `cudarc`, as a
+/// candle program reaches cudarc through candle-core) shows a sign of GPU code: `init`
+/// writes its entry, names the path, and skips a tool with none. The dependencies are
+/// path crates, so the graph resolves offline.
+#[test]
+fn init_sees_gpu_code_two_dependencies_down() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    write(&root, "Cargo.toml", "[workspace]\nmembers = [\"app\", \"tool\"]\nresolver = \"2\"\n");
+    write(
+        &root,
+        "app/Cargo.toml",
+        &package_toml("app", "\n[dependencies]\nmodel = { path = \"../model\" }\n"),
+    );
+    write(&root, "app/src/main.rs", "fn main() {}\n");
+    write(
+        &root,
+        "model/Cargo.toml",
+        &package_toml("model", "\n[dependencies]\ncudarc = { path = \"../cudarc\" }\n"),
+    );
+    write(&root, "model/src/lib.rs", "");
+    // A stand-in named like the real crate: only its name matters to init.
+    write(&root, "cudarc/Cargo.toml", &package_toml("cudarc", ""));
+    write(&root, "cudarc/src/lib.rs", "");
+    write(&root, "tool/Cargo.toml", &package_toml("tool", ""));
+    write(&root, "tool/src/main.rs", "fn main() {}\n");
+    let out = kprof_at(&root.join("Cargo.toml"), &["init", "--dry-run", "--message-format", "json"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = stdout.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let added: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["reason"] == "init-dry-run")
+        .map(|l| l["package"].as_str().unwrap())
+        .collect();
+    assert_eq!(added, ["app"], "{stdout}");
+    let skipped = lines.iter().find(|l| l["reason"] == "init-skipped" && l["package"] == "tool").unwrap();
+    assert!(skipped["why"].as_str().unwrap().starts_with("no sign of GPU code"), "{stdout}");
+    assert!(stdout.contains("depends on cudarc through model"), "{stdout}");
 }

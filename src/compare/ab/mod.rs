@@ -14,6 +14,7 @@
 
 pub mod counters;
 pub mod hotspot;
+pub mod modes;
 pub mod rounds;
 pub mod stats;
 pub mod verdict;

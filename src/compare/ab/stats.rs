@@ -82,6 +82,10 @@ pub struct TimeChange {
     pub verdict: AbVerdict,
     /// Whether enough rounds were kept for a 95 % interval ([`MIN_ROUNDS`]).
     pub enough_rounds: bool,
+    /// The sides whose kept rounds fall into two groups by process ([`super::modes`]): a
+    /// diagnosis of why the run cannot tell, never part of the verdict.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<super::modes::TwoGroups>,
 }
 
 /// The timing verdict of `rounds` at a tolerance of `tolerance_pct` percent (a negative or
@@ -114,7 +118,32 @@ pub fn time_change(rounds: &Rounds, tolerance_pct: f64) -> TimeChange {
         tolerance_pct: t,
         verdict: if enough_rounds { decide(lo_pct, hi_pct, t) } else { AbVerdict::Ambiguous },
         enough_rounds,
+        groups: super::modes::two_groups(&screened.kept),
     }
+}
+
+/// Whether an undecided timing could be decided by as many rounds again: the verdict is
+/// ambiguous, and an interval as wide as this one shrunk by sqrt 2 (what doubling the
+/// rounds does to a spread that stays the same) around the same estimate would fall
+/// inside the tolerance, or past it. An A/B check runs those rounds once, for the
+/// kernels this holds for, so that a kernel whose processes vary more than most (an
+/// L2-resident re-read on the H200: ±1.6 % at 12 rounds, estimate +0.7 %) gets the
+/// rounds it needs, while one that more rounds could not settle (a 4 µs launch whose
+/// rounds moved by ±15 %: ±7.4 %) is called ambiguous at once.
+pub fn more_rounds_could_decide(c: &TimeChange) -> bool {
+    if c.verdict != AbVerdict::Ambiguous {
+        return false;
+    }
+    if !c.enough_rounds {
+        // Too few rounds kept for a 95 % interval: more rounds are the only way to one.
+        return c.rounds > 0;
+    }
+    let (e, t) = (c.estimate_pct, c.tolerance_pct);
+    let half = c.resolution_pct / std::f64::consts::SQRT_2;
+    if !(e.is_finite() && half.is_finite()) {
+        return false;
+    }
+    e.abs() + half < t || e - half >= t || e + half <= -t
 }
 
 /// The verdict of an interval `[lo, hi]` (percent) at tolerance `t`: at or above `t`:
@@ -293,6 +322,51 @@ mod tests {
 
     fn sample(ns: f64, clock: Option<f64>) -> SideSample {
         SideSample { median_ns: ns, samples: 100, rel_noise: 0.003, sm_clock_mhz: clock }
+    }
+
+    /// A timing verdict with only the numbers [`more_rounds_could_decide`] reads.
+    fn undecided(estimate_pct: f64, resolution_pct: f64, verdict: AbVerdict) -> TimeChange {
+        TimeChange {
+            rounds: 12,
+            discarded: Vec::new(),
+            estimate_pct,
+            lo_pct: estimate_pct - resolution_pct,
+            hi_pct: estimate_pct + resolution_pct,
+            confidence: 0.958,
+            resolution_pct,
+            clock_drift_pct: None,
+            tolerance_pct: 2.0,
+            verdict,
+            enough_rounds: true,
+            groups: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn more_rounds_only_for_what_they_could_decide() {
+        use AbVerdict::*;
+        // The zoo's A/A check on the H200 (fixtures/h200/ab-sweep/zoo-aa.log):
+        // `l2_reread_cg` +0.74 % ±1.58 could come inside ±2 % (0.74 + 1.12 < 2) ...
+        assert!(more_rounds_could_decide(&undecided(0.74, 1.58, Ambiguous)));
+        // ... `vec_add_small` -6.85 % ±7.37 could not, either way (±5.2 after doubling).
+        assert!(!more_rounds_could_decide(&undecided(-6.85, 7.37, Ambiguous)));
+        // Beside the tolerance: a likely regression that more rounds could confirm, and
+        // a likely improvement.
+        assert!(more_rounds_could_decide(&undecided(3.0, 1.3, Ambiguous)));
+        assert!(more_rounds_could_decide(&undecided(-3.0, 1.3, Ambiguous)));
+        // Right at the tolerance, no number of rounds is enough to be sure of either side.
+        assert!(!more_rounds_could_decide(&undecided(2.0, 0.5, Ambiguous)));
+        // Decided kernels get no more rounds, however wide.
+        for v in [Unchanged, Regressed, Improved] {
+            assert!(!more_rounds_could_decide(&undecided(0.0, 1.9, v)), "{v:?}");
+        }
+        // Too few rounds kept for an interval: more rounds are the only way to one.
+        let mut few = undecided(0.1, 0.1, Ambiguous);
+        few.enough_rounds = false;
+        assert!(more_rounds_could_decide(&few));
+        few.rounds = 0;
+        assert!(!more_rounds_could_decide(&few), "nothing kept at all");
+        assert!(!more_rounds_could_decide(&undecided(f64::NAN, 1.0, Ambiguous)));
     }
 
     /// `n` rounds of a 1 ms kernel whose head is `shift_pct` slower, each side with

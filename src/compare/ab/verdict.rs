@@ -114,8 +114,9 @@ fn time_phrase(t: &TimeChange) -> String {
             t.rounds
         )
     } else if t.verdict == AbVerdict::Ambiguous {
+        let why = super::modes::phrase(&t.groups).map(|p| format!(" ({p})")).unwrap_or_default();
         format!(
-            "cannot tell at ±{} %: {} %, interval {interval} {}",
+            "cannot tell at ±{} %: {} %, interval {interval} {}{why}",
             t.tolerance_pct,
             signed(t.estimate_pct),
             run_facts(t)
@@ -249,6 +250,7 @@ mod tests {
             tolerance_pct: 2.0,
             verdict,
             enough_rounds: true,
+            groups: Vec::new(),
         }
     }
 

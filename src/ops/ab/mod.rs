@@ -29,6 +29,7 @@ use super::check::ResultFiles;
 use super::profile::{profile_plan, Extras};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
+use crate::model::kinds::Runtime;
 use crate::model::stage::Stage;
 use crate::shell::Shell;
 use pair::{AbOptions, AbPair};
@@ -61,9 +62,13 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
         (false, true) => vec![Stage::Counters, Stage::Source],
         (false, false) => vec![Stage::Source],
     };
-    for side in [&mut head, &mut other] {
+    let ptx_cache = PtxCache::for_roots([&head.plan.profile_root, &other.plan.profile_root]);
+    for (side, cache) in [&mut head, &mut other].into_iter().zip(&ptx_cache.dirs) {
         for k in &mut side.plan.kernels {
             k.extra_stages = extra.clone();
+            if k.runtime == Runtime::Harness {
+                k.env.insert(kprof_contract::env::PTX_CACHE.to_string(), cache.display().to_string());
+            }
         }
     }
     let pairs = sides::pair_kernels(&mut head.plan, &mut other.plan, shell);
@@ -89,7 +94,42 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
     }
     let label = format!("{} ({})", base.short(), base.asked);
     shell.status(format!("A/B: head (this tree) against base {label}"));
+    if !head.plan.dry_run {
+        ptx_cache.create()?;
+    }
     run_sides(o, &head, &other, &pairs, label, shell)
+}
+
+/// Each side's folder of NVRTC output for the harness runs of this check: a side's bench
+/// starts for every ncu stage and every timing round, and compiling its kernels again each
+/// time was most of a start (1.8 s of NVRTC for one zoo kernel). The folders are removed
+/// when the check ends, however it ends; the sources cannot change while it runs.
+struct PtxCache {
+    dirs: Vec<std::path::PathBuf>,
+}
+
+impl PtxCache {
+    fn for_roots<'p>(roots: impl IntoIterator<Item = &'p std::path::PathBuf>) -> PtxCache {
+        PtxCache { dirs: roots.into_iter().map(|r| crate::profile::dir::ptx_cache_dir(r)).collect() }
+    }
+
+    fn create(&self) -> Result<()> {
+        for d in &self.dirs {
+            std::fs::create_dir_all(d).map_err(|e| {
+                Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", d.display()))
+                    .help("check that the profiles folder is writable")
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PtxCache {
+    fn drop(&mut self) {
+        for d in &self.dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
 }
 
 /// Profiles both sides, runs the rounds, writes the result files and says the verdict.
@@ -134,6 +174,7 @@ fn run_sides(
         base_label,
     };
     let outcome = rounds::run(&ab_pairs, &opts, shell)?;
+    rewrite_index(head, &head_dirs, shell);
     shell.status(format!(
         "A/B: both sides' profiles and the rounds of {1} kernel(s) took {0:.1} s (builds excluded)",
         gpu_began.elapsed().as_secs_f64(),
@@ -142,4 +183,21 @@ fn run_sides(
     super::check::write_ab_results(o.results, &outcome, shell)?;
     rounds::finish(&outcome, &opts, shell);
     Ok(outcome.exit_code)
+}
+
+/// Rewrites the head's profiles index now that its profiles carry their A/B results, so
+/// that `index.html` shows each change and `ab.html` the check; only where the profiles
+/// lie in the profiles root, as after profiling.
+fn rewrite_index(
+    head: &SidePlan,
+    dirs: &[(&crate::plan::KernelPlan, crate::profile::ProfileDir)],
+    shell: &Shell,
+) {
+    let root = head.plan.profile_root.as_path();
+    if !dirs.iter().any(|(_, d)| d.path().parent() == Some(root)) {
+        return;
+    }
+    if let Err(e) = crate::report::index::write(root) {
+        shell.warn(format!("the profiles index was not updated with the A/B results ({e:#})"));
+    }
 }

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use crate::build::BuildOutput;
-use crate::model::ab::{AmbiguousPolicy, GateSignal};
+use crate::collect::rounds::SideRun;
+use crate::compare::ab::rounds::{Rounds, SideSample};
+use crate::model::ab::{AmbiguousPolicy, GateSignal, Side};
 use crate::plan::KernelPlan;
 use crate::profile::dir::ProfileDir;
 
@@ -42,4 +44,25 @@ pub struct AbOptions {
     pub batch: bool,
     /// How to name the base (`3f2a1c9d0e1b (HEAD~1)`).
     pub base_label: String,
+}
+
+/// The rounds document from the runs as they happened.
+pub fn to_rounds(k: &KernelPlan, runs: &[SideRun], source: &str) -> Rounds {
+    let case = runs.first().map(|r| r.facts.case.clone()).or_else(|| k.case.clone());
+    let mode = runs.first().map(|r| r.facts.mode.clone()).unwrap_or_else(|| "hot".into());
+    let mut rounds = Rounds::new(&k.name, case.as_deref(), &mode, source);
+    let sample = |r: &SideRun| SideSample {
+        median_ns: r.facts.median_ns,
+        samples: r.facts.samples,
+        rel_noise: r.facts.rel_noise,
+        sm_clock_mhz: r.sm_clock_mhz,
+    };
+    let last = runs.iter().map(|r| r.round).max();
+    for index in 0..last.map_or(0, |l| l + 1) {
+        let of = |side: Side| runs.iter().find(|r| r.round == index && r.side == side);
+        if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
+            rounds.push(sample(b), sample(h));
+        }
+    }
+    rounds
 }

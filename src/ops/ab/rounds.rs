@@ -7,18 +7,16 @@ use anyhow::Result;
 
 use super::pair::{AbOptions, AbPair};
 use super::timing::Timed;
-use crate::collect::rounds::SideRun;
 use crate::compare::ab::counters::{compare_counters, CounterChanges};
 use crate::compare::ab::hotspot::hotspot_phrase;
-use crate::compare::ab::rounds::{Rounds, SideSample};
+use crate::compare::ab::rounds::Rounds;
 use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
 use crate::events::{self, Event};
-use crate::model::ab::{AbVerdict, Side};
+use crate::model::ab::AbVerdict;
 use crate::model::timing::TimingFacts;
-use crate::plan::KernelPlan;
 use crate::report::ab::{self as report, AbPages};
 use crate::shell::Shell;
 
@@ -77,7 +75,7 @@ fn judge(p: &AbPair<'_>, timed: Timed, opts: &AbOptions, shell: &Shell) -> Resul
     let (head_snap, base_snap) =
         (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
     let rounds = timed.runs.map(|runs| {
-        let rounds = to_rounds(k, &runs, timed.source);
+        let rounds = super::pair::to_rounds(k, &runs, timed.source);
         if let Err(e) = rounds.check() {
             shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
         }
@@ -114,27 +112,6 @@ fn read_counters(p: &AbPair<'_>, t: f64) -> Result<Option<CounterChanges>> {
         (Some(b), Some(h)) => Some(compare_counters(&b, &h, t)),
         _ => None,
     })
-}
-
-/// The rounds document from the runs as they happened.
-fn to_rounds(k: &KernelPlan, runs: &[SideRun], source: &str) -> Rounds {
-    let case = runs.first().map(|r| r.facts.case.clone()).or_else(|| k.case.clone());
-    let mode = runs.first().map(|r| r.facts.mode.clone()).unwrap_or_else(|| "hot".into());
-    let mut rounds = Rounds::new(&k.name, case.as_deref(), &mode, source);
-    let sample = |r: &SideRun| SideSample {
-        median_ns: r.facts.median_ns,
-        samples: r.facts.samples,
-        rel_noise: r.facts.rel_noise,
-        sm_clock_mhz: r.sm_clock_mhz,
-    };
-    let last = runs.iter().map(|r| r.round).max();
-    for index in 0..last.map_or(0, |l| l + 1) {
-        let of = |side: Side| runs.iter().find(|r| r.round == index && r.side == side);
-        if let (Some(b), Some(h)) = (of(Side::Base), of(Side::Head)) {
-            rounds.push(sample(b), sample(h));
-        }
-    }
-    rounds
 }
 
 /// The head's timing over the rounds, for result files: the median of its round medians,

@@ -22,6 +22,7 @@ use crate::collect::prepare::target_command;
 use crate::collect::rounds::{
     run_ncu_rounds, run_rounds, MemberSide, NcuRoundSide, RoundMember, RoundSide, SideRun,
 };
+use crate::compare::ab::stats::{more_rounds_could_decide, time_change};
 use crate::compare::Snapshot;
 use crate::model::ab::Side;
 use crate::model::kinds::{Privilege, Runtime};
@@ -114,30 +115,73 @@ pub fn time_pairs(pairs: &[AbPair<'_>], opts: &AbOptions, shell: &Shell) -> Resu
 }
 
 /// The rounds of the harness pairs `members` of one program, whose first member's
-/// programs are `targets`: each member's runs, in their order.
+/// programs are `targets`: each member's runs, in their order. A member the rounds left
+/// ambiguous, where as many rounds again could decide it
+/// ([`more_rounds_could_decide`]), gets them, once, in a run of its own cases only.
 fn time_group(
     members: &[&AbPair<'_>],
     targets: &Targets,
     opts: &AbOptions,
     shell: &Shell,
 ) -> Result<Vec<Vec<SideRun>>> {
-    let (mut head, mut base) = targets.clone();
-    if let [first, _, ..] = members {
-        let program = program_name(first.head_kernel, &head);
-        shell.status(format!(
+    let program = program_name(members[0].head_kernel, &targets.0);
+    match members {
+        [only] => shell.status(format!(
+            "Timing `{}`: {} interleaved rounds of base and head",
+            only.head_kernel.name, opts.rounds
+        )),
+        _ => shell.status(format!(
             "Timing {} kernels of `{program}`: {} interleaved rounds of base and head",
             members.len(),
             opts.rounds
-        ));
+        )),
+    }
+    // A group of one keeps its own `KPROF_CASE`; more than one select all their cases,
+    // and so does a part of such a group.
+    let shared = members.len() > 1;
+    let mut runs = run_group(members, targets, shared, 0..opts.rounds, opts, shell)?;
+    let undecided: Vec<usize> = (0..members.len())
+        .filter(|&i| {
+            let k = members[i].head_kernel;
+            let rounds = super::pair::to_rounds(k, &runs[i], "harness");
+            more_rounds_could_decide(&time_change(&rounds, opts.tolerance_pct.unwrap_or(k.tolerance_pct)))
+        })
+        .collect();
+    if undecided.is_empty() || opts.rounds == 0 {
+        return Ok(runs);
+    }
+    let names: Vec<String> =
+        undecided.iter().map(|&i| format!("`{}`", members[i].head_kernel.name)).collect();
+    shell.status(format!(
+        "Timing {}: undecided after {} rounds, where {} more could decide; running them",
+        names.join(", "),
+        opts.rounds,
+        opts.rounds
+    ));
+    let again: Vec<&AbPair<'_>> = undecided.iter().map(|&i| members[i]).collect();
+    let more = run_group(&again, targets, shared, opts.rounds..2 * opts.rounds, opts, shell)?;
+    for (i, extra) in undecided.into_iter().zip(more) {
+        runs[i].extend(extra);
+    }
+    Ok(runs)
+}
+
+/// The rounds `rounds` of `members`, on the programs `targets`; with `shared`, the
+/// programs select exactly the members' cases.
+fn run_group(
+    members: &[&AbPair<'_>],
+    targets: &Targets,
+    shared: bool,
+    rounds: std::ops::Range<u32>,
+    opts: &AbOptions,
+    shell: &Shell,
+) -> Result<Vec<Vec<SideRun>>> {
+    let (mut head, mut base) = targets.clone();
+    if shared {
         let head_cases = members.iter().filter_map(|p| p.head_kernel.case.as_deref());
         let base_cases = members.iter().filter_map(|p| p.base_kernel.case.as_deref());
         head.env.insert(contract::CASE.to_string(), crate::model::filter::alternation(head_cases));
         base.env.insert(contract::CASE.to_string(), crate::model::filter::alternation(base_cases));
-    } else if let [only] = members {
-        shell.status(format!(
-            "Timing `{}`: {} interleaved rounds of base and head",
-            only.head_kernel.name, opts.rounds
-        ));
     }
     let round_members: Vec<RoundMember<'_>> = members
         .iter()
@@ -150,7 +194,7 @@ fn time_group(
     run_rounds(
         [RoundSide { side: Side::Base, target: &base }, RoundSide { side: Side::Head, target: &head }],
         &round_members,
-        opts.rounds,
+        rounds,
         opts.timeout,
         shell,
     )

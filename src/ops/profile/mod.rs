@@ -89,6 +89,11 @@ pub fn profile_plan<'a>(
             shell.emit(&prepared_event(plan, p));
         }
     }
+    if plan.dry_run && extras.runs_ncu() {
+        for b in workers::planned_batches(plan, &prepared, &|k| ncu.for_kernel(k), extras) {
+            shell.emit(&Event::DryRunBatch(b));
+        }
+    }
     if plan.dry_run || extras.dirs_only {
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }

@@ -13,6 +13,7 @@ use crate::analyze::rules::Rules;
 use crate::analyze::AnalyzeOptions;
 use crate::collect::prepare::PreparedKernel;
 use crate::collect::{self, batch, environment, timing, KernelRun};
+use crate::events::{BatchPlanned, StageCommand};
 use crate::plan::{self, KernelPlan, Plan};
 use crate::process;
 use crate::report;
@@ -72,6 +73,53 @@ fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Ve
         }
     }
     units.into_iter().map(|(_, members)| members).collect()
+}
+
+/// What a dry run shows for each unit of several kernels: the batched commands of their
+/// first stages, as a real run would start them.
+pub(super) fn planned_batches(
+    plan: &Plan,
+    prepared: &[PreparedKernel<'_>],
+    ncu_for: &dyn Fn(&KernelPlan) -> PathBuf,
+    extras: Extras,
+) -> Vec<BatchPlanned> {
+    let mut out = Vec::new();
+    for unit in units(plan, prepared, extras).into_iter().filter(|u| u.len() > 1) {
+        let ncus: Vec<PathBuf> = unit.iter().map(|i| ncu_for(prepared[*i].kernel)).collect();
+        let runs: Vec<KernelRun<'_>> = unit
+            .iter()
+            .zip(&ncus)
+            .map(|(i, ncu)| {
+                let p = &prepared[*i];
+                KernelRun {
+                    dir: &p.dir,
+                    kernel: p.kernel,
+                    target: &p.target,
+                    ncu,
+                    first: &p.stage_commands,
+                    timeout: plan.timeout,
+                }
+            })
+            .collect();
+        let group: Vec<usize> = (0..runs.len()).collect();
+        let batch_dir = batch::batch_dir_of(runs[0].dir);
+        let stages = runs[0]
+            .kernel
+            .initial_collections()
+            .iter()
+            .map(|c| StageCommand {
+                stage: c.name().to_string(),
+                command: batch::batched_command(&runs, &group, &batch_dir, c).1.to_string(),
+            })
+            .collect();
+        out.push(BatchPlanned {
+            kernels: runs.iter().map(|r| r.kernel.name.clone()).collect(),
+            program: runs[0].target.program.clone(),
+            stages,
+            follow_up: runs[0].kernel.stages.is_auto(),
+        });
+    }
+    out
 }
 
 /// The units grouped by the GPU their first kernel was placed on, in order.

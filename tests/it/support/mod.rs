@@ -2,6 +2,7 @@
 //! recordings, stand-ins for ncu and sudo, and file-system helpers.
 #![allow(dead_code)]
 
+pub mod cdp;
 pub mod fake_ncu;
 pub mod fake_sudo;
 pub mod fs;

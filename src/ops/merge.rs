@@ -79,6 +79,7 @@ pub fn locate(dir: &Path) -> Result<Source> {
     let remapped_root = profiles_root(&dir.join(REMAPPED_WORKSPACE));
     for (root, remapped) in [(dir.to_path_buf(), false), (remapped_root.clone(), true)] {
         if let Some(listing) = index::read(&root)? {
+            check_listing(&root, &listing)?;
             return Ok(Source { given: dir.to_path_buf(), root, remapped, listing });
         }
     }
@@ -93,6 +94,33 @@ pub fn locate(dir: &Path) -> Result<Source> {
     )
     .help("give a shard's profile root (`profile/`) or the --workspace-remap directory of its archive run")
     .into())
+}
+
+/// Refuses an index that kprof did not write as it is: another schema, or a shard that
+/// is not one (`7` of `2`, or more than
+/// [`MAX_SHARDS`](crate::model::partition::MAX_SHARDS) shards). Exit 12, as for any
+/// damaged index.
+fn check_listing(root: &Path, listing: &Listing) -> Result<(), Failure> {
+    let path = index_json_path(root);
+    let damaged = |what: String| {
+        Failure::new(ExitCode::Filesystem, format!("{}: {what}", path.display()))
+            .help("merge the profile roots as the shards' runs wrote them, or run the shard again")
+    };
+    match listing.schema_version {
+        Some(v) if v == u64::from(index::INDEX_SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(damaged(format!(
+                "schema_version {v}; this cargo-kprof reads index schema_version {}",
+                index::INDEX_SCHEMA_VERSION
+            ))
+            .help("merge with the cargo-kprof version that wrote the shards"))
+        }
+        None => return Err(damaged("no schema_version: not an index cargo kprof wrote".into())),
+    }
+    if let Some(p) = listing.partition {
+        p.check().map_err(|why| damaged(format!("`partition` {p}: {why}")))?;
+    }
+    Ok(())
 }
 
 /// `cargo kprof merge`: merges, says what was read and copied, carries each comparison
@@ -397,14 +425,14 @@ fn coverage(sources: &[Source]) -> (Vec<u32>, Vec<String>) {
             warnings.push(format!("{p} is merged more than once"));
         }
     }
+    // Every total was checked against MAX_SHARDS: the list is bounded.
     let missing: Vec<u32> = (1..=first.total).filter(|i| !seen.contains(i)).collect();
     if !missing.is_empty() {
-        let list: Vec<String> = missing.iter().map(u32::to_string).collect();
         warnings.push(format!(
             "missing shards of {}:I/{}: {} (the merged index lacks their kernels)",
             first.mode.name(),
             first.total,
-            list.join(", ")
+            index::ranges(&missing)
         ));
     }
     (missing, warnings)

@@ -1,0 +1,186 @@
+//! Regression tests of the third hostile review (issue #29, findings F4 to F12): each test
+//! failed on the commit before its fix.
+//!
+//! As in the bad-input suite, every case asserts the exit code, that stderr names the
+//! input and has a `help:` line, and that nothing changed on disk outside what the case
+//! allows (a snapshot of the case's root before and after).
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::bad_input::{assert_all, verify, Expect};
+use crate::support::{text, Workspace};
+
+/// `cargo-kprof kprof ARGS` in `cwd` with `env` added, without ncu, a step summary or the
+/// variables of a job array the tests may run in.
+fn kprof_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.arg("kprof").args(args).current_dir(cwd);
+    cmd.env("NCU", "/nonexistent/ncu").env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
+    for var in
+        ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
+    {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// A kernel entry of the `copy` bench.
+const COPY: &str = "[[package.metadata.kprof.kernels]]\nname = \"copy\"\nbench = \"copy\"\n";
+
+/// A profile root as a shard leaves it, holding no profile: `index.json` naming
+/// `partition` (as written, so it may be anything).
+fn shard_root(dir: &Path, partition: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("index.json"),
+        format!("{{\n  \"partition\": {partition},\n  \"profiles\": [],\n  \"schema_version\": 1\n}}\n"),
+    )
+    .unwrap();
+}
+
+/// F4: a shard count is at most 65,536, on the command line, from a job array's
+/// variables and in a shard's index; before, `merge` listed every missing shard of
+/// `count:1/20000000` in memory and in `index.json`.
+#[test]
+fn shard_counts_are_bounded() {
+    let ws = Workspace::new(COPY);
+    let root = ws.root();
+    let manifest = ws.manifest().display().to_string();
+    // cargo metadata writes the lock file once; the cases start after it.
+    let first = kprof_env(root, &["list", "--manifest-path", &manifest], &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let slurm = [
+        ("SLURM_ARRAY_TASK_ID", "0"),
+        ("SLURM_ARRAY_TASK_MIN", "0"),
+        ("SLURM_ARRAY_TASK_COUNT", "4000000000"),
+    ];
+    let k8s = [("JOB_COMPLETION_INDEX", "0"), ("KPROF_PARTITION_COUNT", "65537")];
+    type Case<'a> = (&'a str, Vec<&'a str>, &'a [(&'a str, &'a str)], i32, Vec<&'a str>);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "count of 2^32 - 1",
+            vec!["--kernel", "copy", "--partition", "count:3/4294967295", "--dry-run"],
+            &[],
+            2,
+            vec!["count:3/4294967295", "65536"],
+        ),
+        (
+            "count past u32",
+            vec!["--kernel", "copy", "--partition", "hash:1/99999999999", "--dry-run"],
+            &[],
+            2,
+            vec!["hash:1/99999999999", "65536"],
+        ),
+        (
+            "one past the bound",
+            vec!["--kernel", "copy", "--partition", "count:1/65537", "--dry-run"],
+            &[],
+            2,
+            vec!["count:1/65537", "65536"],
+        ),
+        (
+            "a Slurm array of 4e9 tasks",
+            vec!["--kernel", "copy", "--dry-run"],
+            &slurm,
+            3,
+            vec!["SLURM_ARRAY_TASK_COUNT=4000000000", "65536"],
+        ),
+        (
+            "an Indexed Job of 65537",
+            vec!["--kernel", "copy", "--dry-run"],
+            &k8s,
+            3,
+            vec!["KPROF_PARTITION_COUNT=65537", "65536"],
+        ),
+    ];
+    let mut failures = Vec::new();
+    let mut n = 0;
+    for (case, mut args, env, code, names) in cases {
+        n += 1;
+        args.extend(["--manifest-path", &manifest]);
+        let expect = Expect { code, names: &names, allowed: &[] };
+        failures.extend(verify(case, root, expect, || kprof_env(root, &args, env)));
+    }
+
+    // Two shards whose indexes were edited to 20,000,000 shards: refused before anything
+    // is created, naming the index and the count.
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    shard_root(&t.join("a"), r#"{"mode": "count", "index": 1, "total": 20000000}"#);
+    shard_root(&t.join("b"), r#"{"mode": "count", "index": 2, "total": 20000000}"#);
+    shard_root(&t.join("huge"), r#"{"mode": "hash", "index": 1, "total": 4294967295}"#);
+    let merges: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        ("merge of 20,000,000 shards", vec!["a", "b"], vec!["a/index.json", "20000000", "65536"]),
+        ("merge of 2^32 - 1 shards", vec!["huge"], vec!["huge/index.json", "4294967295"]),
+    ];
+    for (case, dirs, names) in merges {
+        n += 1;
+        let mut args = vec!["merge"];
+        args.extend(dirs);
+        let out = format!("merged-{n}");
+        args.extend(["--output-dir", &out]);
+        let expect = Expect { code: 12, names: &names, allowed: &[] };
+        failures.extend(verify(case, t, expect, || kprof_env(t, &args, &[])));
+    }
+    assert_all(failures, n);
+}
+
+/// F4: shards a merge lacks are named as ranges (`2-4, 6-9`), in the warning and in
+/// `index.md`; `index.json` keeps the list of indices.
+#[test]
+fn missing_shards_are_named_as_ranges() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    shard_root(&t.join("s1"), r#"{"mode": "count", "index": 1, "total": 9}"#);
+    shard_root(&t.join("s5"), r#"{"mode": "count", "index": 5, "total": 9}"#);
+    let out = kprof_env(t, &["merge", "s1", "s5", "--output-dir", "merged"], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("missing shards of count:I/9: 2-4, 6-9 "), "{stderr}");
+    let md = std::fs::read_to_string(t.join("merged/index.md")).unwrap();
+    assert!(md.contains("**Missing shards:** 2-4, 6-9."), "{md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(t.join("merged/index.json")).unwrap()).unwrap();
+    assert_eq!(json["merged"]["missing_shards"], serde_json::json!([2, 3, 4, 6, 7, 8, 9]));
+}
+
+/// F12: `merge` read any `index.json`: one of another schema, and one naming shard 7 of 2,
+/// were merged. Both are refused (exit 12, as for any damaged index), naming the file.
+#[test]
+fn merge_refuses_an_index_it_did_not_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let write = |name: &str, text: &str| {
+        std::fs::create_dir_all(t.join(name)).unwrap();
+        std::fs::write(t.join(name).join("index.json"), text).unwrap();
+        format!("{name}/index.json")
+    };
+    let schema = write("schema", "{\"schema_version\": 99, \"profiles\": []}");
+    let unversioned = write("unversioned", "{\"profiles\": []}");
+    let seven = write(
+        "seven",
+        "{\"schema_version\": 1, \"partition\": {\"mode\": \"count\", \"index\": 7, \"total\": 2}, \"profiles\": []}",
+    );
+    let zero = write(
+        "zero",
+        "{\"schema_version\": 1, \"partition\": {\"mode\": \"hash\", \"index\": 0, \"total\": 2}, \"profiles\": []}",
+    );
+    let cases: Vec<(&str, &str, Vec<&str>)> = vec![
+        ("schema_version 99", "schema", vec![&schema, "schema_version 99"]),
+        ("no schema_version", "unversioned", vec![&unversioned, "schema_version"]),
+        ("shard 7 of 2", "seven", vec![&seven, "count:7/2"]),
+        ("shard 0 of 2", "zero", vec![&zero, "hash:0/2"]),
+    ];
+    let n = cases.len();
+    let mut failures = Vec::new();
+    for (case, dir, names) in cases {
+        let expect = Expect { code: 12, names: &names, allowed: &[] };
+        failures
+            .extend(verify(case, t, expect, || kprof_env(t, &["merge", dir, "--output-dir", "out"], &[])));
+    }
+    assert_all(failures, n);
+}

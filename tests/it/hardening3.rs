@@ -184,3 +184,84 @@ fn merge_refuses_an_index_it_did_not_write() {
     }
     assert_all(failures, n);
 }
+
+/// The recorded `check` runs `rerun` and `slow` (`--workspace-remap` directories, one
+/// profile each), copied under `root`.
+fn two_shards(root: &Path) {
+    for run in ["rerun", "slow"] {
+        crate::support::copy_dir(&crate::support::recordings().join("check-runs").join(run), &root.join(run));
+    }
+}
+
+/// F6: `merge` into a folder inside one of its sources copied into itself (about 146
+/// nested copies, then "File name too long", 19 MB left inside the source). An output
+/// inside a source is refused before anything is copied, naming both.
+#[test]
+fn merge_refuses_an_output_inside_a_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    two_shards(t);
+    let profile = "rerun/workspace/profile/hgemm_tiled_20261129_231734";
+    let inside_profile = format!("{profile}/merged");
+    let cases: Vec<(&str, &str, Vec<&str>)> = vec![
+        ("inside a profile it copies", &inside_profile, vec!["merged", "rerun"]),
+        ("inside the source's profile root", "rerun/workspace/profile/merged", vec!["merged", "rerun"]),
+        ("inside the source", "rerun/merged", vec!["rerun/merged", "rerun"]),
+        ("the source itself, through ..", "slow/../rerun/x/..", vec!["rerun"]),
+    ];
+    let n = cases.len();
+    let mut failures = Vec::new();
+    for (case, out, names) in cases {
+        let expect = Expect { code: 12, names: &names, allowed: &[] };
+        failures.extend(verify(case, t, expect, || {
+            kprof_env(t, &["merge", "rerun", "slow", "--output-dir", out], &[])
+        }));
+    }
+    assert_all(failures, n);
+}
+
+/// F7b: a merge that failed on a symbolic link in a later shard left the earlier shard's
+/// profiles in the output with no index, which blocked the corrected command. The output
+/// is built in a hidden folder beside it and renamed into place when complete.
+#[test]
+fn a_failed_merge_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    two_shards(t);
+    let slow_profile = std::fs::read_dir(t.join("slow/workspace/profile"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.is_dir())
+        .unwrap();
+    let link = slow_profile.join("details/elsewhere.csv");
+    std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+    let shown = link.strip_prefix(t).unwrap().display().to_string();
+    let names = [shown.as_str(), "symbolic link"];
+    let cases = [("a new output", "merged"), ("an output below missing folders", "new/deeper/merged")];
+    let mut failures = Vec::new();
+    for (case, out) in cases {
+        let expect = Expect { code: 12, names: &names, allowed: &[] };
+        failures.extend(verify(case, t, expect, || {
+            kprof_env(t, &["merge", "rerun", "slow", "--output-dir", out], &[])
+        }));
+    }
+    // An empty output folder that exists stays, empty.
+    std::fs::create_dir(t.join("empty")).unwrap();
+    let expect = Expect { code: 12, names: &names, allowed: &[] };
+    failures.extend(verify("an empty output", t, expect, || {
+        kprof_env(t, &["merge", "rerun", "slow", "--output-dir", "empty"], &[])
+    }));
+    assert_all(failures, cases.len() + 1);
+
+    // Without the link, the same command succeeds.
+    std::fs::remove_file(&link).unwrap();
+    let out = kprof_env(t, &["merge", "rerun", "slow", "--output-dir", "merged"], &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    assert!(t.join("merged/index.json").is_file());
+    let hidden: Vec<String> = std::fs::read_dir(t)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
+}

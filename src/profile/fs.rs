@@ -120,6 +120,32 @@ pub fn append(path: &Path, text: &str) -> Result<()> {
     f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
 }
 
+/// Opens `path` for reading when it is a regular file (links followed); `Ok(Err(what))`
+/// names what else it is (`a pipe`, `a character device`, ...). It never waits: a named
+/// pipe nobody writes is opened without blocking, then refused; what is opened is the
+/// file checked, not a path looked at before.
+pub fn open_regular(path: &Path) -> std::io::Result<Result<std::fs::File, &'static str>> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    let what = if kind.is_file() {
+        return Ok(Ok(file));
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a pipe"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Ok(Err(what))
+}
+
 /// Reads a JSON file as `T`: `Ok(None)` when it does not exist, an error naming the file
 /// when it cannot be read or is not what it should be.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {

@@ -39,7 +39,7 @@ fn metric_columns(page: &RawPage) -> Vec<(usize, String, String)> {
 }
 
 fn open(input: &RawInput) -> Result<BufReader<File>> {
-    Ok(BufReader::new(File::open(&input.path).with_context(|| format!("could not read {}", input.origin))?))
+    Ok(BufReader::new(crate::profile::fs::open_input(&input.path, &input.origin)?))
 }
 
 /// Writes `metrics_raw.csv` to `out`: every stage merged, one row per launch (kernel and its

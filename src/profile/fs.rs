@@ -163,9 +163,31 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T
 /// limit keeps a mistaken input (a whole report's worth of launches) from taking minutes.
 pub const DEFAULT_MAX_INPUT_MB: u64 = 512;
 
+/// Opens an input for reading: a file named on the command line (an export, `--rules`,
+/// `--template`) or a page of a profile, shown in messages as `shown`. Anything but a
+/// regular file is refused (exit 3): a pipe or a device has no size to check against the
+/// input limit (`/dev/zero` never ends) and a named pipe nobody writes would wait forever;
+/// it is opened without waiting, and what is read is the file checked. A file that cannot
+/// be opened is exit 12.
+pub fn open_input(path: &Path, shown: &str) -> Result<std::fs::File, crate::error::Failure> {
+    use crate::error::{ExitCode, Failure};
+    match open_regular(path) {
+        Ok(Ok(file)) => Ok(file),
+        Ok(Err(what)) => Err(Failure::new(
+            ExitCode::Config,
+            format!(
+                "{shown} is not a regular file ({what}): only a file's size can be checked before it is read"
+            ),
+        )
+        .help("pass the file itself; save what a pipe or a device gives to a file first")),
+        Err(e) => Err(Failure::new(ExitCode::Filesystem, format!("could not read {shown}: {e}"))
+            .help("check the path: it must name a readable file")),
+    }
+}
+
 /// Refuses a file over `max_mb` MiB with a message that names it and says how to go on.
-pub fn check_size(path: &Path, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+pub fn check_size(file: &std::fs::File, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > max_mb << 20 {
         let mb = size.div_ceil(1 << 20);
         return Err(crate::error::Failure::new(

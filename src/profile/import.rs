@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::dir::ProfileDir;
-use super::fs::{check_size, write_atomic};
+use super::fs::{check_size, open_input, write_atomic};
 use crate::error::{ExitCode, Failure};
 use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 
@@ -51,22 +51,20 @@ impl ImportRecord {
 }
 
 /// Reads an input named on the command line (an export, `--rules`, `--template`) as text;
-/// one that cannot be read is refused with exit 12, naming it.
+/// one that cannot be read is refused with exit 12, one that is not a regular file with
+/// exit 3 ([`open_input`]), naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
+    read_shown(path, &path.display().to_string())
+}
+
+/// [`read`], naming the file `shown` (a profile's page, `details/NAME`).
+pub(crate) fn read_shown(path: &Path, shown: &str) -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_input(path, shown)?, &mut bytes).map_err(|e| {
+        Failure::new(ExitCode::Filesystem, format!("could not read {shown}: {e}"))
             .help("check the path: it must name a readable file")
     })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Opens an export named on the command line for streaming, refused like [`read`].
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
-            .help("check the path: it must name a readable file")
-    })?;
-    Ok(std::io::BufReader::new(file))
 }
 
 /// An import being built: a new hidden folder beside its output directory, renamed there by
@@ -145,7 +143,11 @@ pub fn create(
         .with_context(|| format!("could not create {}", details_dir.display()))?;
     let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
-        std::fs::copy(from, &to)
+        // Opened as it was checked: a file that became a pipe meanwhile is refused.
+        let mut input = open_input(from, &from.display().to_string())?;
+        let mut output =
+            std::fs::File::create_new(&to).with_context(|| format!("could not create {}", to.display()))?;
+        std::io::copy(&mut input, &mut output)
             .with_context(|| format!("could not copy {} into {}", from.display(), details_dir.display()))?;
         let rel = to.strip_prefix(dir.path()).unwrap_or(&to).to_path_buf();
         record.files.push(ImportedFile { page: page.into(), original: from.to_path_buf(), copy: rel });
@@ -178,8 +180,9 @@ fn check_inputs(
     }
     for p in raw {
         let shown = p.display().to_string();
-        check_size(p, &shown, max_input_mb)?;
-        let file = open(p)?;
+        let file = open_input(p, &shown)?;
+        check_size(&file, &shown, max_input_mb)?;
+        let file = std::io::BufReader::new(file);
         let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
         RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
             let log = match &e {

@@ -531,3 +531,60 @@ fn an_archive_never_chooses_sudo() {
     assert!(!sudo_argv.exists(), "sudo ran: {}", std::fs::read_to_string(&sudo_argv).unwrap());
     assert!(std::fs::read_to_string(&ncu_argv).unwrap().contains("--log-file"));
 }
+
+/// `cargo-kprof kprof ARGS` in `cwd` under a 4 GiB address-space limit, at most 60 s: an
+/// input without end must neither take the machine's memory nor hang the suite.
+fn kprof_bounded(cwd: &Path, args: &[&str]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "ulimit -v 4194304; exec \"$0\" kprof \"$@\"", env!("CARGO_BIN_EXE_cargo-kprof")]);
+    cmd.args(args).current_dir(cwd).env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
+    output_within(cmd, 60).unwrap_or_else(|| {
+        let failed = Command::new("sh").args(["-c", "exit 99"]).output().unwrap();
+        Output { status: failed.status, stdout: Vec::new(), stderr: b"ran past 60 s".to_vec() }
+    })
+}
+
+/// F9: inputs that are not regular files bypassed the size limit: `import --raw /dev/zero`
+/// ran out of memory, and a named pipe nobody writes hung `import` and `report`. Every
+/// input is opened without waiting and refused (exit 3, naming it) unless it is a file.
+#[test]
+fn inputs_that_are_not_files_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    // Named pipes live beside the root: the snapshot reads every file under it.
+    let pipes = tempfile::tempdir().unwrap();
+    let fifo = pipes.path().join("page.csv");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fifo_s = fifo.display().to_string();
+    let raw = crate::support::recordings().join("demo-full/copy_full_raw.csv").display().to_string();
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        ("raw /dev/zero", vec!["--raw", "/dev/zero"], vec!["/dev/zero", "not a regular file"]),
+        ("raw a named pipe", vec!["--raw", &fifo_s], vec![&fifo_s, "not a regular file"]),
+        ("source /dev/zero", vec!["--raw", &raw, "--source", "/dev/zero"], vec!["/dev/zero"]),
+        ("details a named pipe", vec!["--raw", &raw, "--details", &fifo_s], vec![&fifo_s]),
+        ("rules a named pipe", vec!["--raw", &raw, "--rules", &fifo_s], vec![&fifo_s]),
+        ("template /dev/zero", vec!["--raw", &raw, "--template", "/dev/zero"], vec!["/dev/zero"]),
+    ];
+    let mut n = cases.len();
+    let mut failures = Vec::new();
+    for (case, mut args, names) in cases {
+        args.splice(0..0, ["import"]);
+        args.extend(["--output-dir", "out"]);
+        let expect = Expect { code: 3, names: &names, allowed: &[] };
+        failures.extend(verify(case, root, expect, || kprof_bounded(root, &args)));
+    }
+
+    // A profile whose raw page became a link to a named pipe: `report` hung on it.
+    let out = kprof_bounded(root, &["import", "--raw", &raw, "--output-dir", "p"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let page = root.join("p/details/imported_01_raw.csv");
+    std::fs::remove_file(&page).unwrap();
+    std::os::unix::fs::symlink(&fifo, &page).unwrap();
+    n += 1;
+    let names = ["details/imported_01_raw.csv", "not a regular file"];
+    let expect = Expect { code: 3, names: &names, allowed: &[] };
+    failures.extend(verify("report of a page that is a pipe", root, expect, || {
+        kprof_bounded(root, &["report", "p"])
+    }));
+    assert_all(failures, n);
+}

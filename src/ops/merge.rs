@@ -192,7 +192,7 @@ fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
     if !merged.ab.is_empty() {
         let mut md = format!("## cargo kprof merge: {} A/B verdict(s)\n\n", merged.ab.len());
         for a in &merged.ab {
-            md.push_str(&format!("- {}\n", a.line));
+            md.push_str(&format!("- {}\n", crate::report::md::one_line(&a.line)));
         }
         gate::write_step_summary(&(md + "\n"))?;
     }

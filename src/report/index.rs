@@ -267,17 +267,17 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
     );
     for r in rows {
         md.push_str(&format!(
-            "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} | {} |\n",
-            r.kernel,
+            "| [{p}]({p}/final_report.md) | {} | {} | {} | {} | {} | {} |\n",
+            super::md::cell_code(&r.kernel),
             r.classification.name(),
-            r.limiter.as_deref().map(|l| format!("`{l}`")).unwrap_or_else(|| "-".into()),
+            r.limiter.as_deref().map(super::md::cell_code).unwrap_or_else(|| "-".into()),
             r.confidence.name(),
             r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
             r.follow_up_stage,
             p = r.profile,
         ));
     }
-    crate::profile::fs::write_atomic(&index_md_path(root), &md)
+    crate::profile::fs::write_atomic(&index_md_path(root), &super::md::document(&md))
 }
 
 #[cfg(test)]

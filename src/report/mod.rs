@@ -14,6 +14,7 @@ pub mod comparison;
 pub mod html;
 pub mod index;
 pub mod markdown;
+pub mod md;
 pub mod visual;
 
 use std::path::{Path, PathBuf};

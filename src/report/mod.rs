@@ -38,7 +38,9 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
     write_atomic_with(&dir.metrics_raw_path(), |out| {
         analyze::exports::write_metrics_raw(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
     })?;
-    write_atomic(&dir.metrics_extracted_path(), &analysis.metrics_extracted_jsonl)?;
+    write_atomic_with(&dir.metrics_extracted_path(), |out| {
+        analyze::exports::write_extracted(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
+    })?;
     write_atomic(&dir.metrics_summary_path(), &(serde_json::to_string_pretty(&analysis.summary)? + "\n"))?;
     write_atomic(
         &dir.bottleneck_decision_path(),

@@ -662,3 +662,46 @@ fn control_characters_reach_no_human_facing_output() {
     let index = std::fs::read_to_string(t.join("merged/index.md")).unwrap();
     assert!(controls(&index).is_empty(), "index.md: {index:?}");
 }
+
+/// F11: `metrics_extracted.jsonl` repeated the kernel's name on every row (one per launch
+/// and metric): a 2 KB C++ template name made a 58 MB page write 421 MB. The name is now
+/// stored once per kernel, in the file's first line, which also gives its schema version;
+/// each row names its kernel by its place in that list.
+#[test]
+fn extracted_metrics_name_each_kernel_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let raw =
+        std::fs::read_to_string(crate::support::recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    let long = format!(
+        "void copy_kernel<{}>(float const*, float*, int)",
+        "cute::Layout<cute::_1, cute::_8>, ".repeat(60)
+    );
+    assert!(long.len() > 2000);
+    for (dir, name) in [("short", "copy_kernel"), ("long", long.as_str())] {
+        std::fs::write(
+            t.join(format!("{dir}.csv")),
+            raw.replacen("\"copy_kernel\"", &format!("\"{name}\""), 1),
+        )
+        .unwrap();
+        let before = crate::support::snapshot::take(t);
+        let out = kprof_env(t, &["import", "--raw", &format!("{dir}.csv"), "--output-dir", dir], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let changed = crate::support::snapshot::changes(&before, &crate::support::snapshot::take(t), &[dir]);
+        assert!(changed.is_empty(), "{changed:?}");
+    }
+    let read =
+        |dir: &str| std::fs::read_to_string(t.join(dir).join("details/metrics_extracted.jsonl")).unwrap();
+    let (short, long_text) = (read("short"), read("long"));
+    assert_eq!(long_text.matches(long.as_str()).count(), 1, "the name once");
+    assert!(long_text.len() < short.len() + long.len() + 64, "{} against {}", long_text.len(), short.len());
+    let lines: Vec<serde_json::Value> = long_text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0], serde_json::json!({"kernels": [long], "schema_version": 2}));
+    assert!(lines.len() > 20, "{} rows", lines.len());
+    for row in &lines[1..] {
+        assert_eq!(row["kernel"], 0, "{row}");
+        for key in ["launch", "metric", "stage", "unit", "value"] {
+            assert!(row.get(key).is_some(), "{key} missing in {row}");
+        }
+    }
+}

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Write};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::inputs::RawInput;
@@ -107,7 +107,8 @@ fn stream_page<W: Write>(
     })
     .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
     match failed {
-        Some(e) => Err(e).context("could not write metrics_raw.csv"),
+        // The caller names the file.
+        Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }

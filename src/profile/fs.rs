@@ -55,13 +55,16 @@ pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<bool> {
 }
 
 /// A temporary file beside `path` (see [`create_temporary`]) holding what `write` wrote,
-/// synced; removed again when writing fails.
+/// synced; removed again when writing fails. A failure that is not already a
+/// [`Failure`](crate::error::Failure) is one of writing `path` (a full disk, a file-size
+/// limit; the CSV writer hides its I/O errors, and a buffer flushed at the end reports
+/// its own): exit 12, naming `path`.
 fn written_temporary(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<PathBuf> {
     let (tmp, f) = create_temporary(path)?;
-    let written = (|| {
+    let written = (|| -> Result<()> {
         let mut out = std::io::BufWriter::new(f);
-        write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
-        let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
+        write(&mut out)?;
+        let f = out.into_inner().map_err(|e| anyhow::Error::new(e.into_error()))?;
         f.sync_all().ok();
         Ok(())
     })();
@@ -69,7 +72,19 @@ fn written_temporary(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(
         Ok(()) => Ok(tmp),
         Err(e) => {
             std::fs::remove_file(&tmp).ok();
-            Err(e)
+            if e.chain().any(|c| c.is::<crate::error::Failure>()) {
+                return Err(e);
+            }
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Err(crate::error::Failure::new(
+                crate::error::ExitCode::Filesystem,
+                format!("could not write {}: {e:#}", path.display()),
+            )
+            .help(format!(
+                "free space on the file system of {} (or raise its quota), then run again",
+                dir.display()
+            ))
+            .into())
         }
     }
 }

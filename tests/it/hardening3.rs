@@ -705,3 +705,75 @@ fn extracted_metrics_name_each_kernel_once() {
         }
     }
 }
+
+/// `cargo-kprof kprof ARGS` in `cwd` with files limited to `kib` KiB (`ulimit -f`, with
+/// SIGXFSZ ignored: a write past the limit fails with EFBIG, as a write fails on a full
+/// disk with ENOSPC).
+fn kprof_small_files(cwd: &Path, kib: u32, args: &[&str]) -> Output {
+    let script = format!("trap '' XFSZ; ulimit -f {kib}; exec \"$0\" kprof \"$@\"");
+    Command::new("bash")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_cargo-kprof")])
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap()
+}
+
+/// The recorded `copy` page with only its launch columns and its duration: a profile whose
+/// `metrics_summary.json` is its largest data file.
+fn narrow_page(raw: &str) -> String {
+    let mut rows = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let keep: Vec<usize> = rows[0]
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| !c.contains("__") || *c == "gpu__time_duration.sum")
+        .map(|(i, _)| i)
+        .collect();
+    let mut out = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(Vec::new());
+    for r in &rows {
+        out.write_record(keep.iter().map(|i| r.get(*i).unwrap_or(""))).unwrap();
+    }
+    String::from_utf8(out.into_inner().unwrap()).unwrap()
+}
+
+/// F12: a full disk while `report` wrote `metrics_raw.csv` or `metrics_summary.json` ended
+/// with exit 1, the code of a bug (the I/O error was lost on the way). It is exit 12,
+/// naming the file, with what to do; the file is left as it was.
+#[test]
+fn a_full_disk_is_a_file_system_failure() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let raw =
+        std::fs::read_to_string(crate::support::recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    std::fs::write(t.join("full.csv"), &raw).unwrap();
+    std::fs::write(t.join("narrow.csv"), narrow_page(&raw)).unwrap();
+    for (page, dir) in [("full.csv", "full"), ("narrow.csv", "narrow")] {
+        let out = kprof_env(t, &["import", "--raw", page, "--output-dir", dir], &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let size = |p: &str| std::fs::metadata(t.join(p)).unwrap().len();
+    assert!(
+        size("narrow/details/metrics_summary.json") > 2048 && size("narrow/details/metrics_raw.csv") < 2048
+    );
+    assert!(size("full/details/metrics_raw.csv") > 8192);
+    let cases: Vec<(&str, &str, u32, &str, &[&str])> = vec![
+        ("metrics_raw.csv", "full", 8, "full/details/metrics_raw.csv", &[]),
+        (
+            "metrics_summary.json",
+            "narrow",
+            2,
+            "narrow/details/metrics_summary.json",
+            &["narrow/details/metrics_raw.csv", "narrow/details/metrics_extracted.jsonl"],
+        ),
+    ];
+    let n = cases.len();
+    let mut failures = Vec::new();
+    for (case, dir, kib, named, allowed) in cases {
+        let names = [named, "File too large"];
+        let expect = Expect { code: 12, names: &names, allowed };
+        failures.extend(verify(case, t, expect, || kprof_small_files(t, kib, &["report", dir])));
+    }
+    assert_all(failures, n);
+}

@@ -154,6 +154,7 @@ fn read_raw_page(
     check_size(&input, origin, max_input_mb)?;
     let reader = std::io::BufReader::new(input);
     let page = RawPage::read(reader, origin, &is_read_metric).map_err(|e| invalid(e.with_origin(origin)))?;
+    refuse_negative_values(&page, origin)?;
     if let Some(s) = stage {
         prov.stages_collected.push(s.name().to_string());
     }
@@ -163,6 +164,18 @@ fn read_raw_page(
         page.width
     ));
     Ok(RawInput { label: label.to_string(), origin: origin.clone(), path: file.path.clone(), page })
+}
+
+/// Refuses a page holding a negative value of a metric the analysis reads. ncu prints
+/// none (they are durations, counts, sizes, rates and percentages: no recorded page holds
+/// one), and one made a verdict of high confidence on a kernel that ran for -532640 ns.
+fn refuse_negative_values(page: &RawPage, origin: &str) -> Result<(), Failure> {
+    for launch in page.launches() {
+        if let Some((column, value)) = page.negative_metric(launch.cells()) {
+            return Err(crate::profile::import::negative_value(origin, launch.kernel_name(), column, value));
+        }
+    }
+    Ok(())
 }
 
 /// Reads a details page into ncu's rule findings: the five largest speedups as lines, and

@@ -104,9 +104,25 @@ impl Drop for StagedImport {
     }
 }
 
+/// The refusal of a raw page (`origin`) holding a negative value of a metric the analysis
+/// reads (see [`RawPage::negative_metric`]): a verdict of high confidence was given on a
+/// kernel that ran for -532640 ns.
+pub fn negative_value(origin: &str, kernel: &str, column: &str, value: f64) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "{origin}: `{column}` of `{}` is {value}; ncu prints no negative value for a metric kprof reads \
+             (durations, counts, sizes, rates, percentages)",
+            crate::shell::printable(kernel)
+        ),
+    )
+    .help("analyse the page as ncu wrote it: export it again with `ncu -i REPORT --csv --page raw`")
+}
+
 /// Checks ncu CSV exports, then copies them into a new profile directory with an
 /// [`ImportRecord`], built beside `output_dir` (see [`StagedImport`]). Every input is
-/// parsed and the output directory checked before anything is created.
+/// parsed and the output directory checked before anything is created; `read_metric`
+/// names the metrics the analysis reads, whose values must not be negative.
 pub fn create(
     raw: &[PathBuf],
     source: Option<&Path>,
@@ -114,8 +130,9 @@ pub fn create(
     kernel: Option<&str>,
     output_dir: &Path,
     max_input_mb: u64,
+    read_metric: &dyn Fn(&str) -> bool,
 ) -> Result<StagedImport> {
-    check_inputs(raw, source, details, kernel, max_input_mb)?;
+    check_inputs(raw, source, details, kernel, max_input_mb, read_metric)?;
     super::output::check_output_dir(output_dir, false)?;
     let target = std::path::absolute(output_dir)
         .with_context(|| format!("could not resolve {}", output_dir.display()))?;
@@ -174,6 +191,7 @@ fn check_inputs(
     details: Option<&Path>,
     kernel: Option<&str>,
     max_input_mb: u64,
+    read_metric: &dyn Fn(&str) -> bool,
 ) -> Result<()> {
     if let Some(k) = kernel {
         crate::model::names::check_kernel_hint(k)?;
@@ -183,22 +201,36 @@ fn check_inputs(
         let file = open_input(p, &shown)?;
         check_size(&file, &shown, max_input_mb)?;
         let file = std::io::BufReader::new(file);
-        let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
-        RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
-            let log = match &e {
-                ReadError::NoPage { preamble } => scan_log(preamble),
-                ReadError::Parse(_) => Default::default(),
-            };
-            let e = e.with_origin(&shown);
-            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
-            if log.no_kernels_profiled {
-                f = f.help(format!(
-                    "ncu profiled no kernel in this run; it saw: {}",
-                    log.available_kernels.join(", ")
-                ));
+        let mut negative = None;
+        let mut rows = |page: &RawPage, _: usize, cells: Vec<String>| {
+            if negative.is_none() {
+                negative = page.negative_metric(&cells).map(|(c, v)| {
+                    let kernel = page.column("Kernel Name").and_then(|i| cells.get(i)).cloned();
+                    (kernel.unwrap_or_default(), c.to_string(), v)
+                });
             }
-            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
-        })?;
+            Ok(())
+        };
+        RawPage::for_each_row(file, &shown, &|c| read_metric(c) || c == "Kernel Name", &mut rows).map_err(
+            |e| {
+                let log = match &e {
+                    ReadError::NoPage { preamble } => scan_log(preamble),
+                    ReadError::Parse(_) => Default::default(),
+                };
+                let e = e.with_origin(&shown);
+                let mut f = Failure::new(ExitCode::Config, format!("{e}"));
+                if log.no_kernels_profiled {
+                    f = f.help(format!(
+                        "ncu profiled no kernel in this run; it saw: {}",
+                        log.available_kernels.join(", ")
+                    ));
+                }
+                f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
+            },
+        )?;
+        if let Some((kernel, column, value)) = negative {
+            return Err(negative_value(&shown, &kernel, &column, value).into());
+        }
     }
     if let Some(p) = source {
         SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {

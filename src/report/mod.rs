@@ -89,7 +89,8 @@ pub fn import(
     let max_mb = opts.max_input_mb.unwrap_or(crate::profile::fs::DEFAULT_MAX_INPUT_MB);
     // Built beside the output directory and renamed there when complete: a failure
     // (dropping `staged`) leaves nothing behind.
-    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb)?;
+    let read = &crate::analyze::summary::is_read_metric;
+    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb, read)?;
     let analysis = refresh(staged.dir(), opts)?;
     let dir = staged.finish()?;
     Ok((dir, analysis))

@@ -777,3 +777,79 @@ fn a_full_disk_is_a_file_system_failure() {
     }
     assert_all(failures, n);
 }
+
+/// A raw page with the first launch's `column` set to `value`.
+fn with_cell(raw: &str, column: &str, value: &str) -> String {
+    let mut rows = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let at = rows[0].iter().position(|c| c == column).unwrap();
+    let mut out = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(Vec::new());
+    for (n, r) in rows.iter().enumerate() {
+        let cells = r.iter().enumerate().map(|(i, c)| if n == 2 && i == at { value } else { c });
+        out.write_record(cells.collect::<Vec<_>>()).unwrap();
+    }
+    String::from_utf8(out.into_inner().unwrap()).unwrap()
+}
+
+/// The recorded `copy` page with every positive value of a metric column negated.
+fn negated_page(raw: &str) -> String {
+    let mut rows = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
+    let header = rows[0].clone();
+    let mut out = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(Vec::new());
+    for (n, r) in rows.iter().enumerate() {
+        let cells = r.iter().enumerate().map(|(i, c)| {
+            let metric = header.get(i).is_some_and(|h| h.contains("__"));
+            let positive = c.replace(',', "").parse::<f64>().is_ok_and(|v| v > 0.0);
+            if n >= 2 && metric && positive {
+                format!("-{c}")
+            } else {
+                c.to_string()
+            }
+        });
+        out.write_record(cells.collect::<Vec<_>>()).unwrap();
+    }
+    String::from_utf8(out.into_inner().unwrap()).unwrap()
+}
+
+/// F12: negative metric values gave a verdict of high confidence ("latency-bound: the
+/// kernel runs for -532640 ns"). ncu prints no negative value for a metric kprof reads;
+/// such a page is refused (exit 3), naming the file, the metric and the kernel, by
+/// `import` and by `report`.
+#[test]
+fn negative_metric_values_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    let raw =
+        std::fs::read_to_string(crate::support::recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    std::fs::write(t.join("negative.csv"), negated_page(&raw)).unwrap();
+    std::fs::write(t.join("duration.csv"), with_cell(&raw, "gpu__time_duration.sum", "-532.640000")).unwrap();
+    std::fs::write(t.join("ok.csv"), &raw).unwrap();
+    let out = kprof_env(t, &["import", "--raw", "ok.csv", "--output-dir", "p"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::write(t.join("p/details/imported_01_raw.csv"), negated_page(&raw)).unwrap();
+    let cases: Vec<(&str, Vec<&str>, Vec<&str>)> = vec![
+        (
+            "every metric negative",
+            vec!["import", "--raw", "negative.csv", "--output-dir", "a"],
+            vec!["negative.csv", "copy_kernel"],
+        ),
+        (
+            "a negative duration",
+            vec!["import", "--raw", "duration.csv", "--output-dir", "b"],
+            vec!["duration.csv", "gpu__time_duration.sum", "-532.64"],
+        ),
+        (
+            "report of a page made negative",
+            vec!["report", "p"],
+            vec!["details/imported_01_raw.csv", "copy_kernel"],
+        ),
+    ];
+    let n = cases.len();
+    let mut failures = Vec::new();
+    for (case, args, names) in cases {
+        let expect = Expect { code: 3, names: &names, allowed: &[] };
+        failures.extend(verify(case, t, expect, || kprof_env(t, &args, &[])));
+    }
+    assert_all(failures, n);
+}

@@ -182,8 +182,8 @@ impl ExitCode {
             ExitCode::Config => {
                 "invalid `[package.metadata.kprof]` / `[workspace.metadata.kprof]`, an invalid value on the \
                  command line, the selection matches no configured kernel, or an input named on the command \
-                 line is refused for what it holds (a CSV that is not an ncu page, an archive entry that \
-                 could write outside `--workspace-remap`)"
+                 line is refused for what it is or holds (a pipe or a device where a file is read, a CSV \
+                 that is not an ncu page, an archive entry that could write outside `--workspace-remap`)"
             }
             ExitCode::Build => "`cargo build` failed",
             ExitCode::MissingTool => "a tool profiling needs is missing: ncu, the CUDA driver or a GPU",

@@ -7,8 +7,9 @@
 //! (its whole command line) with its wall time, `-vv` also the child's output. Colour follows `--color`, then `CARGO_TERM_COLOR`, then whether
 //! stderr is a terminal (`NO_COLOR` turns automatic colour off).
 //!
-//! Messages for people never carry control characters from elsewhere (a child's escape
-//! sequences, a name from a CSV): only newline and tab survive ([`printable`]); and a word
+//! Nothing printed carries control characters from elsewhere (a child's escape sequences,
+//! a name from a CSV), on stderr or stdout: only newline and tab survive ([`printable`]);
+//! and in messages for people a word
 //! over [`LONGEST_WORD`] bytes (a 100 KB argument echoed back) is cut, saying how many
 //! bytes were left out.
 
@@ -296,26 +297,37 @@ impl Shell {
         }
     }
 
-    /// One result line on stdout (a path, a verdict, a command).
+    /// One result line on stdout (a path, a verdict, a command), without control
+    /// characters other than newline and tab ([`printable`]): a kernel name with a
+    /// terminal escape must not set the title or clear the screen.
     pub fn out(&self, line: impl AsRef<str>) {
+        self.out_exact(&printable(line.as_ref()));
+    }
+
+    /// One JSON line on stdout, exactly: JSON escapes the C0 control characters, and a
+    /// reader gets every name as it was.
+    fn out_json(&self, message: &impl serde::Serialize) {
+        self.out_exact(&serde_json::to_string(message).unwrap_or_default());
+    }
+
+    fn out_exact(&self, line: &str) {
         let mut stdout = std::io::stdout().lock();
-        let _ = writeln!(stdout, "{}", line.as_ref());
+        let _ = writeln!(stdout, "{line}");
     }
 
     /// One typed message, rendered for people or as a JSON line (see [`Channel`]).
     pub fn emit(&self, message: &impl Message) {
-        let json = || serde_json::to_string(message).unwrap_or_default();
         match (message.channel(), self.is_json()) {
             (Channel::Progress, as_json) => {
                 self.status(message.to_string());
                 if as_json {
-                    self.out(json());
+                    self.out_json(message);
                 }
             }
             (Channel::Notice(level), as_json) => {
                 self.speak(level, message.to_string());
                 if as_json {
-                    self.out(json());
+                    self.out_json(message);
                 }
             }
             (Channel::Detail, as_json) => {
@@ -323,10 +335,10 @@ impl Shell {
                     self.status(message.to_string());
                 }
                 if as_json {
-                    self.out(json());
+                    self.out_json(message);
                 }
             }
-            (Channel::Result { .. } | Channel::Summary(_) | Channel::Machine, true) => self.out(json()),
+            (Channel::Result { .. } | Channel::Summary(_) | Channel::Machine, true) => self.out_json(message),
             (Channel::Result { preface }, false) => {
                 if let Some(p) = preface {
                     self.status(p);

@@ -1,11 +1,12 @@
 //! The metrics as files for other tools: `metrics_raw.csv` (every stage merged, one row
-//! per launch) and `metrics_extracted.jsonl` (one object per launch and metric).
+//! per launch) and `metrics_extracted.jsonl` (the kernels once, then one object per launch
+//! and metric).
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufReader, Write};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use super::inputs::RawInput;
@@ -39,7 +40,7 @@ fn metric_columns(page: &RawPage) -> Vec<(usize, String, String)> {
 }
 
 fn open(input: &RawInput) -> Result<BufReader<File>> {
-    Ok(BufReader::new(File::open(&input.path).with_context(|| format!("could not read {}", input.origin))?))
+    Ok(BufReader::new(crate::profile::fs::open_input(&input.path, &input.origin)?))
 }
 
 /// Writes `metrics_raw.csv` to `out`: every stage merged, one row per launch (kernel and its
@@ -106,7 +107,8 @@ fn stream_page<W: Write>(
     })
     .map_err(|e| Failure::new(ExitCode::Config, e.with_origin(&input.origin).to_string()))?;
     match failed {
-        Some(e) => Err(e).context("could not write metrics_raw.csv"),
+        // The caller names the file.
+        Some(e) => Err(e.into()),
         None => Ok(()),
     }
 }
@@ -173,11 +175,25 @@ impl MergedPages {
     }
 }
 
-/// One line of `metrics_extracted.jsonl`. The fields are in alphabetical order, as the
-/// file has always had them.
+/// The shape of `metrics_extracted.jsonl`. Version 1 (the files without a version) named
+/// the kernel on every row; version 2 names each kernel once, in the first line.
+pub const EXTRACTED_SCHEMA_VERSION: u32 = 2;
+
+/// The first line of `metrics_extracted.jsonl`: the kernels, each once, in the order they
+/// first appear (rows name a kernel by its place here). A 2 KB C++ template name repeated
+/// on every row made a 58 MB page write 421 MB. Fields in alphabetical order, as the rows.
+#[derive(Serialize)]
+struct ExtractedHeader<'a> {
+    kernels: Vec<&'a str>,
+    schema_version: u32,
+}
+
+/// One row of `metrics_extracted.jsonl`: one launch's value of one metric. The fields are
+/// in alphabetical order, as the file has always had them.
 #[derive(Serialize)]
 struct ExtractedMetric<'a> {
-    kernel: &'a str,
+    /// The kernel's place in the first line's `kernels`.
+    kernel: usize,
     launch: usize,
     metric: &'a str,
     stage: &'a str,
@@ -185,14 +201,27 @@ struct ExtractedMetric<'a> {
     value: f64,
 }
 
-/// `metrics_extracted.jsonl`: one object per launch and numeric metric the analysis reads
-/// (the pages as the analysis read them keep only those; `metrics_raw.csv` has every one).
-pub fn extracted_jsonl(raw: &[RawInput], filter: Option<&regex::Regex>) -> Result<String> {
-    let mut out = String::new();
+/// Writes `metrics_extracted.jsonl` to `out`: the kernels once, then one object per launch
+/// and numeric metric the analysis reads (the pages as the analysis read them keep only
+/// those; `metrics_raw.csv` has every one).
+pub fn write_extracted(raw: &[RawInput], filter: Option<&regex::Regex>, out: &mut dyn Write) -> Result<()> {
+    let mut kernels: Vec<&str> = Vec::new();
+    let mut place: HashMap<&str, usize> = HashMap::new();
+    for input in raw {
+        for (_, launch) in numbered_launches(&input.page, filter) {
+            let name = launch.kernel_name();
+            place.entry(name).or_insert_with(|| {
+                kernels.push(name);
+                kernels.len() - 1
+            });
+        }
+    }
+    serde_json::to_writer(&mut *out, &ExtractedHeader { kernels, schema_version: EXTRACTED_SCHEMA_VERSION })?;
+    out.write_all(b"\n")?;
     for input in raw {
         let (stage, page) = (&input.label, &input.page);
         for (n, launch) in numbered_launches(page, filter) {
-            let kernel = launch.kernel_name();
+            let kernel = place[launch.kernel_name()];
             for (i, col) in page.columns.iter().enumerate() {
                 if !col.contains("__") {
                     continue;
@@ -200,10 +229,10 @@ pub fn extracted_jsonl(raw: &[RawInput], filter: Option<&regex::Regex>) -> Resul
                 let Some(value) = launch.cell(i).and_then(parse_number) else { continue };
                 let unit = page.units.get(i).map(String::as_str).unwrap_or_default();
                 let line = ExtractedMetric { kernel, launch: n, metric: col, stage, unit, value };
-                out.push_str(&serde_json::to_string(&line)?);
-                out.push('\n');
+                serde_json::to_writer(&mut *out, &line)?;
+                out.write_all(b"\n")?;
             }
         }
     }
-    Ok(out)
+    Ok(())
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::analyze::crosscheck::NcuFinding;
 use crate::analyze::summary::is_read_metric;
@@ -14,7 +14,8 @@ use crate::model::stage::Stage;
 use crate::ncu::parse::{DetailsPage, DetailsRow, RawPage, SourcePage};
 use crate::process::shell_quote;
 use crate::profile::dir::{PageFile, PageKind};
-use crate::profile::import::{read, ImportRecord};
+use crate::profile::fs::open_input;
+use crate::profile::import::{read_shown, ImportRecord};
 use crate::profile::target_spec::TargetSpec;
 use crate::profile::ProfileDir;
 
@@ -153,11 +154,11 @@ fn read_raw_page(
     prov: &mut Provenance,
 ) -> Result<RawInput> {
     let origin = &file.origin;
-    check_size(&file.path, origin, max_input_mb)?;
-    let reader = std::io::BufReader::new(
-        std::fs::File::open(&file.path).with_context(|| format!("could not read {origin}"))?,
-    );
+    let input = open_input(&file.path, origin)?;
+    check_size(&input, origin, max_input_mb)?;
+    let reader = std::io::BufReader::new(input);
     let page = RawPage::read(reader, origin, &is_read_metric).map_err(|e| invalid(e.with_origin(origin)))?;
+    refuse_negative_values(&page, origin)?;
     if let Some(s) = stage {
         prov.stages_collected.push(s.name().to_string());
     }
@@ -169,11 +170,23 @@ fn read_raw_page(
     Ok(RawInput { label: label.to_string(), origin: origin.clone(), path: file.path.clone(), page })
 }
 
+/// Refuses a page holding a negative value of a metric the analysis reads. ncu prints
+/// none (they are durations, counts, sizes, rates and percentages: no recorded page holds
+/// one), and one made a verdict of high confidence on a kernel that ran for -532640 ns.
+fn refuse_negative_values(page: &RawPage, origin: &str) -> Result<(), Failure> {
+    for launch in page.launches() {
+        if let Some((column, value)) = page.negative_metric(launch.cells()) {
+            return Err(crate::profile::import::negative_value(origin, launch.kernel_name(), column, value));
+        }
+    }
+    Ok(())
+}
+
 /// Reads a details page into ncu's rule findings: the five largest speedups as lines, and
 /// every finding for the limiter cross-check.
 fn read_details_page(file: &PageFile, prov: &mut Provenance) -> Result<()> {
     let origin = &file.origin;
-    let text = read(&file.path)?;
+    let text = read_shown(&file.path, origin)?;
     let page = DetailsPage::parse(&text, origin).map_err(invalid)?;
     let mut rules: Vec<&DetailsRow> = page.rules().filter(|r| r.speedup.is_some_and(|v| v > 0.0)).collect();
     rules.sort_by(|a, b| b.speedup.unwrap_or(0.0).total_cmp(&a.speedup.unwrap_or(0.0)));
@@ -186,7 +199,7 @@ fn read_details_page(file: &PageFile, prov: &mut Provenance) -> Result<()> {
 /// Reads a source page and notes it in `prov`.
 fn read_source_page(file: &PageFile, prov: &mut Provenance) -> Result<SourcePage> {
     let origin = &file.origin;
-    let text = read(&file.path)?;
+    let text = read_shown(&file.path, origin)?;
     let page = SourcePage::parse(&text, origin).map_err(invalid)?;
     prov.collected.push(format!("`{origin}`: source page"));
     prov.stages_collected.push("source".into());

@@ -61,12 +61,11 @@ pub struct Analysis {
     pub device_limits: Vec<String>,
     /// What the analysis could not do (an unknown device, a picture not drawn, ...).
     pub limitations: Vec<String>,
-    /// The raw pages read, from which [`crate::report::write`] streams `details/metrics_raw.csv`.
+    /// The raw pages read, from which [`crate::report::write`] streams `details/metrics_raw.csv`
+    /// and `details/metrics_extracted.jsonl`.
     pub raw_inputs: Vec<inputs::RawInput>,
     /// The kernel filter the inputs kept to.
     pub kernel_filter: Option<regex::Regex>,
-    /// `details/metrics_extracted.jsonl`.
-    pub metrics_extracted_jsonl: String,
     /// Outputs that could not be made while the analysis itself succeeded (such as
     /// `visual/profile_summary.png`), one line each, for the caller to print as warnings;
     /// set by [`crate::report::write`], and listed among the limitations too.
@@ -125,7 +124,6 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         None => Vec::new(),
     };
     crosscheck::cross_check(&mut decision, &inputs.provenance.ncu_findings, &hotspots);
-    let metrics_extracted_jsonl = exports::extracted_jsonl(&inputs.raw, inputs.kernel_filter.as_ref())?;
     Ok(Analysis {
         summary,
         decision,
@@ -133,7 +131,6 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         provenance: inputs.provenance,
         device_limits,
         limitations,
-        metrics_extracted_jsonl,
         raw_inputs: inputs.raw,
         kernel_filter: inputs.kernel_filter,
         warnings: Vec::new(),

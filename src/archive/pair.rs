@@ -90,11 +90,7 @@ pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
         Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
             .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
     };
-    let file = std::fs::File::open(archive).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not open the archive {}: {e}", archive.display()))
-            .help("pass the tar file `cargo kprof archive -o FILE` wrote")
-    })?;
-    let mut tar = tar::Archive::new(file);
+    let mut tar = tar::Archive::new(super::check::open(archive)?);
     let mut entries = tar.entries().map_err(|e| unreadable(e.to_string()))?;
     let Some(first) = entries.next() else { return Ok(None) };
     let mut first = first.map_err(|e| unreadable(e.to_string()))?;
@@ -191,9 +187,7 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
     };
     let inner = dir.join(INNER_DIR);
     std::fs::create_dir_all(&inner).with_context(|| format!("could not create {}", inner.display()))?;
-    let file =
-        std::fs::File::open(archive).with_context(|| format!("could not open {}", archive.display()))?;
-    let mut tar = tar::Archive::new(file);
+    let mut tar = tar::Archive::new(super::check::open(archive)?);
     let mut seen = Vec::new();
     for entry in tar.entries()? {
         let mut entry = entry?;

@@ -23,11 +23,12 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
 
 /// `cargo-kprof kprof run --archive FILE`.
 pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
+    let request = crate::plan::Request { sudo: r.sudo, ..r.kernel.request()? };
     let unpack = Unpack {
         archive: &r.archive,
         remap: &r.workspace_remap,
-        request: r.kernel.request()?,
+        request,
         timeout: r.timeout.map(Duration::from_secs),
     };
-    archive::run(unpack, r.sudo, shell)
+    archive::run(unpack, shell)
 }

@@ -101,7 +101,7 @@ fn check_ab(c: &CheckArgs, results: &ResultFiles, shell: &Shell) -> Result<ExitC
         Some(archive) => SidesFrom::Archive {
             archive,
             remap: remap(c),
-            request: Box::new(c.profile.kernel.request()?),
+            request: Box::new(crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? }),
             timeout: c.profile.timeout.map(Duration::from_secs),
         },
         None => SidesFrom::Tree {
@@ -126,7 +126,7 @@ fn unpack<'a>(c: &'a CheckArgs, archive: &'a Path) -> Result<Unpack<'a>> {
     Ok(Unpack {
         archive,
         remap: c.workspace_remap.as_deref().unwrap_or(Path::new(DEFAULT_REMAP)),
-        request: c.profile.kernel.request()?,
+        request: crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? },
         timeout: c.profile.timeout.map(Duration::from_secs),
     })
 }

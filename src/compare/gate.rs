@@ -183,7 +183,8 @@ pub fn write_step_summary(text: &str) -> Result<()> {
         std::fs::OpenOptions::new().create(true).append(true).open(&path).with_context(|| {
             format!("could not open GITHUB_STEP_SUMMARY ({})", Path::new(&path).display())
         })?;
-    f.write_all(text.as_bytes())?;
+    // Names come from CSVs and manifests: no control character reaches the summary.
+    f.write_all(crate::shell::printable(text).as_bytes())?;
     Ok(())
 }
 

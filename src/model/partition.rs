@@ -54,11 +54,23 @@ pub struct Partition {
 pub const PARTITION_FORMS: &str =
     "write count:I/N (the I-th of N shards by position) or hash:I/N (by a hash of each kernel), with 1 <= I <= N, e.g. count:1/4";
 
+/// The most shards a partition may have. Each shard is one job that profiles at least one
+/// kernel, and `merge` accounts for every shard it did not get (it names each missing
+/// one), so a count far beyond any selection of kernels is a mistake: a typo, or a job
+/// array's size read from the wrong variable. `count:1/4294967295` was accepted, and a
+/// merge then listed billions of missing shards until it ran out of memory.
+pub const MAX_SHARDS: u32 = 65_536;
+
+/// Why a shard count is bounded, as the refusals say it.
+pub const MAX_SHARDS_WHY: &str =
+    "at most 65536 shards: each shard is a job profiling at least one kernel, and \
+     `merge` accounts for every shard, so a larger count is a mistake (a typo, or the wrong variable)";
+
 impl FromStr for Partition {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Partition, String> {
-        let bad = || format!("`{s}` is not a partition: {PARTITION_FORMS}");
+        let bad = || format!("`{s}` is not a partition\n\n  help: {PARTITION_FORMS}");
         let (mode, rest) = s.split_once(':').ok_or_else(bad)?;
         let mode = match mode {
             "count" => PartitionMode::Count,
@@ -66,14 +78,27 @@ impl FromStr for Partition {
             _ => return Err(bad()),
         };
         let (i, n) = rest.split_once('/').ok_or_else(bad)?;
-        let digits = |t: &str| -> Option<u32> {
-            (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.parse().ok()).flatten()
+        // Digits only (no sign, no space), of any length: a count too large for any
+        // integer is refused for its size, not as a typo.
+        let digits = |t: &str| -> Option<u64> {
+            if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            Some(t.parse().unwrap_or(u64::MAX))
         };
         let (index, total) = (digits(i).ok_or_else(bad)?, digits(n).ok_or_else(bad)?);
         if index == 0 || total == 0 || index > total {
             return Err(bad());
         }
-        Ok(Partition { mode, index, total })
+        if total > u64::from(MAX_SHARDS) {
+            return Err(format!(
+                "`{s}` asks for {n} shards; {MAX_SHARDS_WHY}\n\n  help: split the selection into at most \
+                 {MAX_SHARDS} shards, e.g. --partition {}:{}/4",
+                mode.name(),
+                index.min(4)
+            ));
+        }
+        Ok(Partition { mode, index: index as u32, total: total as u32 })
     }
 }
 
@@ -85,6 +110,21 @@ impl fmt::Display for Partition {
 }
 
 impl Partition {
+    /// Whether it is a shard kprof writes: `1 <= index <= total <= MAX_SHARDS`; else why
+    /// not (a partition read back from a file, which anyone may have edited).
+    pub fn check(&self) -> Result<(), String> {
+        if self.index == 0 || self.index > self.total {
+            Err(format!(
+                "shard {} of {} is not one of its shards (1 to {})",
+                self.index, self.total, self.total
+            ))
+        } else if self.total > MAX_SHARDS {
+            Err(format!("{} shards: {MAX_SHARDS_WHY}", self.total))
+        } else {
+            Ok(())
+        }
+    }
+
     /// `shard 2/4 (count)`, as the notes and `index.md` say it.
     pub fn label(&self) -> String {
         format!("shard {}/{} ({})", self.index, self.total, self.mode.name())
@@ -219,8 +259,11 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<Shard>, F
                 "{SLURM_TASK_ID}={task}, {SLURM_TASK_MIN}={min}, {SLURM_TASK_COUNT}={count}: a shard of a job array \
                  needs MIN <= ID < MIN + COUNT and COUNT >= 1 (a contiguous --array=A-B, without a step or a list)"
             );
-            if count == 0 || task < min || task - min >= count || count > u64::from(u32::MAX) {
+            if count == 0 || task < min || task - min >= count {
                 return Err(refuse(all));
+            }
+            if count > u64::from(MAX_SHARDS) {
+                return Err(refuse(format!("{SLURM_TASK_COUNT}={count}: {MAX_SHARDS_WHY}")));
             }
             let partition =
                 Partition { mode: PartitionMode::Count, index: (task - min + 1) as u32, total: count as u32 };
@@ -232,10 +275,13 @@ pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Option<Shard>, F
             let count = number(K8S_COUNT, var(K8S_COUNT)).map_err(|f| {
                 f.help(format!("set {K8S_COUNT} to the Indexed Job's completions, as the generated manifest does"))
             })?;
-            if count == 0 || index >= count || count > u64::from(u32::MAX) {
+            if count == 0 || index >= count {
                 return Err(refuse(format!(
                     "{K8S_INDEX}={index}, {K8S_COUNT}={count}: an Indexed Job's shard needs 0 <= index < count"
                 )));
+            }
+            if count > u64::from(MAX_SHARDS) {
+                return Err(refuse(format!("{K8S_COUNT}={count}: {MAX_SHARDS_WHY}")));
             }
             let partition =
                 Partition { mode: PartitionMode::Count, index: index as u32 + 1, total: count as u32 };
@@ -272,6 +318,23 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn shard_counts_are_bounded() {
+        assert_eq!("hash:65536/65536".parse::<Partition>().unwrap().total, MAX_SHARDS);
+        for big in ["count:1/65537", "count:3/4294967295", "count:1/99999999999999999999999"] {
+            let e = big.parse::<Partition>().unwrap_err();
+            assert!(e.contains(&format!("`{big}`")) && e.contains("at most 65536 shards"), "{e}");
+        }
+        let p = Partition { mode: PartitionMode::Count, index: 7, total: 2 };
+        assert!(p.check().unwrap_err().contains("7 of 2"));
+        let p = Partition { mode: PartitionMode::Count, index: 1, total: 20_000_000 };
+        assert!(p.check().unwrap_err().contains("at most 65536"));
+        let slurm = [(SLURM_TASK_ID, "0"), (SLURM_TASK_MIN, "0"), (SLURM_TASK_COUNT, "4000000000")];
+        let var = |k: &str| slurm.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string());
+        let e = from_env(var).unwrap_err().to_string();
+        assert!(e.contains("SLURM_ARRAY_TASK_COUNT=4000000000") && e.contains("65536"), "{e}");
     }
 
     #[test]

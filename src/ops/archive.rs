@@ -193,7 +193,8 @@ pub struct Unpack<'a> {
     pub archive: &'a Path,
     /// `--workspace-remap`.
     pub remap: &'a Path,
-    /// `--kernel`, `--stages`, the window, `--env`, `--dry-run`, `--no-batch`, the shard, `--gpus`.
+    /// `--kernel`, `--stages`, the window, `--env`, `--dry-run`, `--no-batch`, the shard,
+    /// `--gpus`, `--sudo`.
     pub request: Request,
     /// `--timeout`.
     pub timeout: Option<Duration>,
@@ -219,15 +220,16 @@ pub fn unpack_adjusted(
             crate::profile::output::check_output_dir(d, kernels.len() > 1)?;
         }
         if let Some(m) = machine {
+            // As `privilege_here` will set it: sudo only when --sudo is given here.
             let mut checked = kernels.clone();
-            if m.sudo {
-                checked.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
-            }
+            let privilege = if m.sudo { Privilege::Sudo } else { Privilege::None };
+            checked.iter_mut().for_each(|k| k.privilege = privilege);
             super::profile::preflight_kernels(&checked, &profile_root, request.dry_run, m.extras)?;
         }
         Ok(kernels)
     };
     let (mut plan, built) = archive::unpack_adjusted(u.archive, u.remap, u.timeout, adjust)?;
+    privilege_here(&mut plan.kernels, request.sudo, &mut notes);
     plan.dry_run = request.dry_run;
     plan.batch = !request.no_batch;
     plan.partition = request.partition.as_ref().map(|s| s.partition);
@@ -235,15 +237,42 @@ pub fn unpack_adjusted(
     Ok((plan, built, notes))
 }
 
-/// `cargo-kprof kprof run --archive FILE`.
-pub fn run(u: Unpack<'_>, sudo: bool, shell: &Shell) -> Result<ExitCode> {
+/// How ncu is started on this machine: with `sudo` only when `--sudo` is given here. The
+/// archived `privilege` was chosen on the machine that packed it, from its manifests; an
+/// archive, which anyone may hand over, never decides to run anything as root. A note
+/// says when the archive asked for sudo.
+fn privilege_here(kernels: &mut [crate::plan::KernelPlan], sudo: bool, notes: &mut Vec<String>) {
+    let asked: Vec<&str> =
+        kernels.iter().filter(|k| k.privilege == Privilege::Sudo).map(|k| k.name.as_str()).collect();
+    if !sudo && !asked.is_empty() {
+        notes.push(format!(
+            "the archive was packed with `privilege = \"sudo\"` for {}; here ncu runs without sudo \
+             unless --sudo is given",
+            asked.join(", ")
+        ));
+    }
+    let privilege = if sudo { Privilege::Sudo } else { Privilege::None };
+    kernels.iter_mut().for_each(|k| k.privilege = privilege);
+}
+
+/// `cargo-kprof kprof run --archive FILE`; an A/B archive is refused, pointing to
+/// `check --archive`, which compares its two sides.
+pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
+    if archive::pair::read_manifest(u.archive)?.is_some() {
+        return Err(Failure::new(
+            ExitCode::Config,
+            format!(
+                "{} is an A/B archive (`cargo kprof archive --base REV`): it holds two sides to compare",
+                u.archive.display()
+            ),
+        )
+        .help(format!("check it with `cargo-kprof kprof check --archive {}`", u.archive.display()))
+        .into());
+    }
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = u.request.output_dir.as_deref().map(plan::absolute).transpose()?;
-    let machine = Machine { extras: super::profile::Extras::default(), sudo };
+    let machine = Machine { extras: super::profile::Extras::default(), sudo: u.request.sudo };
     let (mut plan, built, mut notes) = unpack_adjusted(u, output_dir.as_deref(), Some(machine))?;
-    if sudo {
-        plan.kernels.iter_mut().for_each(|k| k.privilege = Privilege::Sudo);
-    }
     plan.output_dir = output_dir;
     notes.append(&mut plan.notes);
     plan.notes = notes;

@@ -284,7 +284,7 @@ pub fn check_baselines(from: CheckFrom<'_>, o: &BaselineCheck<'_>, shell: &Shell
 fn plan_check(from: CheckFrom<'_>, extras: Extras, shell: &Shell) -> Result<(Plan, Option<BuildOutput>)> {
     match from {
         CheckFrom::Archive(u) => {
-            let machine = super::archive::Machine { extras, sudo: false };
+            let machine = super::archive::Machine { extras, sudo: u.request.sudo };
             let (plan, built) = unpack_for_check(*u, Some(machine))?;
             opening::print_notes(&plan, shell);
             Ok((plan, Some(built)))

@@ -3,8 +3,10 @@
 //! Each source is a shard's profile root (it has `index.json`), or the
 //! `--workspace-remap` directory of a shard's archive run, whose `workspace/profile` is
 //! one. Every profile directory a source's index lists is copied into the output
-//! directory (new or empty) and never over anything: a profile id seen twice is refused
-//! before anything is copied. The profiles must have been taken alike (the same GPU, ncu
+//! directory (new or empty) and never over anything: a profile id seen twice, and an
+//! output directory inside a source (or a source inside it), are refused before anything
+//! is copied. The output is built in a hidden folder beside it and renamed into place
+//! when complete, so a merge that fails leaves nothing behind. The profiles must have been taken alike (the same GPU, ncu
 //! version and clock control, read as `compare` reads them) unless forced, and `count:`
 //! or `hash:` shards that leave indices out are named. The comparisons `check` left in
 //! the profiles are read back, so that the merged shards give one verdict ([`run`]).
@@ -79,6 +81,7 @@ pub fn locate(dir: &Path) -> Result<Source> {
     let remapped_root = profiles_root(&dir.join(REMAPPED_WORKSPACE));
     for (root, remapped) in [(dir.to_path_buf(), false), (remapped_root.clone(), true)] {
         if let Some(listing) = index::read(&root)? {
+            check_listing(&root, &listing)?;
             return Ok(Source { given: dir.to_path_buf(), root, remapped, listing });
         }
     }
@@ -93,6 +96,33 @@ pub fn locate(dir: &Path) -> Result<Source> {
     )
     .help("give a shard's profile root (`profile/`) or the --workspace-remap directory of its archive run")
     .into())
+}
+
+/// Refuses an index that kprof did not write as it is: another schema, or a shard that
+/// is not one (`7` of `2`, or more than
+/// [`MAX_SHARDS`](crate::model::partition::MAX_SHARDS) shards). Exit 12, as for any
+/// damaged index.
+fn check_listing(root: &Path, listing: &Listing) -> Result<(), Failure> {
+    let path = index_json_path(root);
+    let damaged = |what: String| {
+        Failure::new(ExitCode::Filesystem, format!("{}: {what}", path.display()))
+            .help("merge the profile roots as the shards' runs wrote them, or run the shard again")
+    };
+    match listing.schema_version {
+        Some(v) if v == u64::from(index::INDEX_SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(damaged(format!(
+                "schema_version {v}; this cargo-kprof reads index schema_version {}",
+                index::INDEX_SCHEMA_VERSION
+            ))
+            .help("merge with the cargo-kprof version that wrote the shards"))
+        }
+        None => return Err(damaged("no schema_version: not an index cargo kprof wrote".into())),
+    }
+    if let Some(p) = listing.partition {
+        p.check().map_err(|why| damaged(format!("`partition` {p}: {why}")))?;
+    }
+    Ok(())
 }
 
 /// `cargo kprof merge`: merges, says what was read and copied, carries each comparison
@@ -162,7 +192,7 @@ fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
     if !merged.ab.is_empty() {
         let mut md = format!("## cargo kprof merge: {} A/B verdict(s)\n\n", merged.ab.len());
         for a in &merged.ab {
-            md.push_str(&format!("- {}\n", a.line));
+            md.push_str(&format!("- {}\n", crate::report::md::one_line(&a.line)));
         }
         gate::write_step_summary(&(md + "\n"))?;
     }
@@ -201,15 +231,52 @@ fn finished(merged: &Merged, out: &Path) -> events::MergeFinished {
     }
 }
 
+/// A profile to copy: its id, its directory, and the shard it came from.
+type Planned = (String, PathBuf, Option<Partition>);
+
 /// Merges the shards `dirs` into `out` (see the module's documentation).
 pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged> {
     let sources = dirs.iter().map(|d| locate(d)).collect::<Result<Vec<_>>>()?;
     crate::profile::output::check_output_dir(out, false)?;
+    check_apart(&sources, out)?;
+    let plan = plan_copies(&sources)?;
+    let forced = condition_mismatches(&plan);
+    if !forced.is_empty() && !force {
+        let mut f = Failure::new(
+            ExitCode::Config,
+            "refusing to merge: the profiles were not taken alike, so their numbers do not compare",
+        );
+        for m in &forced {
+            f = f.help(m.clone());
+        }
+        return Err(f.help("pass --force to merge anyway; the index then says so").into());
+    }
+    let (missing_shards, warnings) = coverage(&sources);
+    let record = MergeRecord {
+        shards: sources
+            .iter()
+            .map(|s| MergedShard {
+                source: s.given.clone(),
+                root: s.root.clone(),
+                partition: s.listing.partition,
+                profiles: s.listing.profile_ids(),
+            })
+            .collect(),
+        missing_shards,
+        forced: if force { forced } else { Vec::new() },
+    };
+    let copied = write_output(out, plan, &record)?;
+    let results = copied.iter().filter_map(|c| comparison(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
+    let ab = copied.iter().filter_map(|c| ab_record(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
+    Ok(Merged { sources, copied, record, results, ab, warnings })
+}
 
-    // Every id once, each a plain directory of its root: checked before anything is copied.
+/// Every profile the sources list, each id once and each a plain directory of its root:
+/// checked before anything is copied.
+fn plan_copies(sources: &[Source]) -> Result<Vec<Planned>> {
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut plan = Vec::new();
-    for s in &sources {
+    for s in sources {
         for id in s.listing.profile_ids() {
             if !crate::model::names::is_plain_dir_name(&id) {
                 return Err(Failure::new(
@@ -244,44 +311,101 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged> {
             plan.push((id, from, s.listing.partition));
         }
     }
+    Ok(plan)
+}
 
-    let forced = condition_mismatches(&plan);
-    if !forced.is_empty() && !force {
-        let mut f = Failure::new(
-            ExitCode::Config,
-            "refusing to merge: the profiles were not taken alike, so their numbers do not compare",
-        );
-        for m in &forced {
-            f = f.help(m.clone());
+/// Refuses an output directory inside a source (the copy would copy itself, folder
+/// inside folder, until names grow too long), or a source inside the output directory;
+/// both as they resolve on disk, through links and `..`.
+fn check_apart(sources: &[Source], out: &Path) -> Result<(), Failure> {
+    let target = resolved(out);
+    for s in sources {
+        let source = resolved(&s.given);
+        let why = if target.starts_with(&source) {
+            format!(
+                "--output-dir {} lies inside the merge source {}: the merge would copy its output into itself",
+                out.display(),
+                s.given.display()
+            )
+        } else if source.starts_with(&target) {
+            format!(
+                "the merge source {} lies inside --output-dir {}: the merge would copy it into itself",
+                s.given.display(),
+                out.display()
+            )
+        } else {
+            continue;
+        };
+        return Err(Failure::new(ExitCode::Filesystem, why)
+            .help("pass an --output-dir outside every source, e.g. a new folder beside the shards"));
+    }
+    Ok(())
+}
+
+/// `path` as it resolves on disk: its nearest existing ancestor with links resolved, then
+/// the components that do not exist yet, `..` taken lexically.
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut out = real;
+            for c in rest.iter().rev() {
+                match c {
+                    std::path::Component::ParentDir => {
+                        out.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    c => out.push(c),
+                }
+            }
+            return out;
         }
-        return Err(f.help("pass --force to merge anyway; the index then says so").into());
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                rest.push(last);
+                existing = parent;
+            }
+            _ => return absolute,
+        }
     }
-    let (missing_shards, warnings) = coverage(&sources);
+}
 
-    std::fs::create_dir_all(out).with_context(|| format!("could not create {}", out.display()))?;
-    let mut copied = Vec::new();
-    for (id, from, partition) in plan {
-        let to = out.join(&id);
-        copy_tree_new(&from, &to)?;
-        copied.push(Copied { id, from, to, partition });
-    }
-    let record = MergeRecord {
-        shards: sources
-            .iter()
-            .map(|s| MergedShard {
-                source: s.given.clone(),
-                root: s.root.clone(),
-                partition: s.listing.partition,
-                profiles: s.listing.profile_ids(),
-            })
-            .collect(),
-        missing_shards,
-        forced: if force { forced } else { Vec::new() },
+/// Copies the planned profiles and writes the merged index in a new hidden folder beside
+/// `out`, then renames it to `out` (new, or an empty folder): a merge that fails (a link
+/// in a later shard, a full disk) leaves nothing, not a half-merged output without an
+/// index that would block the corrected command. The profiles are named at their place
+/// in `out`.
+fn write_output(out: &Path, plan: Vec<Planned>, record: &MergeRecord) -> Result<Vec<Copied>> {
+    use crate::profile::output::{create_missing_dirs, create_staging_beside, remove_created_dirs};
+    let target = std::path::absolute(out).with_context(|| format!("could not resolve {}", out.display()))?;
+    let created = match target.parent() {
+        Some(parent) => create_missing_dirs(parent)?,
+        None => Vec::new(),
     };
-    index::write_merged(out, &record)?;
-    let results = copied.iter().filter_map(|c| comparison(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
-    let ab = copied.iter().filter_map(|c| ab_record(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
-    Ok(Merged { sources, copied, record, results, ab, warnings })
+    let staging = match create_staging_beside(&target, "merging") {
+        Ok(s) => s,
+        Err(e) => {
+            remove_created_dirs(&created);
+            return Err(e.into());
+        }
+    };
+    let built = (|| -> Result<Vec<Copied>> {
+        let mut copied = Vec::new();
+        for (id, from, partition) in plan {
+            copy_tree_new(&from, &staging.join(&id))?;
+            copied.push(Copied { to: out.join(&id), id, from, partition });
+        }
+        index::write_merged(&staging, record)?;
+        crate::profile::output::rename_into_place(&staging, &target)?;
+        Ok(copied)
+    })();
+    if built.is_err() {
+        std::fs::remove_dir_all(&staging).ok();
+        remove_created_dirs(&created);
+    }
+    built
 }
 
 /// One kernel's A/B verdict, as `check --base` left it in `comparison/ab.json`.
@@ -348,7 +472,7 @@ type ConditionField = fn(&Conditions) -> Option<String>;
 
 /// One line per condition (GPU, ncu version, clock control) whose value differs between
 /// the profiles, naming each value and its profiles.
-fn condition_mismatches(profiles: &[(String, PathBuf, Option<Partition>)]) -> Vec<String> {
+fn condition_mismatches(profiles: &[Planned]) -> Vec<String> {
     let conditions: Vec<(&str, Conditions)> = profiles
         .iter()
         .map(|(id, dir, _)| {
@@ -397,14 +521,14 @@ fn coverage(sources: &[Source]) -> (Vec<u32>, Vec<String>) {
             warnings.push(format!("{p} is merged more than once"));
         }
     }
+    // Every total was checked against MAX_SHARDS: the list is bounded.
     let missing: Vec<u32> = (1..=first.total).filter(|i| !seen.contains(i)).collect();
     if !missing.is_empty() {
-        let list: Vec<String> = missing.iter().map(u32::to_string).collect();
         warnings.push(format!(
             "missing shards of {}:I/{}: {} (the merged index lacks their kernels)",
             first.mode.name(),
             first.total,
-            list.join(", ")
+            index::ranges(&missing)
         ));
     }
     (missing, warnings)

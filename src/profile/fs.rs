@@ -55,13 +55,16 @@ pub fn write_atomic_new(path: &Path, bytes: &[u8]) -> Result<bool> {
 }
 
 /// A temporary file beside `path` (see [`create_temporary`]) holding what `write` wrote,
-/// synced; removed again when writing fails.
+/// synced; removed again when writing fails. A failure that is not already a
+/// [`Failure`](crate::error::Failure) is one of writing `path` (a full disk, a file-size
+/// limit; the CSV writer hides its I/O errors, and a buffer flushed at the end reports
+/// its own): exit 12, naming `path`.
 fn written_temporary(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<PathBuf> {
     let (tmp, f) = create_temporary(path)?;
-    let written = (|| {
+    let written = (|| -> Result<()> {
         let mut out = std::io::BufWriter::new(f);
-        write(&mut out).with_context(|| format!("could not write {}", tmp.display()))?;
-        let f = out.into_inner().map_err(|e| anyhow::anyhow!("could not write {}: {e}", tmp.display()))?;
+        write(&mut out)?;
+        let f = out.into_inner().map_err(|e| anyhow::Error::new(e.into_error()))?;
         f.sync_all().ok();
         Ok(())
     })();
@@ -69,7 +72,19 @@ fn written_temporary(path: &Path, write: impl FnOnce(&mut dyn Write) -> Result<(
         Ok(()) => Ok(tmp),
         Err(e) => {
             std::fs::remove_file(&tmp).ok();
-            Err(e)
+            if e.chain().any(|c| c.is::<crate::error::Failure>()) {
+                return Err(e);
+            }
+            let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Err(crate::error::Failure::new(
+                crate::error::ExitCode::Filesystem,
+                format!("could not write {}: {e:#}", path.display()),
+            )
+            .help(format!(
+                "free space on the file system of {} (or raise its quota), then run again",
+                dir.display()
+            ))
+            .into())
         }
     }
 }
@@ -120,6 +135,32 @@ pub fn append(path: &Path, text: &str) -> Result<()> {
     f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
 }
 
+/// Opens `path` for reading when it is a regular file (links followed); `Ok(Err(what))`
+/// names what else it is (`a pipe`, `a character device`, ...). It never waits: a named
+/// pipe nobody writes is opened without blocking, then refused; what is opened is the
+/// file checked, not a path looked at before.
+pub fn open_regular(path: &Path) -> std::io::Result<Result<std::fs::File, &'static str>> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    let kind = file.metadata()?.file_type();
+    let what = if kind.is_file() {
+        return Ok(Ok(file));
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a pipe"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    };
+    Ok(Err(what))
+}
+
 /// Reads a JSON file as `T`: `Ok(None)` when it does not exist, an error naming the file
 /// when it cannot be read or is not what it should be.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
@@ -137,9 +178,31 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T
 /// limit keeps a mistaken input (a whole report's worth of launches) from taking minutes.
 pub const DEFAULT_MAX_INPUT_MB: u64 = 512;
 
+/// Opens an input for reading: a file named on the command line (an export, `--rules`,
+/// `--template`) or a page of a profile, shown in messages as `shown`. Anything but a
+/// regular file is refused (exit 3): a pipe or a device has no size to check against the
+/// input limit (`/dev/zero` never ends) and a named pipe nobody writes would wait forever;
+/// it is opened without waiting, and what is read is the file checked. A file that cannot
+/// be opened is exit 12.
+pub fn open_input(path: &Path, shown: &str) -> Result<std::fs::File, crate::error::Failure> {
+    use crate::error::{ExitCode, Failure};
+    match open_regular(path) {
+        Ok(Ok(file)) => Ok(file),
+        Ok(Err(what)) => Err(Failure::new(
+            ExitCode::Config,
+            format!(
+                "{shown} is not a regular file ({what}): only a file's size can be checked before it is read"
+            ),
+        )
+        .help("pass the file itself; save what a pipe or a device gives to a file first")),
+        Err(e) => Err(Failure::new(ExitCode::Filesystem, format!("could not read {shown}: {e}"))
+            .help("check the path: it must name a readable file")),
+    }
+}
+
 /// Refuses a file over `max_mb` MiB with a message that names it and says how to go on.
-pub fn check_size(path: &Path, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+pub fn check_size(file: &std::fs::File, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     if size > max_mb << 20 {
         let mb = size.div_ceil(1 << 20);
         return Err(crate::error::Failure::new(

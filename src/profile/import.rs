@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::dir::ProfileDir;
-use super::fs::{check_size, write_atomic};
+use super::fs::{check_size, open_input, write_atomic};
 use crate::error::{ExitCode, Failure};
 use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 
@@ -51,22 +51,20 @@ impl ImportRecord {
 }
 
 /// Reads an input named on the command line (an export, `--rules`, `--template`) as text;
-/// one that cannot be read is refused with exit 12, naming it.
+/// one that cannot be read is refused with exit 12, one that is not a regular file with
+/// exit 3 ([`open_input`]), naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
-    let bytes = std::fs::read(path).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
+    read_shown(path, &path.display().to_string())
+}
+
+/// [`read`], naming the file `shown` (a profile's page, `details/NAME`).
+pub(crate) fn read_shown(path: &Path, shown: &str) -> Result<String> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_input(path, shown)?, &mut bytes).map_err(|e| {
+        Failure::new(ExitCode::Filesystem, format!("could not read {shown}: {e}"))
             .help("check the path: it must name a readable file")
     })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Opens an export named on the command line for streaming, refused like [`read`].
-fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>> {
-    let file = std::fs::File::open(path).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not read {}: {e}", path.display()))
-            .help("check the path: it must name a readable file")
-    })?;
-    Ok(std::io::BufReader::new(file))
 }
 
 /// An import being built: a new hidden folder beside its output directory, renamed there by
@@ -106,9 +104,25 @@ impl Drop for StagedImport {
     }
 }
 
+/// The refusal of a raw page (`origin`) holding a negative value of a metric the analysis
+/// reads (see [`RawPage::negative_metric`]): a verdict of high confidence was given on a
+/// kernel that ran for -532640 ns.
+pub fn negative_value(origin: &str, kernel: &str, column: &str, value: f64) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "{origin}: `{column}` of `{}` is {value}; ncu prints no negative value for a metric kprof reads \
+             (durations, counts, sizes, rates, percentages)",
+            crate::shell::printable(kernel)
+        ),
+    )
+    .help("analyse the page as ncu wrote it: export it again with `ncu -i REPORT --csv --page raw`")
+}
+
 /// Checks ncu CSV exports, then copies them into a new profile directory with an
 /// [`ImportRecord`], built beside `output_dir` (see [`StagedImport`]). Every input is
-/// parsed and the output directory checked before anything is created.
+/// parsed and the output directory checked before anything is created; `read_metric`
+/// names the metrics the analysis reads, whose values must not be negative.
 pub fn create(
     raw: &[PathBuf],
     source: Option<&Path>,
@@ -116,8 +130,9 @@ pub fn create(
     kernel: Option<&str>,
     output_dir: &Path,
     max_input_mb: u64,
+    read_metric: &dyn Fn(&str) -> bool,
 ) -> Result<StagedImport> {
-    check_inputs(raw, source, details, kernel, max_input_mb)?;
+    check_inputs(raw, source, details, kernel, max_input_mb, read_metric)?;
     super::output::check_output_dir(output_dir, false)?;
     let target = std::path::absolute(output_dir)
         .with_context(|| format!("could not resolve {}", output_dir.display()))?;
@@ -145,7 +160,11 @@ pub fn create(
         .with_context(|| format!("could not create {}", details_dir.display()))?;
     let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
-        std::fs::copy(from, &to)
+        // Opened as it was checked: a file that became a pipe meanwhile is refused.
+        let mut input = open_input(from, &from.display().to_string())?;
+        let mut output =
+            std::fs::File::create_new(&to).with_context(|| format!("could not create {}", to.display()))?;
+        std::io::copy(&mut input, &mut output)
             .with_context(|| format!("could not copy {} into {}", from.display(), details_dir.display()))?;
         let rel = to.strip_prefix(dir.path()).unwrap_or(&to).to_path_buf();
         record.files.push(ImportedFile { page: page.into(), original: from.to_path_buf(), copy: rel });
@@ -172,30 +191,46 @@ fn check_inputs(
     details: Option<&Path>,
     kernel: Option<&str>,
     max_input_mb: u64,
+    read_metric: &dyn Fn(&str) -> bool,
 ) -> Result<()> {
     if let Some(k) = kernel {
         crate::model::names::check_kernel_hint(k)?;
     }
     for p in raw {
         let shown = p.display().to_string();
-        check_size(p, &shown, max_input_mb)?;
-        let file = open(p)?;
-        let mut rows = |_: &RawPage, _: usize, _: Vec<String>| Ok(());
-        RawPage::for_each_row(file, &shown, &|_| false, &mut rows).map_err(|e| {
-            let log = match &e {
-                ReadError::NoPage { preamble } => scan_log(preamble),
-                ReadError::Parse(_) => Default::default(),
-            };
-            let e = e.with_origin(&shown);
-            let mut f = Failure::new(ExitCode::Config, format!("{e}"));
-            if log.no_kernels_profiled {
-                f = f.help(format!(
-                    "ncu profiled no kernel in this run; it saw: {}",
-                    log.available_kernels.join(", ")
-                ));
+        let file = open_input(p, &shown)?;
+        check_size(&file, &shown, max_input_mb)?;
+        let file = std::io::BufReader::new(file);
+        let mut negative = None;
+        let mut rows = |page: &RawPage, _: usize, cells: Vec<String>| {
+            if negative.is_none() {
+                negative = page.negative_metric(&cells).map(|(c, v)| {
+                    let kernel = page.column("Kernel Name").and_then(|i| cells.get(i)).cloned();
+                    (kernel.unwrap_or_default(), c.to_string(), v)
+                });
             }
-            f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
-        })?;
+            Ok(())
+        };
+        RawPage::for_each_row(file, &shown, &|c| read_metric(c) || c == "Kernel Name", &mut rows).map_err(
+            |e| {
+                let log = match &e {
+                    ReadError::NoPage { preamble } => scan_log(preamble),
+                    ReadError::Parse(_) => Default::default(),
+                };
+                let e = e.with_origin(&shown);
+                let mut f = Failure::new(ExitCode::Config, format!("{e}"));
+                if log.no_kernels_profiled {
+                    f = f.help(format!(
+                        "ncu profiled no kernel in this run; it saw: {}",
+                        log.available_kernels.join(", ")
+                    ));
+                }
+                f.help("export with `ncu --csv --page raw` (or `-i REPORT --csv --page raw`)")
+            },
+        )?;
+        if let Some((kernel, column, value)) = negative {
+            return Err(negative_value(&shown, &kernel, &column, value).into());
+        }
     }
     if let Some(p) = source {
         SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {

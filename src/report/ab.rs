@@ -92,14 +92,18 @@ pub fn write(
         md.push_str(&comparison::render_markdown(&c));
         write_atomic(&dir.ab_profiles_path(), &(serde_json::to_string_pretty(&c)? + "\n"))?;
     }
-    write_atomic(&dir.regression_report_path(), &md)?;
+    write_atomic(&dir.regression_report_path(), &super::md::document(&md))?;
     crate::report::html::write_profile(dir)
 }
 
 /// The A/B part of `regression_report.md`: the reviewer's line, the timing and its
 /// rounds, the counters, and the decision rule.
 fn markdown_for(pages: &AbPages<'_>, ab: &KernelAb, rounds: Option<&Rounds>) -> String {
-    let mut md = format!("# A/B check: `{}` against base {}\n\n", ab.kernel, pages.base_label);
+    let mut md = format!(
+        "# A/B check: {} against base {}\n\n",
+        super::md::code(&ab.kernel),
+        super::md::text(pages.base_label)
+    );
     let _ = writeln!(md, "**{}**\n", reviewer_line(ab));
     let _ = writeln!(md, "- head (this tree): `{}`", pages.head_dir.path().display());
     let _ = writeln!(md, "- base: `{}`", pages.base_dir.path().display());
@@ -152,10 +156,10 @@ fn rounds_table(md: &mut String, r: &Rounds) {
     if r.source == "ncu" {
         let _ = writeln!(
             md,
-            "These rounds are ncu's durations of `{}`'s launches in its window (the program is not a \
+            "These rounds are ncu's durations of {}'s launches in its window (the program is not a \
              harness bench): a few launches per round, each replayed by ncu with caches flushed, and no \
              clock readings. Weaker evidence than harness rounds.\n",
-            r.kernel
+            super::md::code(&r.kernel)
         );
     }
     md.push_str("| round | first | base | head | head / base | base SM clock | head SM clock |\n");
@@ -226,7 +230,7 @@ pub fn step_summary(abs: &[KernelAb], base_label: &str, gate: GateSignal, tolera
     };
     let mut md = format!("## cargo kprof check against base {base_label}: {head}\n\n");
     for a in abs {
-        let _ = writeln!(md, "- {}", reviewer_line(a));
+        let _ = writeln!(md, "- {}", super::md::one_line(&reviewer_line(a)));
     }
     let _ = write!(
         md,

@@ -20,10 +20,16 @@ use crate::profile::ProfileDir;
 use crate::report::visual::{self, VisualInput};
 use crate::units::{self, approx as num};
 
+use super::md;
+
 /// `comparison/regression_report.md`.
 pub fn render_markdown(c: &Comparison) -> String {
     let mut md = String::new();
-    md.push_str(&format!("# Comparison: {} vs {}\n\n", c.current.label, c.baseline.label));
+    md.push_str(&format!(
+        "# Comparison: {} vs {}\n\n",
+        md::text(&c.current.label),
+        md::text(&c.baseline.label)
+    ));
     md.push_str(&format!("**{}**\n\n", c.explanation));
     if c.regression {
         md.push_str(&format!("**Regression** beyond the tolerance of {} %.\n\n", c.tolerance_pct));
@@ -48,9 +54,9 @@ pub fn render_markdown(c: &Comparison) -> String {
 /// What each side is and under which conditions it was measured.
 fn sides_table(md: &mut String, b: &Side, c: &Side) {
     md.push_str("| | baseline | current |\n|---|---|---|\n");
-    md.push_str(&format!("| profile | {} | {} |\n", b.label, c.label));
-    md.push_str(&format!("| kernel | `{}` | `{}` |\n", b.kernel, c.kernel));
-    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "not recorded".into());
+    md.push_str(&format!("| profile | {} | {} |\n", md::cell(&b.label), md::cell(&c.label)));
+    md.push_str(&format!("| kernel | {} | {} |\n", md::cell_code(&b.kernel), md::cell_code(&c.kernel)));
+    let opt = |v: &Option<String>| md::cell(v.as_deref().unwrap_or("not recorded"));
     md.push_str(&format!("| verdict | {} | {} |\n", opt(&b.classification), opt(&c.classification)));
     md.push_str(&format!("| GPU | {} | {} |\n", opt(&b.conditions.device), opt(&c.conditions.device)));
     md.push_str(&format!(
@@ -124,7 +130,7 @@ pub fn write_reports(dir: &Path, c: &Comparison) -> Result<PathBuf> {
     profile.ensure_dir(&profile.comparison_dir())?;
     write_atomic(&profile.regression_json_path(), &(serde_json::to_string_pretty(c)? + "\n"))?;
     let report = profile.regression_report_path();
-    write_atomic(&report, &render_markdown(c))?;
+    write_atomic(&report, &md::document(&render_markdown(c)))?;
     crate::report::html::write_profile(&profile)?;
     Ok(report)
 }
@@ -191,11 +197,12 @@ pub fn step_summary(results: &[GateResult], tolerance_pct: f64) -> String {
             None => ("-".into(), "-".into(), "-".into(), Verdict::NotCompared),
         };
         let v = if v == Verdict::Regressed { "**regressed**".to_string() } else { v.word().to_string() };
-        let _ = writeln!(md, "| `{}` | {b} | {n} | {d} | {v} |", c.current.identity.kernel);
+        let _ = writeln!(md, "| {} | {b} | {n} | {d} | {v} |", md::cell_code(&c.current.identity.kernel));
     }
     md.push('\n');
     for r in results.iter().filter(|r| r.comparison.regression) {
-        let _ = writeln!(md, "- `{}`: {}", r.comparison.current.identity.kernel, r.comparison.explanation);
+        let c = &r.comparison;
+        let _ = writeln!(md, "- {}: {}", md::code(&c.current.identity.kernel), md::one_line(&c.explanation));
     }
     md
 }

@@ -124,7 +124,7 @@ pub fn write_for_shard(root: &Path, shard: Option<Partition>) -> Result<()> {
     };
     let lines: Vec<String> = partition.map(|p| format!("Made by {}.", p.label())).into_iter().collect();
     let heading = lines.iter().map(|l| format!("{l}\n\n")).collect::<String>();
-    let file = IndexFile { schema_version: 1, merged: None, partition, profiles: &rows };
+    let file = IndexFile { schema_version: INDEX_SCHEMA_VERSION, merged: None, partition, profiles: &rows };
     write_files(root, &file, &heading)?;
     write_html(root, &rows, &lines)
 }
@@ -147,7 +147,8 @@ pub struct MergedShard {
 pub struct MergeRecord {
     /// The shards, in the order given.
     pub shards: Vec<MergedShard>,
-    /// `count:I/N` shards of one partition that were not merged: their indices.
+    /// `count:I/N` shards of one partition that were not merged: their indices (at most
+    /// [`crate::model::partition::MAX_SHARDS`]).
     pub missing_shards: Vec<u32>,
     /// Conditions that differ between the profiles, merged anyway with `--force`.
     pub forced: Vec<String>,
@@ -157,7 +158,12 @@ pub struct MergeRecord {
 /// shards merged, the shards missing and what `--force` let through.
 pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
     let rows = rows(root);
-    let file = IndexFile { schema_version: 1, merged: Some(record), partition: None, profiles: &rows };
+    let file = IndexFile {
+        schema_version: INDEX_SCHEMA_VERSION,
+        merged: Some(record),
+        partition: None,
+        profiles: &rows,
+    };
     let mut heading = String::from("Merged from:\n\n");
     let mut lines = Vec::new();
     for s in &record.shards {
@@ -168,9 +174,9 @@ pub fn write_merged(root: &Path, record: &MergeRecord) -> Result<()> {
         lines.push(format!("Merged from {what}: {} ({profiles}).", s.root.display()));
     }
     if !record.missing_shards.is_empty() {
-        let missing: Vec<String> = record.missing_shards.iter().map(u32::to_string).collect();
-        heading.push_str(&format!("\n**Missing shards:** {}.\n", missing.join(", ")));
-        lines.push(format!("Missing shards: {}.", missing.join(", ")));
+        let missing = ranges(&record.missing_shards);
+        heading.push_str(&format!("\n**Missing shards:** {missing}.\n"));
+        lines.push(format!("Missing shards: {missing}."));
     }
     if !record.forced.is_empty() {
         let forced = record.forced.join("; ");
@@ -200,9 +206,32 @@ fn write_html(root: &Path, rows: &[IndexRow], lines: &[String]) -> Result<()> {
     html::root::write(root, &rows, lines)
 }
 
+/// The schema of `index.json` this cargo-kprof writes and reads.
+pub const INDEX_SCHEMA_VERSION: u32 = 1;
+
+/// Sorted shard indices as ranges: `2-4, 6, 8-9`.
+pub fn ranges(indices: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < indices.len() {
+        let start = indices[i];
+        let mut end = start;
+        while i + 1 < indices.len() && Some(indices[i + 1]) == end.checked_add(1) {
+            end += 1;
+            i += 1;
+        }
+        parts.push(if start == end { start.to_string() } else { format!("{start}-{end}") });
+        i += 1;
+    }
+    parts.join(", ")
+}
+
 /// What `index.json` lists: the profile directories and the shard that made them.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Listing {
+    /// The file's schema ([`INDEX_SCHEMA_VERSION`] when kprof wrote it).
+    #[serde(default)]
+    pub schema_version: Option<u64>,
     /// The shard, when one made every profile listed.
     #[serde(default)]
     pub partition: Option<Partition>,
@@ -263,10 +292,10 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
     );
     for r in rows {
         md.push_str(&format!(
-            "| [{p}]({p}/final_report.md) | `{}` | {} | {} | {} | {} | {} |\n",
-            r.kernel,
+            "| [{p}]({p}/final_report.md) | {} | {} | {} | {} | {} | {} |\n",
+            super::md::cell_code(&r.kernel),
             r.classification.name(),
-            r.limiter.as_deref().map(|l| format!("`{l}`")).unwrap_or_else(|| "-".into()),
+            r.limiter.as_deref().map(super::md::cell_code).unwrap_or_else(|| "-".into()),
             r.confidence.name(),
             r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
             match r.follow_up_collected {
@@ -276,12 +305,20 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
             p = r.profile,
         ));
     }
-    crate::profile::fs::write_atomic(&index_md_path(root), &md)
+    crate::profile::fs::write_atomic(&index_md_path(root), &super::md::document(&md))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn missing_shards_read_as_ranges() {
+        assert_eq!(ranges(&[]), "");
+        assert_eq!(ranges(&[2, 3, 4, 6, 8, 9]), "2-4, 6, 8-9");
+        assert_eq!(ranges(&[1]), "1");
+        assert_eq!(ranges(&[u32::MAX - 1, u32::MAX]), format!("{}-{}", u32::MAX - 1, u32::MAX));
+    }
 
     #[test]
     fn hidden_folders_are_not_profiles() {

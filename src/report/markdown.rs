@@ -5,6 +5,7 @@
 //! everything already computed and never reads files or runs processes, so a report can
 //! be re-rendered from a profile directory at any time.
 
+use super::md;
 use crate::analyze::coverage::stage_is_here;
 use crate::analyze::hotspots::{Hotspot, SourceKind};
 use crate::analyze::rules::{Classification, Evidence, KernelVerdict, LimiterFinding};
@@ -37,7 +38,8 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
     for (k, v) in placeholders(analysis, sections) {
         out = out.replace(&format!("{{{{{k}}}}}"), &v);
     }
-    out
+    // Names come from CSVs and manifests: no control character reaches the file.
+    md::document(&out)
 }
 
 /// The parts of the report written from the analysis, before they fill the template.
@@ -53,14 +55,15 @@ struct Sections {
 fn placeholders(analysis: &Analysis, sections: Sections) -> Vec<(&'static str, String)> {
     let (ctx, summary) = (&analysis.provenance, &analysis.summary);
     vec![
-        ("title", ctx.title.clone()),
+        ("title", md::text(&ctx.title)),
         ("verdict_line", sections.verdict_line),
         ("target_summary", ctx.target_summary.clone()),
-        ("kernel_filter", ctx.kernel_filter.clone()),
-        ("profiler_version", ctx.profiler_version.clone().unwrap_or_else(|| "not recorded".into())),
-        ("device", summary.device.clone().unwrap_or_else(|| "not recorded".into())),
-        ("privilege_mode", ctx.privilege_mode.clone()),
-        ("clock_control", ctx.clock_control.clone().unwrap_or_else(|| "not recorded".into())),
+        // Table cells: a `|` in a regex filter or a device name must not add a column.
+        ("kernel_filter", md::cell(&ctx.kernel_filter)),
+        ("profiler_version", md::cell(ctx.profiler_version.as_deref().unwrap_or("not recorded"))),
+        ("device", md::cell(summary.device.as_deref().unwrap_or("not recorded"))),
+        ("privilege_mode", md::cell(&ctx.privilege_mode)),
+        ("clock_control", md::cell(ctx.clock_control.as_deref().unwrap_or("not recorded"))),
         ("verdicts", sections.verdicts.trim_end().to_string()),
         ("hotspots", sections.hotspots.trim_end().to_string()),
         ("collected", list(&ctx.collected)),
@@ -101,7 +104,7 @@ fn list(items: &[String]) -> String {
 /// One kernel's `###` section: its duration, cause or classification, what was not
 /// checked, the evidence, and its top stall reasons.
 fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
-    let mut out = format!("### `{}`\n\n", v.kernel);
+    let mut out = format!("### {}\n\n", md::code(&v.kernel));
     if let Some(d) = s.and_then(|s| s.get("duration_ns")) {
         out.push_str(&format!(
             "Duration {} over {} launch(es) (median).\n\n",
@@ -165,12 +168,12 @@ fn evidence_table(v: &KernelVerdict) -> String {
     let rows = v.evidence.iter().filter(by_limiter).chain(v.evidence.iter().filter(|e| !by_limiter(e)));
     for e in rows {
         out.push_str(&format!(
-            "| `{}` | {} | {} | `{}` | {} |\n",
-            if e.metric.starts_with("derived") { e.field.clone() } else { e.metric.clone() },
+            "| {} | {} | {} | {} | {} |\n",
+            md::cell_code(if e.metric.starts_with("derived") { &e.field } else { &e.metric }),
             format_value(e.value),
-            e.unit,
-            e.threshold,
-            e.rule
+            md::cell(&e.unit),
+            md::cell_code(&e.threshold.to_string()),
+            md::cell(&e.rule)
         ));
     }
     out.push('\n');
@@ -192,9 +195,9 @@ fn hotspots_section(hotspots: &[Hotspot], sass_only: bool) -> String {
             t.push_str(&format!(
                 "| {} | {} | `{}` | {} |\n",
                 format_value(h.pct_of_kernel),
-                h.address,
-                h.source.replace('|', "\\|").replace('`', "'"),
-                h.top_stalls
+                md::cell(&h.address),
+                md::cell(&h.source).replace('`', "'"),
+                md::cell(&h.top_stalls)
             ));
         }
         t
@@ -205,10 +208,10 @@ fn hotspots_section(hotspots: &[Hotspot], sass_only: bool) -> String {
             t.push_str(&format!(
                 "| {} | {}:{} | `{}` | {} |\n",
                 format_value(h.pct_of_kernel),
-                file,
+                md::cell(file),
                 h.line,
-                h.source.replace('|', "\\|").replace('`', "'"),
-                h.top_stalls
+                md::cell(&h.source).replace('`', "'"),
+                md::cell(&h.top_stalls)
             ));
         }
         t
@@ -247,12 +250,12 @@ fn limitations(analysis: &Analysis, sass_only: bool) -> Vec<String> {
         if let Some(s) = analysis.summary.kernels.iter().find(|k| k.kernel == v.kernel) {
             if s.get("dram_read_bytes").is_none() {
                 limitations.push(format!(
-                    "`{}`: the memory stage was not collected (bytes, hit rates, coalescing unknown).",
-                    v.kernel
+                    "{}: the memory stage was not collected (bytes, hit rates, coalescing unknown).",
+                    md::code(&v.kernel)
                 ));
             }
             if s.top_stalls.is_empty() {
-                limitations.push(format!("`{}`: stall reasons were not collected.", v.kernel));
+                limitations.push(format!("{}: stall reasons were not collected.", md::code(&v.kernel)));
             }
         }
     }
@@ -271,17 +274,19 @@ fn next_actions(analysis: &Analysis) -> Vec<String> {
         let here = summary.is_some_and(|k| stage_is_here(stage, &ctx.stages_collected, k));
         next.push(match (here, &ctx.selection) {
             (true, _) => format!(
-                "`{}`: the `{stage}` stage's metrics are here; act on the {}, then profile again and compare.",
-                v.kernel,
+                "{}: the `{stage}` stage's metrics are here; act on the {}, then profile again and compare.",
+                md::code(&v.kernel),
                 if v.limiter.is_some() { "advice" } else { "hypotheses" }
             ),
-            (false, Some(selection)) => {
-                format!("`{}`: the `{stage}` stage (`{selection} --stages {}`).", v.kernel, stages_with(stage))
-            }
+            (false, Some(selection)) => format!(
+                "{}: the `{stage}` stage ({}).",
+                md::code(&v.kernel),
+                md::code(&format!("{selection} --stages {}", stages_with(stage)))
+            ),
             (false, None) => format!(
-                "`{}`: the `{stage}` stage's metrics are not in these pages: export them too (`ncu --set full`) \
+                "{}: the `{stage}` stage's metrics are not in these pages: export them too (`ncu --set full`) \
                  and import again.",
-                v.kernel
+                md::code(&v.kernel)
             ),
         });
     }
@@ -314,14 +319,19 @@ fn verdict_line(v: &KernelVerdict) -> String {
     match &v.limiter {
         Some(l) => format!(
             "**{}**: {}, cause `{}` (confidence {}); advice `{}`.",
-            v.kernel,
+            md::text(&v.kernel),
             v.classification.name(),
             l.id,
             v.confidence.name(),
             l.advice_id
         ),
         None => {
-            format!("**{}**: {} (confidence {}).", v.kernel, v.classification.name(), v.confidence.name())
+            format!(
+                "**{}**: {} (confidence {}).",
+                md::text(&v.kernel),
+                v.classification.name(),
+                v.confidence.name()
+            )
         }
     }
 }
@@ -354,10 +364,10 @@ fn cause(v: &KernelVerdict, l: &LimiterFinding) -> String {
             out.push_str(&format!(
                 "| {} | {}:{} | `{}` | {} |\n",
                 format_value(line.pct_of_kernel),
-                file,
+                md::cell(file),
                 line.line,
-                line.source.replace('|', "\\|").replace('`', "'"),
-                line.stalls
+                md::cell(&line.source).replace('`', "'"),
+                md::cell(&line.stalls)
             ));
         }
         out.push('\n');

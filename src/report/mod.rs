@@ -14,6 +14,7 @@ pub mod comparison;
 pub mod html;
 pub mod index;
 pub mod markdown;
+pub mod md;
 pub mod visual;
 
 use std::path::{Path, PathBuf};
@@ -37,7 +38,9 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
     write_atomic_with(&dir.metrics_raw_path(), |out| {
         analyze::exports::write_metrics_raw(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
     })?;
-    write_atomic(&dir.metrics_extracted_path(), &analysis.metrics_extracted_jsonl)?;
+    write_atomic_with(&dir.metrics_extracted_path(), |out| {
+        analyze::exports::write_extracted(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
+    })?;
     write_atomic(&dir.metrics_summary_path(), &(serde_json::to_string_pretty(&analysis.summary)? + "\n"))?;
     write_atomic(
         &dir.bottleneck_decision_path(),
@@ -89,7 +92,8 @@ pub fn import(
     let max_mb = opts.max_input_mb.unwrap_or(crate::profile::fs::DEFAULT_MAX_INPUT_MB);
     // Built beside the output directory and renamed there when complete: a failure
     // (dropping `staged`) leaves nothing behind.
-    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb)?;
+    let read = &crate::analyze::summary::is_read_metric;
+    let staged = crate::profile::import::create(raw, source, details, kernel, output_dir, max_mb, read)?;
     let analysis = refresh(staged.dir(), opts)?;
     let dir = staged.finish()?;
     Ok((dir, analysis))

@@ -146,10 +146,15 @@ fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
     let merged = std::fs::read_to_string(dst.join("details/metrics_raw.csv")).unwrap();
     assert_eq!(merged.lines().count(), 3, "header, units, one launch: {}", &merged[..200]);
     let jsonl = std::fs::read_to_string(dst.join("details/metrics_extracted.jsonl")).unwrap();
-    let first: serde_json::Value = serde_json::from_str(jsonl.lines().next().unwrap()).unwrap();
+    let mut lines = jsonl.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap());
+    let header = lines.next().unwrap();
+    assert_eq!(header["schema_version"], 2, "{header}");
+    let kernels = header["kernels"].as_array().unwrap();
+    let first = lines.next().unwrap();
     for key in ["kernel", "launch", "stage", "metric", "value", "unit"] {
         assert!(first.get(key).is_some(), "{key} missing in {first}");
     }
+    assert!(kernels[first["kernel"].as_u64().unwrap() as usize].is_string(), "{first}");
 }
 
 fn kprof(args: &[&str]) -> std::process::Output {
@@ -334,6 +339,7 @@ fn extracted_metrics_are_the_ones_the_analysis_reads() {
     let jsonl = std::fs::read_to_string(dir.metrics_extracted_path()).unwrap();
     let metrics: std::collections::BTreeSet<String> = jsonl
         .lines()
+        .skip(1)
         .map(|l| {
             serde_json::from_str::<serde_json::Value>(l).unwrap()["metric"].as_str().unwrap().to_string()
         })

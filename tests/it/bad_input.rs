@@ -18,17 +18,22 @@ use crate::support::tarball::{self, Entry};
 use crate::support::{recordings, text, Workspace};
 
 /// What a case must produce.
-struct Expect<'a> {
+pub(crate) struct Expect<'a> {
     /// The exit code.
-    code: i32,
+    pub code: i32,
     /// Text stderr must contain: what names the input.
-    names: &'a [&'a str],
+    pub names: &'a [&'a str],
     /// Paths (relative to the case's root) that may change.
-    allowed: &'a [&'a str],
+    pub allowed: &'a [&'a str],
 }
 
 /// Runs one case and returns what was wrong with it, if anything.
-fn verify(case: &str, root: &Path, expect: Expect<'_>, run: impl FnOnce() -> Output) -> Option<String> {
+pub(crate) fn verify(
+    case: &str,
+    root: &Path,
+    expect: Expect<'_>,
+    run: impl FnOnce() -> Output,
+) -> Option<String> {
     let before = snapshot::take(root);
     let out = run();
     let after = snapshot::take(root);
@@ -55,12 +60,12 @@ fn verify(case: &str, root: &Path, expect: Expect<'_>, run: impl FnOnce() -> Out
     (!wrong.is_empty()).then(|| format!("{case}: {}\n--- stderr:\n{stderr}", wrong.join("; ")))
 }
 
-fn assert_all(failures: Vec<String>, cases: usize) {
+pub(crate) fn assert_all(failures: Vec<String>, cases: usize) {
     assert!(failures.is_empty(), "{} of {cases} cases failed:\n\n{}", failures.len(), failures.join("\n\n"));
 }
 
 /// `cargo-kprof kprof ARGS` in `cwd`, without ncu.
-fn kprof_in(cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn kprof_in(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
         .arg("kprof")
         .args(args)

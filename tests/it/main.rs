@@ -27,6 +27,7 @@ mod gate;
 mod golden;
 mod gpus;
 mod hardening;
+mod hardening3;
 mod html;
 mod json_output;
 mod launchers;

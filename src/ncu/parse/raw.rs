@@ -134,6 +134,17 @@ impl RawPage {
         Ok(header)
     }
 
+    /// The first metric of one launch's `cells` (in this page's column order) whose value
+    /// is negative, with that value. ncu prints no negative value for a metric: they are
+    /// durations, counts, sizes, rates and percentages (no recorded page holds one).
+    pub fn negative_metric<'a>(&'a self, cells: &[String]) -> Option<(&'a str, f64)> {
+        self.columns
+            .iter()
+            .zip(cells)
+            .filter(|(c, _)| c.contains("__"))
+            .find_map(|(c, v)| super::parse_number(v).filter(|v| *v < 0.0).map(|v| (c.as_str(), v)))
+    }
+
     /// The index of the first column with this name (a hash lookup).
     pub fn column(&self, name: &str) -> Option<usize> {
         self.index.get(name).copied()

@@ -1,6 +1,7 @@
 //! Tar files built entry by entry, for archives a careful packer would never write: names
-//! with `..` or a leading `/`, symbolic and hard links, devices. Headers are filled in raw,
-//! so nothing is normalised away on the way in.
+//! with `..` or a leading `/`, symbolic and hard links, devices, sparse files (the old GNU
+//! form and the PAX forms). Headers are filled in raw, so nothing is normalised away on
+//! the way in.
 
 use std::io::Read;
 use std::path::Path;
@@ -18,6 +19,17 @@ pub enum Kind {
     HardLink(String),
     /// A named pipe.
     Fifo,
+    /// An old GNU sparse file (type `S`): `data` stored at the end of a file of
+    /// `real_size` bytes, the rest a hole that unpacks as zeros.
+    GnuSparse {
+        /// The bytes stored.
+        data: Vec<u8>,
+        /// The size it unpacks to.
+        real_size: u64,
+    },
+    /// A regular file preceded by a PAX extended header holding these records (as the
+    /// PAX forms of GNU sparse files are written: `GNU.sparse.*` keys).
+    Pax(Vec<(String, String)>, Vec<u8>),
 }
 
 /// One entry: its name as stored, what it is, and its mode.
@@ -56,6 +68,17 @@ impl Entry {
     pub fn fifo(name: &str) -> Entry {
         Entry { name: name.into(), kind: Kind::Fifo, mode: 0o644 }
     }
+
+    /// An old GNU sparse file: `data` at the end of `real_size` bytes.
+    pub fn gnu_sparse(name: &str, data: impl Into<Vec<u8>>, real_size: u64) -> Entry {
+        Entry { name: name.into(), kind: Kind::GnuSparse { data: data.into(), real_size }, mode: 0o755 }
+    }
+
+    /// A regular file described by a PAX header with `records`.
+    pub fn pax(name: &str, records: &[(&str, &str)], data: impl Into<Vec<u8>>) -> Entry {
+        let records = records.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Entry { name: name.into(), kind: Kind::Pax(records, data.into()), mode: 0o755 }
+    }
 }
 
 /// Writes `entries` as a tar file at `path`. Names up to 100 bytes are stored raw in the
@@ -78,6 +101,18 @@ pub fn write(path: &Path, entries: &[Entry]) {
                 (tar::EntryType::Link, &[])
             }
             Kind::Fifo => (tar::EntryType::Fifo, &[]),
+            Kind::GnuSparse { data, real_size } => {
+                // One chunk at the end; everything before it is a hole.
+                let gnu = h.as_gnu_mut().unwrap();
+                gnu.sparse[0].set_offset(real_size - data.len() as u64);
+                gnu.sparse[0].set_length(data.len() as u64);
+                gnu.set_real_size(*real_size);
+                (tar::EntryType::GNUSparse, data)
+            }
+            Kind::Pax(records, data) => {
+                b.append_pax_extensions(records.iter().map(|(k, v)| (k.as_str(), v.as_bytes()))).unwrap();
+                (tar::EntryType::Regular, data)
+            }
         };
         h.set_entry_type(ty);
         h.set_size(data.len() as u64);

@@ -262,7 +262,7 @@ pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
         return Err(Failure::new(
             ExitCode::Config,
             format!(
-                "{} is an A/B archive (`cargo kprof archive --base REV`): it holds two sides to compare",
+                "{} is an A/B archive (packed with `archive --base REV`): it holds two sides to compare",
                 u.archive.display()
             ),
         )

@@ -343,12 +343,15 @@ impl Shell {
                 if let Some(p) = preface {
                     self.status(p);
                 }
-                let text = match message.colored() {
-                    Some(colored) if self.color_out => colored,
-                    _ => message.to_string(),
-                };
-                if !text.is_empty() {
-                    self.out(text);
+                match message.colored() {
+                    // Coloured by kprof, its words already printable (see `Event::colored`).
+                    Some(colored) if self.color_out => self.out_exact(&colored),
+                    _ => {
+                        let text = message.to_string();
+                        if !text.is_empty() {
+                            self.out(text);
+                        }
+                    }
                 }
             }
             (Channel::Summary(level), false) => self.speak(level, message.to_string()),

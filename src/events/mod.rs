@@ -299,10 +299,12 @@ impl Message for Event {
             CheckStatus::Fail => Tone::Bad,
             CheckStatus::Unknown => Tone::Unsure,
         };
-        // The status word coloured, its padding kept outside the colour.
+        // The status word coloured, its padding kept outside the colour. The rest carries
+        // no control characters from elsewhere: the line is written as it is, so that the
+        // colour's own escapes survive.
         let plain = self.to_string();
         let word = status.word();
-        Some(format!("{}{}", paint(tone, word), &plain[word.len()..]))
+        Some(format!("{}{}", paint(tone, word), crate::shell::printable(&plain[word.len()..])))
     }
 
     fn channel(&self) -> Channel {

@@ -86,21 +86,8 @@ pub(super) fn planned_batches(
     let mut out = Vec::new();
     for unit in units(plan, prepared, extras).into_iter().filter(|u| u.len() > 1) {
         let ncus: Vec<PathBuf> = unit.iter().map(|i| ncu_for(prepared[*i].kernel)).collect();
-        let runs: Vec<KernelRun<'_>> = unit
-            .iter()
-            .zip(&ncus)
-            .map(|(i, ncu)| {
-                let p = &prepared[*i];
-                KernelRun {
-                    dir: &p.dir,
-                    kernel: p.kernel,
-                    target: &p.target,
-                    ncu,
-                    first: &p.stage_commands,
-                    timeout: plan.timeout,
-                }
-            })
-            .collect();
+        let runs: Vec<KernelRun<'_>> =
+            unit.iter().zip(&ncus).map(|(i, ncu)| kernel_run(&prepared[*i], ncu, plan.timeout)).collect();
         let group: Vec<usize> = (0..runs.len()).collect();
         let batch_dir = batch::batch_dir_of(runs[0].dir);
         let stages = runs[0]
@@ -202,14 +189,7 @@ impl Ctx<'_, '_> {
     }
 
     fn kernel_run<'b>(&self, p: &'b PreparedKernel<'_>, ncu: &'b Path) -> KernelRun<'b> {
-        KernelRun {
-            dir: &p.dir,
-            kernel: p.kernel,
-            target: &p.target,
-            ncu,
-            first: &p.stage_commands,
-            timeout: self.plan.timeout,
-        }
+        kernel_run(p, ncu, self.plan.timeout)
     }
 
     /// What comes before a kernel's stages: the harness timing when asked, and the
@@ -250,4 +230,14 @@ impl Ctx<'_, '_> {
         self.shell.emit(&super::analysed(&p.dir, &analysis.decision));
         Ok(())
     }
+}
+
+/// The run of one prepared kernel with the ncu `ncu`: what a worker collects, and what a
+/// dry run builds its batched commands from.
+fn kernel_run<'b>(
+    p: &'b PreparedKernel<'_>,
+    ncu: &'b Path,
+    timeout: Option<std::time::Duration>,
+) -> KernelRun<'b> {
+    KernelRun { dir: &p.dir, kernel: p.kernel, target: &p.target, ncu, first: &p.stage_commands, timeout }
 }

@@ -6,6 +6,7 @@ pub mod cdp;
 pub mod fake_ncu;
 pub mod fake_sudo;
 pub mod fs;
+pub mod lint;
 pub mod snapshot;
 pub mod tarball;
 pub mod workspace;

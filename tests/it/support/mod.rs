@@ -7,6 +7,7 @@ pub mod fake_ncu;
 pub mod fake_sudo;
 pub mod fs;
 pub mod lint;
+pub mod recorded_argv;
 pub mod snapshot;
 pub mod tarball;
 pub mod workspace;

@@ -296,7 +296,15 @@ fn a_one_sided_archive_without_a_baseline_is_refused_with_the_way_out() {
 /// head's stages first (basic, counters, source, then the follow-up the rules chose), then
 /// the base's, as `check --base` runs them.
 fn replay_pages(run: &str, into: &Path) {
-    let pages = ["01_basic_raw.csv", "09_counters_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"];
+    replay_these_pages(
+        run,
+        &["01_basic_raw.csv", "09_counters_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"],
+        into,
+    );
+}
+
+/// [`replay_pages`] for a check whose stages are `pages`, in order.
+fn replay_these_pages(run: &str, pages: &[&str], into: &Path) {
     for (side, first) in [("head", 1), ("base", 1 + pages.len())] {
         let details =
             only(&recordings().join("ab-runs").join(run).join(side).join("profile"), "").join("details");
@@ -623,4 +631,36 @@ fn each_side_compiles_into_its_own_ptx_cache_that_the_check_removes() {
     assert!(head.starts_with(ws.root().join("profile")), "{}", head.display());
     assert!(head.file_name().unwrap().to_str().unwrap().starts_with(".ptx-cache-"), "{}", head.display());
     assert!(!base.exists() && !head.exists(), "removed when the check ended");
+}
+
+/// The recorded instruction-count change (`fixtures/h200/ab-runs/insts`: `copy` runs 46 %
+/// more instructions at the same speed). The interleaved rounds call it unchanged; the
+/// counters alone fail the check, exit 10. With `--gate time` the same replay passes: the
+/// counters were what decided.
+#[test]
+fn a_change_only_the_counters_see_fails_the_check_with_exit_10() {
+    let copy = "[[package.metadata.kprof.kernels]]\nname = \"copy\"\nbench = \"copy\"\ncase = \"copy\"\n";
+    let with_counters = ["01_basic_raw.csv", "09_counters_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"];
+    let without = ["01_basic_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"];
+    for (gate, code, pages) in [("both", 10, &with_counters[..]), ("time", 0, &without[..])] {
+        let Some(ws) = repository_with(copy) else { return };
+        let tools = ws.root().join("tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        let ncu = fake_ncu::write(&tools);
+        let (argv, replay) = (tools.join("argv.txt"), tools.join("replay"));
+        replay_these_pages("insts", pages, &replay);
+        let state = tempfile::tempdir().unwrap();
+        let mut cmd = check_base(&ws, &["--clock-control", "none", "--gate", gate]);
+        with_fake_ncu(&mut cmd, &ncu, &argv, &replay);
+        let out = with_rounds(&mut cmd, "insts", state.path()).output().unwrap();
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(code), "--gate {gate}: {stdout}\n{stderr}");
+        let says = if gate == "both" {
+            "copy: regressed (timing calls it unchanged, counters moved), +0.0 % [-0.2, +0.3] (96 %, 12 rounds, \
+             resolution ±0.2 %); counters: +45.9 % instructions"
+        } else {
+            "copy: unchanged, +0.0 % [-0.2, +0.3] (96 %, 12 rounds, resolution ±0.2 %)"
+        };
+        assert!(stdout.contains(says), "--gate {gate}: {stdout}");
+    }
 }

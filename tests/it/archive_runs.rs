@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{shell_words, Workspace};
+use crate::support::recorded_argv::{normalised, recorded_ncu_argv};
+use crate::support::Workspace;
 
 fn recordings() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/archive-runs")
@@ -17,40 +18,6 @@ fn recordings() -> PathBuf {
 /// The one profile directory of a recorded run (`cost/auto-copy`, `nomatch`, ...).
 fn recorded_profile(run: &str) -> PathBuf {
     crate::support::only_dir(&recordings().join(run).join("workspace/profile"))
-}
-
-/// The ncu arguments of each stage line of a commands.sh, in order.
-fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
-    std::fs::read_to_string(commands_sh)
-        .unwrap()
-        .lines()
-        .filter(|l| l.contains("--log-file"))
-        .map(|l| {
-            let words = shell_words(l);
-            let at = words.iter().position(|w| w == "ncu" || w.ends_with("/ncu")).expect("an ncu word");
-            words[at + 1..].to_vec()
-        })
-        .collect()
-}
-
-/// What may differ between two machines: the log file's directory and the program.
-fn normalised(argv: &[String]) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut prev = "";
-    for (i, a) in argv.iter().enumerate() {
-        let last = i + 1 == argv.len();
-        let a = if prev == "--log-file" {
-            format!(".../{}", Path::new(a).file_name().unwrap().to_string_lossy())
-        } else if last {
-            // The program: the replays run a stand-in built here.
-            "<program>".to_string()
-        } else {
-            a.clone()
-        };
-        out.push(a);
-        prev = &argv[i];
-    }
-    out
 }
 
 /// The calls that wrote a source page (`auto`'s hot lines, which these recordings, made

@@ -118,6 +118,7 @@ fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
     let out = ws.kprof(&["--workspace", "--clock-control", "none"], &env);
     let stderr = text(&out.stderr);
     if !extra.is_empty() {
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(!stderr.contains("Batching"), "{stderr}");
         return crate::support::fake_ncu::calls(&argv)
             .into_iter()

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::support::recorded_argv::{normalised, recorded_ncu_argv};
 use crate::support::{fixture_details, text, Workspace};
 
 /// A kernel entry named `name` on the `copy` bench, run as a harness target.
@@ -67,22 +68,40 @@ fn auto_runs_basic_then_the_follow_up_the_rules_choose() {
         assert_eq!(run.out.status.code(), Some(0), "{fixture}: {stderr}");
         assert_eq!(run.invocations.len(), 3, "{fixture}: {:?}", run.invocations);
         let (basic, source, second) = (&run.invocations[0], &run.invocations[1], &run.invocations[2]);
-        let expected_source =
-            cargo_kprof::ncu::stages::definition(cargo_kprof::model::stage::Stage::Source).ncu_args();
-        assert_eq!(&source[6..6 + expected_source.len()], expected_source.as_slice(), "{fixture}");
-        // The exact options: the harness window, the filter, the stage's metric list.
-        let expected_basic =
-            cargo_kprof::ncu::stages::definition(cargo_kprof::model::stage::Stage::Basic).ncu_args();
+        // The exact options: those kprof gave ncu on the H200 for the same kernel (its
+        // recorded commands.sh), the log file's folder and the program aside. Those
+        // recordings predate the source stage in `auto`; its options are those of a
+        // recorded source stage (`archive-runs/pair`), the filter aside.
+        let recorded = recorded_ncu_argv(
+            &crate::support::only_dir(
+                &crate::support::recordings()
+                    .join(format!("archive-runs/cost/auto-{kernel}/workspace/profile")),
+            )
+            .join("commands.sh"),
+        );
+        let got: Vec<Vec<String>> = [basic, second].iter().map(|a| normalised(a)).collect();
+        let want: Vec<Vec<String>> = recorded.iter().map(|a| normalised(a)).collect();
+        assert_eq!(got, want, "{fixture}");
+        let recorded_source = recorded_ncu_argv(
+            &crate::support::recordings()
+                .join("archive-runs/pair/workspace/profile/hgemm_20261129_230345/commands.sh"),
+        )
+        .into_iter()
+        .find(|a| a.iter().any(|x| x.ends_with("07_source_raw.csv")))
+        .expect("a recorded source stage");
+        let options = |a: &[String]| -> Vec<String> {
+            let end = a.iter().position(|x| x == "--log-file").unwrap();
+            a[6..end].to_vec()
+        };
+        assert_eq!(options(source), options(&recorded_source), "{fixture}");
+        assert!(arg_after(source, "--log-file").unwrap().ends_with("details/07_source_raw.csv"));
         let filter = format!("regex:.*{kernel}.*");
         assert_eq!(
             &basic[..6],
             ["--clock-control", "none", "--profile-from-start", "off", "--kernel-name", filter.as_str()]
         );
-        assert_eq!(&basic[6..6 + expected_basic.len()], expected_basic.as_slice());
         assert!(arg_after(basic, "--log-file").unwrap().ends_with("details/01_basic_raw.csv"));
-        let stage: cargo_kprof::model::stage::Stage = follow_up.parse().unwrap();
-        let expected = cargo_kprof::ncu::stages::definition(stage).ncu_args();
-        assert_eq!(&second[6..6 + expected.len()], expected.as_slice(), "{fixture}");
+        assert!(arg_after(second, "--log-file").unwrap().contains("details/0"), "{second:?}");
         // One line per stage, the follow-up's rule in brief; no ncu command without -v.
         assert!(stderr.contains(&format!("Profiled `{kernel}`: basic, 10 pass(es) per launch")), "{stderr}");
         assert!(stderr.contains(&format!("Profiled `{kernel}`: source, ")), "{stderr}");

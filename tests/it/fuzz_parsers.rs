@@ -12,8 +12,9 @@
 //! The run is deterministic: a fixed seed and a fixed number of cases
 //! ([`DEFAULT_CASES`]; `KPROF_FUZZ_CASES=N` for more), cut short after
 //! [`DEFAULT_SECONDS`] of wall time (`KPROF_FUZZ_SECONDS`) so a slow machine stays within
-//! the CI budget; it prints how many cases ran. A failure is shrunk by proptest and
-//! printed with the recording and the mutations that broke it.
+//! the CI budget, but never before [`MIN_CASES`] ran; it prints how many cases ran. A
+//! failure is shrunk by proptest and printed with the recording and the mutations that
+//! broke it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -30,6 +31,8 @@ use crate::support::recordings;
 const DEFAULT_CASES: u32 = 5000;
 /// Wall-time cap of one run, seconds.
 const DEFAULT_SECONDS: u64 = 25;
+/// Cases that run whatever the wall time: a run that checks fewer fails.
+const MIN_CASES: u32 = 500;
 /// The seed: the same cases on every machine.
 const SEED: [u8; 32] = *b"cargo-kprof fuzz the ncu pages!!";
 
@@ -251,8 +254,8 @@ fn damaged_recordings_never_panic_and_errors_name_their_origin() {
     let ran = std::cell::Cell::new(0u32);
     let strategy = (0..pages.len(), prop::collection::vec(mutation(), 1..6));
     let result = runner.run(&strategy, |(which, mutations)| {
-        // Over the budget: the remaining cases pass without running.
-        if started.elapsed() > budget {
+        // Over the budget, past the minimum: the remaining cases pass without running.
+        if started.elapsed() > budget && ran.get() >= MIN_CASES {
             return Ok(());
         }
         ran.set(ran.get() + 1);
@@ -273,6 +276,7 @@ fn damaged_recordings_never_panic_and_errors_name_their_origin() {
     if let Err(e) = result {
         panic!("{e}");
     }
+    assert!(ran.get() >= MIN_CASES.min(cases), "only {} damaged pages were parsed", ran.get());
 }
 
 /// The recordings themselves, undamaged: errors (a log is not a raw page) name their

@@ -117,7 +117,10 @@ fn every_launcher_is_written_next_to_the_archive_and_listed() {
         "cargo-kprof kprof run --archive \"$ARCHIVE\" --workspace-remap \"shard-${{ matrix.shard }}\" \
          --partition count:${{ matrix.shard }}/3"
     );
-    let upload = steps.iter().find(|s| s["uses"] == "actions/upload-artifact@v4").unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| s["uses"].as_str().is_some_and(|u| u.starts_with("actions/upload-artifact@")))
+        .unwrap();
     assert_eq!(upload["with"]["name"], "kprof-shard-${{ matrix.shard }}");
     assert_eq!(upload["with"]["path"], "shard-${{ matrix.shard }}/workspace/profile");
     assert_eq!(flow["env"]["ARCHIVE"], "k.tar");
@@ -276,6 +279,8 @@ fn a_taken_launcher_path_is_refused_before_anything_is_built() {
     assert!(!ws.root().join("k.tar").exists(), "refused before the archive");
     assert!(!launcher(&ws, ".slurm.sh").exists());
     assert!(!ws.root().join("target").exists(), "refused before the build");
+    // The test's own file is no workflow for the lint to audit.
+    std::fs::remove_file(&taken).unwrap();
 }
 
 #[test]

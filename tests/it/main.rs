@@ -44,6 +44,7 @@ mod signals;
 mod slurm;
 mod stage_metrics;
 mod third_party;
+mod thresholds;
 mod visual;
 mod workflow;
 mod zoo;

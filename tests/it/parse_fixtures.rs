@@ -656,3 +656,25 @@ fn two_ncu_processes_on_two_gpus_agree_with_a_lone_run() {
     assert!(RawPage::parse(&busy, "r1.csv").is_err());
     assert!(scan_log(&busy).counters_busy);
 }
+
+/// fixtures/README.md lists every recording set: each folder of `fixtures/` and of
+/// `fixtures/h200/`, and each has its own README.
+#[test]
+fn the_fixtures_readme_lists_every_recording_set() {
+    let root = crate::support::repo().join("fixtures");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut sets = Vec::new();
+    for (dir, prefix) in [(root.clone(), ""), (root.join("h200"), "h200/")] {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if entry.path().is_dir() && name != "h200" {
+                assert!(entry.path().join("README.md").is_file(), "fixtures/{prefix}{name} has no README.md");
+                sets.push(format!("{prefix}{name}/"));
+            }
+        }
+    }
+    assert!(sets.len() >= 19, "{sets:?}");
+    let missing: Vec<&String> = sets.iter().filter(|s| !readme.contains(&format!("| `{s}` |"))).collect();
+    assert!(missing.is_empty(), "fixtures/README.md does not list {missing:?}");
+}

@@ -10,13 +10,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{fixture_details, path_with, text, write_script, Workspace};
-use cargo_kprof::ncu::privilege::{PERMISSION_GUIDE, SUDO_GUIDE};
-use cargo_kprof::process::shell_quote;
+use crate::support::recorded_argv::recorded_ncu_argv;
+use crate::support::{fixture_details, path_with, shell_words, text, write_script, Workspace};
+use cargo_kprof::ncu::privilege::SUDO_GUIDE;
 
-/// ncu's documented line for the counter-permission error (NVIDIA's ERR_NVGPUCTRPERM page),
-/// used until a recording from a machine that restricts the counters is in the fixtures.
-const DOCUMENTED_ERR_NVGPUCTRPERM: &str = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. For instructions on enabling permissions and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM";
+/// A hand-written line, not a recording: ncu's counter-permission error as NVIDIA's
+/// ERR_NVGPUCTRPERM page documents it. The H200 machine lets every user read the counters
+/// (fixtures/h200/archive-runs/perm_env.txt), so the error could not be recorded there; a
+/// recording at fixtures/h200/misc/err_nvgpuctrperm.log replaces this line when one exists.
+const HAND_WRITTEN_ERR_NVGPUCTRPERM: &str = "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU Performance Counters on the target device 0. For instructions on enabling permissions and to get more information see https://developer.nvidia.com/ERR_NVGPUCTRPERM";
 /// What sudo prints when a command needs a password and `-n` forbids asking.
 const SUDO_PASSWORD_REQUIRED: &str = "sudo: a password is required";
 
@@ -148,20 +150,40 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     let program = spec.target.executable.clone();
     assert!(program.contains("/kprof/release/deps/copy-"), "{program}");
 
-    // basic, the hot lines, then the memory follow-up, all through `sudo -n <profile/ncu_path>`.
+    // basic, the hot lines, then the memory follow-up, all through `sudo -n <profile/ncu_path>`,
+    // with the ncu options kprof used on the H200 for the same kernel (its recorded
+    // commands.sh, made before `auto` collected hot lines) and for a recorded source stage
+    // (`archive-runs/pair`, whose filter named its own kernel).
     let calls = tools.calls("sudo_argv");
     assert_eq!(calls.len(), 3, "{calls:?}");
-    for (call, (stage, file)) in calls.iter().zip([
-        (cargo_kprof::model::stage::Stage::Basic, "01_basic_raw.csv"),
-        (cargo_kprof::model::stage::Stage::Source, "07_source_raw.csv"),
-        (cargo_kprof::model::stage::Stage::Memory, "03_memory_raw.csv"),
-    ]) {
-        let mut expected: Vec<String> = vec!["-n".into(), tools.ncu.display().to_string()];
-        expected.extend(
+    let mut recorded = recorded_ncu_argv(
+        &crate::support::only_dir(
+            &crate::support::recordings().join("archive-runs/cost/auto-copy/workspace/profile"),
+        )
+        .join("commands.sh"),
+    );
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    let mut source = recorded_ncu_argv(
+        &crate::support::recordings()
+            .join("archive-runs/pair/workspace/profile/hgemm_20261129_230345/commands.sh"),
+    )
+    .into_iter()
+    .find(|a| a.iter().any(|x| x.ends_with("07_source_raw.csv")))
+    .expect("a recorded source stage");
+    assert_eq!(source[5], "regex:.*hgemm.*");
+    source[5] = "regex:.*copy.*".into();
+    recorded.insert(1, source);
+    for ((call, file), h200) in
+        calls.iter().zip(["01_basic_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"]).zip(&recorded)
+    {
+        // The recording ends `--log-file FILE PROGRAM`: its own paths, replaced below.
+        let options = &h200[..h200.len() - 3];
+        assert_eq!(
+            options[..6],
             ["--clock-control", "none", "--profile-from-start", "off", "--kernel-name", "regex:.*copy.*"]
-                .map(String::from),
         );
-        expected.extend(cargo_kprof::ncu::stages::definition(stage).ncu_args());
+        let mut expected: Vec<String> = vec!["-n".into(), tools.ncu.display().to_string()];
+        expected.extend(options.iter().cloned());
         expected.push("--log-file".into());
         expected.push(dir.join("details").join(file).display().to_string());
         expected.extend(
@@ -187,20 +209,34 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
         "KPROF_PROFILE=1\nKPROF_CASE=copy\nKPROF_LAUNCH_COUNT=1\nNO_GRAPH=1\n"
     );
 
-    // commands.sh shows exactly what ran, shell-quoted.
+    // commands.sh shows exactly what ran, shell-quoted: a POSIX shell's words of each line
+    // are the call, and the filter's `*` is quoted. The temporary paths need no quotes.
     let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
-    let cwd = shell_quote(&spec.target.cwd.to_string_lossy());
-    for call in &calls {
-        let line =
-            format!("cd {cwd} && sudo {}", call.iter().map(|a| shell_quote(a)).collect::<Vec<_>>().join(" "));
-        assert!(script.lines().any(|l| l == line), "missing\n{line}\nin\n{script}");
+    let cwd = spec.target.cwd.to_string_lossy().into_owned();
+    let plain = |p: &str| p.chars().all(|c| c.is_ascii_alphanumeric() || "/._-".contains(c));
+    assert!(plain(&cwd) && plain(&tools.ncu.display().to_string()), "{cwd}");
+    let stage_lines: Vec<&str> = script.lines().filter(|l| l.contains(" && sudo ")).collect();
+    assert_eq!(stage_lines.len(), calls.len(), "{script}");
+    for (line, call) in stage_lines.iter().zip(&calls) {
+        assert!(
+            line.starts_with(&format!(
+                "cd {cwd} && sudo -n {} --clock-control none --profile-from-start off \
+                 --kernel-name 'regex:.*copy.*' --metrics ",
+                tools.ncu.display()
+            )),
+            "{line}"
+        );
+        let mut words = vec!["cd".to_string(), cwd.clone(), "&&".into(), "sudo".into()];
+        words.extend(call.iter().cloned());
+        assert_eq!(shell_words(line), words, "{line}");
     }
     assert!(script.contains("/usr/bin/env KPROF_CASE=copy KPROF_LAUNCH_COUNT=1 KPROF_PROFILE=1 NO_GRAPH=1 /"));
     assert!(script.contains("# ncu runs through `sudo -n` (privilege sudo)"), "{script}");
     let manifest = std::fs::read_to_string(dir.join("run_manifest.yaml")).unwrap();
     assert!(manifest.contains("\nprivilege: sudo\n") && manifest.contains("status: ok"), "{manifest}");
     assert!(
-        manifest.contains(&format!("command: cd {cwd} && sudo -n {}", tools.ncu.display())),
+        manifest
+            .contains(&format!("command: cd {cwd} && sudo -n {} --clock-control none", tools.ncu.display())),
         "{manifest}"
     );
     assert_eq!(spec.privilege.mode, cargo_kprof::model::kinds::Privilege::Sudo);
@@ -269,7 +305,7 @@ fn sudo_asking_for_a_password_stops_at_once_with_the_guide() {
 #[test]
 fn ncu_without_counter_permission_stops_with_exit_7_and_the_guide() {
     let ws = workspace("");
-    let error = recorded_or("h200/misc/err_nvgpuctrperm.log", DOCUMENTED_ERR_NVGPUCTRPERM);
+    let error = recorded_or("h200/misc/err_nvgpuctrperm.log", HAND_WRITTEN_ERR_NVGPUCTRPERM);
     let tools = Tools::new(&ws, "");
     let error_file = tools.file("ncu_error.txt");
     std::fs::write(&error_file, &error).unwrap();
@@ -289,7 +325,18 @@ fn ncu_without_counter_permission_stops_with_exit_7_and_the_guide() {
     let out = kprof(&ws, &["--kernel", "copy"], &env);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(7), "{stderr}");
-    assert!(stderr.contains(&format!("error: {PERMISSION_GUIDE}")), "{stderr}");
+    // The guide, as users read it (literal: the library's own constant would agree with
+    // itself whatever it said).
+    for line in [
+        "error: ncu may not read the GPU performance counters here (ERR_NVGPUCTRPERM): the driver\n",
+        "module with NVreg_RestrictProfilingToAdminUsers=0, then reload the driver or reboot),\n",
+        "  sudo visudo -f /etc/sudoers.d/kernel-profiler-ncu       # and write in it the one line:\n",
+        "      USERNAME ALL=(root) NOPASSWD: /absolute/path/to/ncu\n",
+        "  sudo -n \"$(cat profile/ncu_path)\" --version             # must print the version, no prompt\n",
+        "kprof never asks for, reads, stores or passes a password: sudo always gets -n and no input.",
+    ] {
+        assert!(stderr.contains(line), "missing {line:?} in\n{stderr}");
+    }
     // basic was refused: no follow-up stage ran.
     let calls = tools.calls("ncu_argv");
     assert_eq!(calls.len(), 1, "{calls:?}");

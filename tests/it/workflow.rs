@@ -372,6 +372,35 @@ fn build_packs_on_a_hosted_runner_and_check_runs_on_the_gpu_runner_after_it() {
     assert_eq!(checkout[0]["with"]["fetch-depth"], 0);
 }
 
+/// What zizmor asks of the workflow, checked here also where zizmor is not installed (CI
+/// runs it too): actions pinned to a commit, no credentials left in the checkout, no
+/// `${{ }}` expanded into a script.
+#[test]
+fn the_workflow_pins_its_actions_keeps_no_credentials_and_expands_nothing_into_scripts() {
+    let wf = workflow();
+    let mut actions = 0;
+    for (job, _) in jobs(&wf) {
+        for step in steps(&wf, job.as_str().unwrap()) {
+            if let Some(uses) = step["uses"].as_str() {
+                actions += 1;
+                let (_, rev) = uses.split_once('@').unwrap_or_else(|| panic!("{uses}: no @"));
+                assert!(
+                    rev.len() == 40 && rev.chars().all(|c| c.is_ascii_hexdigit()),
+                    "{uses}: not a commit"
+                );
+                if uses.starts_with("actions/checkout@") {
+                    assert_eq!(step["with"]["persist-credentials"], false, "{uses}");
+                }
+            }
+            if let Some(run) = step["run"].as_str() {
+                assert!(!run.contains("${{"), "an expression expanded into a script: {run}");
+            }
+        }
+    }
+    assert_eq!(actions, 4, "checkout, upload, download, upload");
+    assert_eq!(wf["permissions"]["contents"], "read");
+}
+
 #[test]
 fn the_archive_build_writes_is_the_one_check_reads() {
     let wf = workflow();
@@ -385,7 +414,7 @@ fn the_archive_build_writes_is_the_one_check_reads() {
     let archive = one("build", "archive");
     let tar = archive.value("-o").or(archive.value("--output")).expect("archive -o FILE").to_string();
     let base = archive.value("--base").expect("archive --base REV");
-    assert_eq!(base, "origin/${{ github.base_ref }}");
+    assert_eq!(base, "origin/$GITHUB_BASE_REF");
     assert_eq!(archive.program, "cargo");
 
     // build uploads the archive and the binary; check downloads that artifact.

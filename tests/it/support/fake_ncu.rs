@@ -5,26 +5,82 @@
 //! that writes a page of that name, `$FAKE_NCU_REPLAY/nth-K/<file name>`, else for the
 //! N-th call that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>`, when it exists: a
 //! run that writes the same page twice), and prints
-//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. With
-//! `$FAKE_NCU_VERSION_EXIT` set, `--version` fails with that code.
+//! `$FAKE_NCU_CONSOLE` (when set) as the profiled program's own output. `--version`
+//! answers as the H200's ncu 2025.3.1 did; with `$FAKE_NCU_VERSION_EXIT` set, it fails
+//! with that code.
+//!
+//! It is strict about what it was asked: when the page it would replay is a raw page
+//! (its header starts with `"ID",`), every `--metrics` name must be one of its columns,
+//! and a `--kernel-name` filter must match one of its kernels when it has any. Otherwise
+//! it exits 97 naming the mismatch: the test asked for a page that does not answer the
+//! command kprof ran. Metrics added since most recordings were made are let
+//! through: [`ADDED_SINCE_THE_RECORDINGS`].
 
 use std::path::{Path, PathBuf};
 
 use super::write_script;
 
+/// What the H200's ncu printed for `--version` (fixtures/h200/*/details/00_environment.txt).
+pub const RECORDED_VERSION: &str = "NVIDIA (R) Nsight Compute Command Line Profiler\n\
+Copyright (c) 2018-2025 NVIDIA Corporation\n\
+Version 2025.3.1.0 (build 36398880) (public-release)\n";
+
+/// Metrics the stages ask for that were added after the 2026-11-29 recordings
+/// (`demo-stages`, which most tests replay): those pages lack their columns, which the
+/// fake lets pass. Every other requested metric must be a column of the page. Re-recording
+/// `demo-stages` with the current stages would empty this list.
+pub const ADDED_SINCE_THE_RECORDINGS: &[&str] = &[
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+    "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fp64_cycles_active.avg.pct_of_peak_sustained_active",
+    "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_branch_resolving_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_drain_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_membar_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_misc_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_selected_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_sleeping_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_tex_throttle_per_issue_active.ratio",
+    "smsp__average_warps_issue_stalled_wait_per_issue_active.ratio",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.ratio",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.ratio",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+];
+
 /// Writes the fake `ncu` into `dir` and returns its path.
 pub fn write(dir: &Path) -> PathBuf {
     write_script(
         &dir.join("ncu"),
-        r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
+        &format!(
+            r#"for a in "$@"; do printf '%s\n' "$a" >> "$FAKE_NCU_ARGV"; done
 printf -- '---\n' >> "$FAKE_NCU_ARGV"
-if [ "$1" = --version ] && [ -n "${FAKE_NCU_VERSION_EXIT:-}" ]; then
-  echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"
+if [ "$1" = --version ]; then
+  if [ -n "${{FAKE_NCU_VERSION_EXIT:-}}" ]; then echo "ncu: no license" >&2; exit "$FAKE_NCU_VERSION_EXIT"; fi
+  printf '%s' '{RECORDED_VERSION}'
+  exit 0
 fi
-log=""; prev=""; kn=""
+log=""; prev=""; kn=""; metrics=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
   if [ "$prev" = "--kernel-name" ]; then kn="$a"; fi
+  if [ "$prev" = "--metrics" ]; then metrics="$a"; fi
   prev="$a"
 done
 if [ -n "$log" ]; then
@@ -35,18 +91,38 @@ if [ -n "$log" ]; then
   echo "$k" > "$FAKE_NCU_ARGV.$name.n"
   by_filter="$FAKE_NCU_REPLAY/by-filter/$(printf '%s' "$kn" | tr -c 'A-Za-z0-9' '_')/$(basename "$log")"
   if [ -e "$FAKE_NCU_REPLAY/nth-$k/$name" ]; then
-    cp "$FAKE_NCU_REPLAY/nth-$k/$name" "$log"
+    page="$FAKE_NCU_REPLAY/nth-$k/$name"
   elif [ -e "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" ]; then
-    cp "$FAKE_NCU_REPLAY/call-$n/$(basename "$log")" "$log"
+    page="$FAKE_NCU_REPLAY/call-$n/$(basename "$log")"
   elif [ -n "$kn" ] && [ -e "$by_filter" ]; then
-    cp "$by_filter" "$log"
+    page="$by_filter"
   else
-    cp "$FAKE_NCU_REPLAY/$(basename "$log")" "$log"
+    page="$FAKE_NCU_REPLAY/$(basename "$log")"
+  fi
+  cp "$page" "$log"
+  header=$(grep -m1 '^"ID",' "$page" || true)
+  if [ -n "$header" ]; then
+    for m in $(printf '%s' "$metrics" | tr ',' ' '); do
+      case " {added} " in *" $m "*) continue ;; esac
+      case "$header" in
+        *"\"$m\""*) ;;
+        *) echo "fake ncu: --metrics $m is not a column of $page" >&2; exit 97 ;;
+      esac
+    done
+    names=$(awk -F'","' '/^"ID",/ && !col {{ for (i = 1; i <= NF; i++) if ($i == "Kernel Name") col = i; next }} col && /^"[0-9]/ {{ print $col }}' "$page")
+    if [ -n "$kn" ] && [ -n "$names" ]; then
+      case "$kn" in
+        regex:*) printf '%s\n' "$names" | grep -Eq -- "$(printf '%s' "${{kn#regex:}}" | sed 's/(?:/(/g')" ;;
+        *) printf '%s\n' "$names" | grep -Fq -- "$kn" ;;
+      esac || {{ echo "fake ncu: --kernel-name $kn matches no kernel of $page" >&2; exit 97; }}
+    fi
   fi
 fi
-if [ -n "${FAKE_NCU_CONSOLE:-}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
+if [ -n "${{FAKE_NCU_CONSOLE:-}}" ]; then cat "$FAKE_NCU_CONSOLE" >&2; fi
 exit 0
 "#,
+            added = ADDED_SINCE_THE_RECORDINGS.join(" ")
+        ),
     )
 }
 
@@ -106,4 +182,48 @@ esac
 exit 0
 "#,
     )
+}
+
+/// The fake refuses what the page it would replay cannot answer, and answers `--version`
+/// as the recording did.
+#[test]
+fn the_fake_ncu_fails_on_a_metric_or_filter_its_page_does_not_answer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let ncu = write(tmp.path());
+    let replay = super::fixture_details("copy_20261129_213211");
+    let argv = tmp.path().join("argv");
+    let run = |args: &[&str]| {
+        std::process::Command::new(&ncu)
+            .args(args)
+            .env("FAKE_NCU_ARGV", &argv)
+            .env("FAKE_NCU_REPLAY", &replay)
+            .output()
+            .unwrap()
+    };
+    let version = run(&["--version"]);
+    assert_eq!(String::from_utf8_lossy(&version.stdout), RECORDED_VERSION);
+    let log = tmp.path().join("01_basic_raw.csv");
+    let log = log.to_str().unwrap();
+    let page = |filter: &str, metrics: &str| {
+        run(&[
+            "--kernel-name",
+            filter,
+            "--metrics",
+            metrics,
+            "--csv",
+            "--page",
+            "raw",
+            "--log-file",
+            log,
+            "prog",
+        ])
+    };
+    assert_eq!(page("regex:.*copy.*", "gpu__time_duration.sum").status.code(), Some(0));
+    let bad_metric = page("regex:.*copy.*", "gpu__time_duration.sum,gpu__time_duratoin.sum");
+    assert_eq!(bad_metric.status.code(), Some(97));
+    assert!(String::from_utf8_lossy(&bad_metric.stderr).contains("gpu__time_duratoin.sum is not a column"));
+    let bad_filter = page("regex:.*hgemm.*", "gpu__time_duration.sum");
+    assert_eq!(bad_filter.status.code(), Some(97));
+    assert!(String::from_utf8_lossy(&bad_filter.stderr).contains("matches no kernel"));
+    assert_eq!(page("regex:(?:.*hgemm.*)|(?:.*copy.*)", "gpu__time_duration.sum").status.code(), Some(0));
 }

@@ -6,6 +6,8 @@ pub mod cdp;
 pub mod fake_ncu;
 pub mod fake_sudo;
 pub mod fs;
+pub mod lint;
+pub mod recorded_argv;
 pub mod snapshot;
 pub mod tarball;
 pub mod workspace;

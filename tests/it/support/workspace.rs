@@ -87,6 +87,16 @@ impl Workspace {
     }
 }
 
+/// When a test ends well, the scripts and workflows kprof wrote in its workspace must pass
+/// shellcheck and zizmor (see [`super::lint`]).
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            super::lint::lint_written(self.root());
+        }
+    }
+}
+
 /// Writes an executable `#!/bin/sh` script at `path`.
 pub fn write_script(path: &Path, body: &str) -> PathBuf {
     if let Some(dir) = path.parent() {

@@ -1,0 +1,41 @@
+//! The ncu argv a recorded run used, read from its `commands.sh`: what a replay's fake ncu
+//! must be given, written by kprof on the GPU machine rather than computed by the code
+//! under test.
+
+use std::path::Path;
+
+use super::shell_words;
+
+/// The ncu arguments of each stage line of a commands.sh, in order.
+pub fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(commands_sh)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("--log-file"))
+        .map(|l| {
+            let words = shell_words(l);
+            let at = words.iter().position(|w| w == "ncu" || w.ends_with("/ncu")).expect("an ncu word");
+            words[at + 1..].to_vec()
+        })
+        .collect()
+}
+
+/// What may differ between two machines: the log file's directory and the program.
+pub fn normalised(argv: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut prev = "";
+    for (i, a) in argv.iter().enumerate() {
+        let last = i + 1 == argv.len();
+        let a = if prev == "--log-file" {
+            format!(".../{}", Path::new(a).file_name().unwrap().to_string_lossy())
+        } else if last {
+            // The program: the replays run a stand-in built here.
+            "<program>".to_string()
+        } else {
+            a.clone()
+        };
+        out.push(a);
+        prev = &argv[i];
+    }
+    out
+}

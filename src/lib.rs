@@ -43,3 +43,11 @@ pub mod references;
 pub(crate) mod shell;
 pub(crate) mod suggest;
 pub mod units;
+
+/// The checks kprof makes on inputs written elsewhere (an archive and its plan, a shard's
+/// index), as the commands call them: for the fuzz targets and the tests that damage
+/// those inputs.
+pub mod inputs {
+    pub use crate::archive::check::{check as check_archive, check_plan, CheckedArchive};
+    pub use crate::ops::merge::{merge, Merged};
+}

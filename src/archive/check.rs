@@ -26,16 +26,20 @@ pub const MAX_MANIFEST_BYTES: u64 = 16 << 20;
 /// directory relative to the unpacked workspace, each executable's file relative to the
 /// unpacked archive, and every entry that may be unpacked.
 #[derive(Debug)]
-pub(super) struct CheckedArchive {
+pub struct CheckedArchive {
+    /// The plan.
     pub manifest: ArchiveManifest,
+    /// Each kernel with its working directory relative to the unpacked workspace.
     pub kernels: Vec<(KernelPlan, PathBuf)>,
+    /// Each executable's file relative to the unpacked archive.
     pub executables: Vec<PathBuf>,
+    /// Every entry that may be unpacked.
     pub entries: Entries,
 }
 
 /// The entries of an archive by relative path: a file's size, or `None` for a folder
 /// (given as an entry, or holding one).
-pub(super) type Entries = BTreeMap<PathBuf, Option<u64>>;
+pub type Entries = BTreeMap<PathBuf, Option<u64>>;
 
 /// A refusal of `archive`, naming what in it is wrong (exit 3).
 pub(super) fn refuse(archive: &Path, what: impl std::fmt::Display) -> Failure {
@@ -92,13 +96,10 @@ pub(super) fn cwd_under(root: &Path, cwd: &Path) -> Option<PathBuf> {
 }
 
 /// The first pass: every entry checked, the plan read and checked against the entries.
-pub(super) fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
+/// Nothing is written; every relative path it returns has only plain components.
+pub fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
     let (entries, text) = check_entries(archive)?;
-    let manifest = read_manifest(archive, &text)?;
-    if manifest.kernels.is_empty() {
-        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
-    }
-    let kernels = check_kernels(archive, &manifest)?;
+    let (manifest, kernels) = check_plan(archive, &text)?;
     let files: BTreeSet<PathBuf> =
         entries.iter().filter(|(_, size)| size.is_some()).map(|(p, _)| p.clone()).collect();
     check_listed_files(archive, &manifest, &files)?;
@@ -396,6 +397,21 @@ fn check_executables(
         exes.push(rel);
     }
     Ok(exes)
+}
+
+/// The checks a plan gets on its own, before it is held against the archive's entries:
+/// `text` is a `kprof-archive.json`, `archive` only names it in messages. Returns the plan
+/// and each kernel with its working directory relative to the packed workspace.
+pub fn check_plan(
+    archive: &Path,
+    text: &[u8],
+) -> Result<(ArchiveManifest, Vec<(KernelPlan, PathBuf)>), Failure> {
+    let manifest = read_manifest(archive, text)?;
+    if manifest.kernels.is_empty() {
+        return Err(refuse(archive, format_args!("`{MANIFEST}` holds no kernel to profile")));
+    }
+    let kernels = check_kernels(archive, &manifest)?;
+    Ok((manifest, kernels))
 }
 
 /// `kprof-archive.json`: JSON of schema version 1 or 2 (fields added in 2 default to

@@ -22,6 +22,7 @@ mod config_manifests;
 mod demo;
 mod exit_codes;
 mod export_shapes;
+mod fuzz_inputs;
 mod fuzz_parsers;
 mod gate;
 mod golden;

@@ -178,3 +178,29 @@ fn after_cargo_clean_the_base_worktree_is_made_again() {
     let copy = ws.root().join("target/kprof-base/benches/copy.rs");
     assert!(std::fs::read_to_string(copy).unwrap().contains("\"base\""));
 }
+
+/// An A/B archive on a machine that cannot run the check (no GPU, driver or ncu here) is
+/// refused before anything is unpacked, as a check from a checkout is refused before
+/// anything is built: exit 5 naming what is missing, and no `--workspace-remap` folder.
+#[test]
+fn an_a_b_archive_on_a_machine_without_a_gpu_unpacks_nothing() {
+    let Some(ws) = repository() else { return };
+    let (tar, _) = packed(&ws);
+    let remap = ws.root().join("there");
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "check", "--archive"])
+        .arg(&tar)
+        .arg("--workspace-remap")
+        .arg(&remap)
+        .env("PATH", "/usr/bin:/bin")
+        .env("NCU", "/nonexistent/ncu")
+        .env_remove("KPROF_SKIP_GPU_CHECK")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{stderr}");
+    assert!(stderr.contains("/nonexistent/ncu"), "{stderr}");
+    assert!(!stderr.contains("Unpacked both sides"), "{stderr}");
+    assert!(!remap.exists(), "{} was made", remap.display());
+}

@@ -12,7 +12,7 @@ use crate::build::worktree::BaseRevision;
 use crate::build::{self, BuildOutput};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
-use crate::ops::archive::{unpack_for_check, Unpack};
+use crate::ops::archive::{unpack_for_check, Machine, Unpack};
 use crate::ops::opening::{self, RequestFn};
 use crate::ops::profile::Extras;
 use crate::plan::{self, Plan, Request};
@@ -136,8 +136,15 @@ fn from_archive(
         let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
             let u =
                 Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
+            // The machine is checked once, before the head's files are unpacked, as a
+            // check from a checkout is checked before anything is built: its rounds need
+            // the GPU, and its profiles ncu too.
+            let machine = (side == Side::Head).then_some(Machine {
+                extras: Extras { timing: false, timing_only: false, dirs_only: timing_only },
+                sudo: request.sudo,
+            });
             // Both sides unpack into a folder that is removed again if anything fails.
-            let (plan, built) = unpack_for_check(u, None).with_context(|| {
+            let (plan, built) = unpack_for_check(u, machine).with_context(|| {
                 format!("{}: its {1} side ({1}.tar) cannot be unpacked", archive.display(), side.name())
             })?;
             Ok(SidePlan { plan, built: Some(built) })

@@ -480,6 +480,60 @@ pub fn gbm_path_reference(seed: u32, steps: i32) -> f32 {
     (s - strike).max(0.0)
 }
 
+/// Word `i` of the `__constant__` table of `const_table_divergent` (mirrors `TABLE_WORD`).
+pub fn const_table_word(i: u32) -> u32 {
+    i.wrapping_mul(2_654_435_761) ^ (i >> 3)
+}
+
+/// `const_table_divergent` and its fixes: the output word of thread `tid` (two lookup
+/// chains of `iters` steps through the 1024-word table, combined by xor).
+pub fn const_table_reference(tid: u32, iters: i32) -> u32 {
+    let mut acc = 0u32;
+    for c in 0..2u32 {
+        let mut x = tid.wrapping_mul(0x9E37_79B9).wrapping_add(c.wrapping_mul(0x85EB_CA77));
+        for _ in 0..iters {
+            let word = const_table_word(x & 1023);
+            x = (x >> 7).wrapping_add(x << 3).wrapping_add(word);
+        }
+        acc ^= x;
+    }
+    acc
+}
+
+/// `smem_atomics_hot` and its fixes: the 4 counters of each block (`out[block * 4 + bin]`)
+/// for blocks of `threads` threads seeded by `seeds` (one per thread).
+pub fn smem_atomics_reference(seeds: &[u32], threads: usize, iters: i32) -> Vec<u32> {
+    let mut out = vec![0u32; seeds.len() / threads * 4];
+    for (t, &seed) in seeds.iter().enumerate() {
+        let mut x = seed;
+        for _ in 0..iters {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            let bin = (t / threads) * 4 + (x >> 30) as usize;
+            out[bin] = out[bin].wrapping_add((x >> 8) & 255);
+        }
+    }
+    out
+}
+
+/// `pointer_chase_smem200k` and its fixes: the output of every thread of `blocks` blocks of
+/// `threads` threads chasing `next` (each thread writes the sum of thread
+/// `threads - 1 - t` of its block).
+pub fn pointer_chase_reference(next: &[u32], blocks: u32, threads: u32, steps: i32) -> Vec<u32> {
+    let n = next.len() as u64;
+    let sum_of = |tid: u32| {
+        let mut sum = 0u32;
+        for c in 0..2u64 {
+            let mut at = ((tid as u64 * 2_654_435_761 + c * 40503) % n) as u32;
+            for _ in 0..steps {
+                at = next[at as usize];
+                sum = sum.wrapping_add(at);
+            }
+        }
+        sum
+    };
+    (0..blocks * threads).map(|tid| sum_of(tid - tid % threads + (threads - 1 - tid % threads))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,6 +582,26 @@ mod tests {
         let img = [5., 1., 9., 3., 7., 2., 8., 4., 6.];
         // 3 x 3 image, radius 1: the centre sees all nine values.
         assert_eq!(median_reference(&img, 3, 3, 1)[4], 5.0);
+    }
+
+    #[test]
+    fn const_table_words_and_chains() {
+        assert_eq!(const_table_word(0), 0);
+        assert_eq!(const_table_word(8), 8u32.wrapping_mul(2_654_435_761) ^ 1);
+        assert_ne!(const_table_reference(1, 3), const_table_reference(2, 3));
+    }
+
+    #[test]
+    fn smem_atomics_and_pointer_chase_references() {
+        let seeds: Vec<u32> = random_vec(512, 5);
+        let bins = smem_atomics_reference(&seeds, 256, 3);
+        assert_eq!(bins.len(), 8);
+        let draws: u64 = bins.iter().map(|&b| b as u64).sum();
+        assert!(draws > 0 && draws <= 512 * 3 * 255);
+        let next = random_cycle(64, 1).unwrap();
+        let out = pointer_chase_reference(&next, 2, 4, 64);
+        // 64 steps of a 64-cycle walk visit every node once: each chain sums 0..64.
+        assert!(out.iter().all(|&v| v == 2 * (0..64).sum::<u32>()), "{out:?}");
     }
 
     #[test]

@@ -284,5 +284,48 @@ fn main() {
             assert_close("lane_switch", &gpu.download(&d_out)?, &want, 1e-5, 1e-6)
         });
 
+    fix_cases(&mut bench);
     kprof_harness::main(bench);
+}
+
+/// The fix variants of FIXES.md (`lane_switch__fix1`, `__fix2`, in kernels/fixes/): the
+/// same launch and the same host reference as `lane_switch`.
+fn fix_cases(bench: &mut Bench) {
+    for kernel in ["lane_switch__fix1", "lane_switch__fix2"] {
+        let source = || cuda_source!("kernels/fixes/lane_switch.cu");
+        bench
+            .case(format!("{kernel}/blocks=1056,threads=256,iters=4096,branches=8"), move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let x = gpu.random::<f32>((FULL_WAVE_BLOCKS * THREADS) as usize)?;
+                let mut out = gpu.zeros::<f32>((FULL_WAVE_BLOCKS * THREADS) as usize)?;
+                Ok(move |s: &CudaStream| unsafe {
+                    s.launch_builder(&f)
+                        .arg(&x)
+                        .arg(&mut out)
+                        .arg(&LANE_SWITCH_ITERS)
+                        .launch(grid_1d(FULL_WAVE_BLOCKS, THREADS))
+                })
+            })
+            .check(move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let (blocks, iters) = (2u32, 17i32);
+                let x: Vec<f32> = gpu.random_host((blocks * THREADS) as usize);
+                let dx = gpu.upload(&x)?;
+                let mut d_out = gpu.zeros::<f32>(x.len())?;
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&dx)
+                        .arg(&mut d_out)
+                        .arg(&iters)
+                        .launch(grid_1d(blocks, THREADS))?;
+                }
+                let want: Vec<f32> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(t, &v)| lane_switch_reference(v, ((t as u32 % THREADS) >> 2) & 7, iters))
+                    .collect();
+                assert_close(kernel, &gpu.download(&d_out)?, &want, 1e-5, 1e-6)
+            });
+    }
 }

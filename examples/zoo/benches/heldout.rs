@@ -264,5 +264,123 @@ fn main() {
             assert_close("reduce_single_block", &gpu.download(&d_total)?, &[want], 1e-4, 0.05)
         });
 
+    fix_cases(&mut bench);
     kprof_harness::main(bench);
+}
+
+/// The fix variants of FIXES.md (`<kernel>__fix1`, `__fix2`, in kernels/fixes/): the same
+/// work and the same host reference as their original (sums in another order are compared
+/// with a tolerance).
+fn fix_cases(bench: &mut Bench) {
+    // __fix1: a warp per row (32 threads a row); __fix2: a thread per row, float4 loads.
+    for (kernel, per_row) in [("rowsum_per_thread__fix1", 32u32), ("rowsum_per_thread__fix2", 1)] {
+        let source = || cuda_source!("kernels/fixes/rowsum_per_thread.cu");
+        bench
+            .case(format!("{kernel}/rows=262144,cols=1024"), move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let m = gpu.random::<f32>(ROWS as usize * COLS as usize)?;
+                let mut sums = gpu.zeros::<f32>(ROWS as usize)?;
+                let cfg = grid_1d((ROWS as u32 * per_row).div_ceil(256), 256);
+                Ok(move |s: &CudaStream| unsafe {
+                    s.launch_builder(&f).arg(&m).arg(&mut sums).arg(&ROWS).arg(&COLS).launch(cfg)
+                })
+            })
+            .bytes(4 * ROWS as u64 * COLS as u64 + 4 * ROWS as u64)
+            .check(move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                // cols a multiple of 4 (float4 loads of __fix2).
+                let (rows, cols) = (300i32, 76i32);
+                let m: Vec<f32> = gpu.random_host((rows * cols) as usize);
+                let dm = gpu.upload(&m)?;
+                let mut ds = gpu.zeros::<f32>(rows as usize)?;
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&dm)
+                        .arg(&mut ds)
+                        .arg(&rows)
+                        .arg(&cols)
+                        .launch(grid_1d((rows as u32 * per_row).div_ceil(256), 256))?;
+                }
+                let want: Vec<f32> =
+                    m.chunks(cols as usize).map(|r| r.iter().fold(0.0, |s, v| s + v)).collect();
+                assert_close(kernel, &gpu.download(&ds)?, &want, 1e-5, 1e-5)
+            });
+    }
+    reduce_fix1_case(bench);
+    let source = || cuda_source!("kernels/fixes/reduce_single_block.cu");
+    let kernel = "reduce_single_block__fix2";
+    bench
+        .case(format!("{kernel}/n=2097152,threads=1024"), move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            let partials = gpu.random::<f32>(PARTIALS as usize)?;
+            let mut total = gpu.zeros::<f32>(1)?;
+            Ok(move |s: &CudaStream| unsafe {
+                s.launch_builder(&f).arg(&partials).arg(&mut total).arg(&PARTIALS).launch(grid_1d(1, 1024))
+            })
+        })
+        .bytes(4 * PARTIALS as u64)
+        .check(move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            let n = 1_000_003u32;
+            let x: Vec<f32> = gpu.random_host(n as usize);
+            let dx = gpu.upload(&x)?;
+            let mut d_total = gpu.zeros::<f32>(1)?;
+            unsafe {
+                gpu.stream().launch_builder(&f).arg(&dx).arg(&mut d_total).arg(&n).launch(grid_1d(1, 1024))?;
+            }
+            let want = x.iter().map(|&v| v as f64).sum::<f64>() as f32;
+            assert_close(kernel, &gpu.download(&d_total)?, &[want], 1e-4, 0.05)
+        });
+}
+
+/// `reduce_single_block__fix1`: 8 blocks of 1024 threads per SM's worth of the GPU (1056),
+/// the last block adding the partial sums.
+fn reduce_fix1_case(bench: &mut Bench) {
+    const BLOCKS: u32 = 1056;
+    let source = || cuda_source!("kernels/fixes/reduce_single_block.cu");
+    let kernel = "reduce_single_block__fix1";
+    bench
+        .case(format!("{kernel}/n=2097152,threads=1024,blocks=1056"), move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            let partials = gpu.random::<f32>(PARTIALS as usize)?;
+            let mut total = gpu.zeros::<f32>(1)?;
+            let mut block_sums = gpu.zeros::<f32>(BLOCKS as usize)?;
+            let mut done = gpu.zeros::<u32>(1)?;
+            Ok(move |s: &CudaStream| unsafe {
+                s.launch_builder(&f)
+                    .arg(&partials)
+                    .arg(&mut total)
+                    .arg(&PARTIALS)
+                    .arg(&mut block_sums)
+                    .arg(&mut done)
+                    .launch(grid_1d(BLOCKS, 1024))
+            })
+        })
+        .bytes(4 * PARTIALS as u64)
+        .check(move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            let (n, blocks) = (1_000_003u32, 7u32);
+            let x: Vec<f32> = gpu.random_host(n as usize);
+            let dx = gpu.upload(&x)?;
+            let mut d_total = gpu.zeros::<f32>(1)?;
+            let mut d_sums = gpu.zeros::<f32>(blocks as usize)?;
+            let mut d_done = gpu.zeros::<u32>(1)?;
+            let want = x.iter().map(|&v| v as f64).sum::<f64>() as f32;
+            // Twice: the counter must be back at 0 after a launch.
+            for _ in 0..2 {
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&dx)
+                        .arg(&mut d_total)
+                        .arg(&n)
+                        .arg(&mut d_sums)
+                        .arg(&mut d_done)
+                        .launch(grid_1d(blocks, 1024))?;
+                }
+                assert_close(kernel, &gpu.download(&d_total)?, &[want], 1e-4, 0.05)?;
+            }
+            Ok(())
+        });
 }

@@ -246,5 +246,93 @@ fn main() {
             assert_close("code_switch_64", &gpu.download(&d_out)?, &want, 1e-6, 1e-7)
         });
 
+    fix_cases(&mut bench);
     kprof_harness::main(bench);
+}
+
+/// The fix variants of FIXES.md (`<kernel>__fix1`, `__fix2`, in kernels/fixes/): the same
+/// work and the same host reference as their original.
+fn fix_cases(bench: &mut Bench) {
+    for kernel in ["atomic_bins__fix1", "atomic_bins__fix2"] {
+        let source = || cuda_source!("kernels/fixes/atomic_bins.cu");
+        bench
+            .case(format!("{kernel}/n=8388608,bins=8,blocks=1056"), move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let data = gpu.random::<u32>(ATOMIC_N)?;
+                let mut bins = gpu.zeros::<u32>(8)?;
+                Ok(move |s: &CudaStream| unsafe {
+                    s.launch_builder(&f)
+                        .arg(&data)
+                        .arg(&mut bins)
+                        .arg(&ATOMIC_N)
+                        .launch(grid_1d(FULL_WAVE_BLOCKS, THREADS))
+                })
+            })
+            .bytes(4 * ATOMIC_N as u64)
+            .check(move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let n = 100_003usize;
+                let data: Vec<u32> = gpu.random_host(n);
+                let d_data = gpu.upload(&data)?;
+                let mut d_bins = gpu.zeros::<u32>(8)?;
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&d_data)
+                        .arg(&mut d_bins)
+                        .arg(&n)
+                        .launch(grid_1d(5, THREADS))?;
+                }
+                let mut want = [0u32; 8];
+                for (i, &v) in data.iter().enumerate() {
+                    want[i & 7] += v & 255;
+                }
+                let got = gpu.download(&d_bins)?;
+                ensure!(got == want, "{kernel}: bins {got:?}, expected {want:?}");
+                Ok(())
+            });
+    }
+    // __fix1: the same threads in 256-thread blocks with the 8 KiB they use; __fix2: the
+    // same 1024-thread blocks with the 32 KiB they use.
+    for (kernel, threads, smem) in [("fixed_blocks_fma__fix1", 256u32, 8 * 1024u32), ("fixed_blocks_fma__fix2", 1024, 32 * 1024)]
+    {
+        fixed_blocks_fix_case(bench, kernel, threads, smem);
+    }
+}
+
+fn fixed_blocks_fix_case(bench: &mut Bench, kernel: &'static str, threads: u32, smem: u32) {
+    let source = || cuda_source!("kernels/fixes/fixed_blocks_fma.cu");
+    let config = move |total: u32| LaunchConfig {
+        grid_dim: (total / threads, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: smem,
+    };
+    bench
+        .case(format!("{kernel}/threads=(sms+1)*1024,block={threads},smem={smem},iters=16384"), move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            gpu.set_max_dynamic_shared_memory(&f, smem)?;
+            let total = (gpu.info().sm_count + 1) * TAIL_THREADS;
+            let mut out = gpu.zeros::<f32>(total as usize)?;
+            let (a, b) = (0.999f32, 0.001f32);
+            let cfg = config(total);
+            Ok(move |s: &CudaStream| unsafe {
+                s.launch_builder(&f).arg(&mut out).arg(&a).arg(&b).arg(&TAIL_ITERS).launch(cfg)
+            })
+        })
+        .check(move |gpu| {
+            let f = gpu.compile(&source())?.function(kernel)?;
+            gpu.set_max_dynamic_shared_memory(&f, smem)?;
+            let (total, iters, a, b) = (2 * TAIL_THREADS, 13i32, 0.999f32, 0.001f32);
+            let mut d_out = gpu.zeros::<f32>(total as usize)?;
+            unsafe {
+                gpu.stream().launch_builder(&f).arg(&mut d_out).arg(&a).arg(&b).arg(&iters).launch(config(total))?;
+            }
+            let want: Vec<f32> = (0..total)
+                .map(|t| {
+                    let x = fma_chains(t, a, b, iters);
+                    (0..8).fold(0.0, |s, c| s + x[(c + 1) % 8])
+                })
+                .collect();
+            assert_close(kernel, &gpu.download(&d_out)?, &want, 0.0, 0.0)
+        });
 }

@@ -227,5 +227,82 @@ fn main() {
             assert_close("local_histogram", &got, &want, 0.0, 0.0)
         });
 
+    fix_cases(&mut bench);
     kprof_harness::main(bench);
+}
+
+/// The fix variants of FIXES.md (`<kernel>__fix1`, `__fix2`, in kernels/fixes/): the same
+/// launch and the same host reference as their original.
+fn fix_cases(bench: &mut Bench) {
+    for kernel in ["smem_column_read__fix1", "smem_column_read__fix2"] {
+        let source = || cuda_source!("kernels/fixes/smem_column_read.cu");
+        bench
+            .case(format!("{kernel}/blocks=1056,threads=256,iters=128"), move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let tile = gpu.random::<f32>(32 * 32)?;
+                let mut out = gpu.zeros::<f32>((FULL_WAVE_BLOCKS * THREADS) as usize)?;
+                let cfg = grid_1d(FULL_WAVE_BLOCKS, THREADS);
+                Ok(move |s: &CudaStream| unsafe {
+                    s.launch_builder(&f)
+                        .arg(&tile)
+                        .arg(&mut out)
+                        .arg(&COLUMN_ITERS)
+                        .arg(&COLUMN_SHIFT)
+                        .launch(cfg)
+                })
+            })
+            .check(move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let (blocks, iters) = (2u32, 9i32);
+                let tile: Vec<f32> = gpu.random_host(32 * 32);
+                let d_tile = gpu.upload(&tile)?;
+                let mut d_out = gpu.zeros::<f32>((blocks * THREADS) as usize)?;
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&d_tile)
+                        .arg(&mut d_out)
+                        .arg(&iters)
+                        .arg(&COLUMN_SHIFT)
+                        .launch(grid_1d(blocks, THREADS))?;
+                }
+                let want = smem_column_read_reference(&tile, blocks, iters, COLUMN_SHIFT);
+                assert_close(kernel, &gpu.download(&d_out)?, &want, 1e-6, 0.0)
+            });
+    }
+    for kernel in ["local_histogram__fix1", "local_histogram__fix2"] {
+        let source = || cuda_source!("kernels/fixes/local_histogram.cu");
+        bench
+            .case(format!("{kernel}/n=134217728,bins=64,blocks=1056"), move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let data = gpu.random::<u32>(HIST_N)?;
+                let threads = (FULL_WAVE_BLOCKS * THREADS) as usize;
+                let mut partial = gpu.zeros::<u32>(64 * threads)?;
+                let cfg = grid_1d(FULL_WAVE_BLOCKS, THREADS);
+                Ok(move |s: &CudaStream| unsafe {
+                    s.launch_builder(&f).arg(&data).arg(&mut partial).arg(&HIST_N).launch(cfg)
+                })
+            })
+            .bytes(4 * HIST_N as u64)
+            .check(move |gpu| {
+                let f = gpu.compile(&source())?.function(kernel)?;
+                let (n, blocks) = (100_003usize, 3u32);
+                let threads = (blocks * THREADS) as usize;
+                let data: Vec<u32> = gpu.random_host(n);
+                let d_data = gpu.upload(&data)?;
+                let mut d_partial = gpu.zeros::<u32>(64 * threads)?;
+                unsafe {
+                    gpu.stream()
+                        .launch_builder(&f)
+                        .arg(&d_data)
+                        .arg(&mut d_partial)
+                        .arg(&n)
+                        .launch(grid_1d(blocks, THREADS))?;
+                }
+                let got = gpu.download(&d_partial)?;
+                let want = local_histogram_reference(&data, threads);
+                ensure!(got == want, "{kernel}: per-thread counts differ from the host reference");
+                Ok(())
+            });
+    }
 }

@@ -33,7 +33,59 @@ const KERNELS: &[(&str, &[&str], &[&str])] = &[
     ("gbm_paths.cu", &["--use_fast_math"], &["gbm_paths"]),
     ("nbody_fp64.cu", &[], &["nbody_fp64"]),
     ("reduce_single_block.cu", &[], &["reduce_single_block"]),
+    ("const_table_divergent.cu", &[], &["const_table_divergent"]),
+    ("smem_atomics_hot.cu", &[], &["smem_atomics_hot"]),
+    ("pointer_chase_smem200k.cu", &[], &["pointer_chase_smem200k"]),
 ];
+
+/// The fix variants in kernels/fixes/ (FIXES.md): one file per kernel, defining
+/// `<kernel>__fix1` and `<kernel>__fix2`.
+const FIXED: &[&str] = &[
+    "atomic_bins",
+    "const_table_divergent",
+    "fixed_blocks_fma",
+    "lane_switch",
+    "local_histogram",
+    "pointer_chase_smem200k",
+    "reduce_single_block",
+    "rowsum_per_thread",
+    "smem_atomics_hot",
+    "smem_column_read",
+];
+
+#[test]
+fn every_fix_file_is_listed_and_fixes_a_listed_kernel() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels/fixes");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|f| f.ends_with(".cu"))
+        .collect();
+    files.sort();
+    let listed: Vec<String> = FIXED.iter().map(|k| format!("{k}.cu")).collect();
+    assert_eq!(files, listed);
+    for kernel in FIXED {
+        assert!(KERNELS.iter().any(|(_, _, names)| names.contains(kernel)), "{kernel} is not a zoo kernel");
+    }
+}
+
+#[test]
+fn every_fix_compiles_for_sm_90_with_nvrtc() {
+    if !nvrtc_available() {
+        println!("skipped: libnvrtc is not loadable here (put it on LD_LIBRARY_PATH to run this test)");
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("kernels/fixes");
+    for kernel in FIXED {
+        let path = dir.join(format!("{kernel}.cu"));
+        let code = std::fs::read_to_string(&path).unwrap();
+        let ptx = compile_ptx_with(&code, &path, "compute_90", &[])
+            .unwrap_or_else(|e| panic!("fixes/{kernel}.cu does not compile: {e:#}"));
+        for fix in ["__fix1", "__fix2"] {
+            assert!(ptx.contains(&format!(".entry {kernel}{fix}(")), "fixes/{kernel}.cu: no `{kernel}{fix}`");
+        }
+    }
+}
 
 #[test]
 fn every_kernel_file_is_listed() {

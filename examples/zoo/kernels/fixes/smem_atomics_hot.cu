@@ -1,0 +1,65 @@
+// Fixes of smem_atomics_hot (same result, same launch; blocks of 256 threads).
+//   __fix1 (first cause, 32 lanes onto 4 addresses per atomic): warp aggregation. Each
+//          warp sums its draws per bin with __reduce_add_sync; lanes 0..3 then add the 4
+//          sums, one lane per address.
+//   __fix2 (second cause, every warp of the block on the same 4 words): per-warp copies of
+//          the bins, summed at the end; each instruction still carries 32 lanes onto 4
+//          addresses.
+#define BINS 4
+#define WARPS 8
+
+__device__ __forceinline__ unsigned int lcg(unsigned int x) {
+    return x * 1664525u + 1013904223u;
+}
+
+extern "C" __global__ void smem_atomics_hot__fix1(const unsigned int *__restrict__ seeds,
+                                                  unsigned int *__restrict__ out,
+                                                  int iters) {
+    __shared__ unsigned int bins[BINS];
+    if (threadIdx.x < BINS) {
+        bins[threadIdx.x] = 0;
+    }
+    __syncthreads();
+    unsigned int lane = threadIdx.x & 31;
+    unsigned int x = seeds[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int i = 0; i < iters; ++i) {
+        x = lcg(x);
+        unsigned int bin = x >> 30, v = (x >> 8) & 255u, mine = 0;
+#pragma unroll
+        for (unsigned int b = 0; b < BINS; ++b) {
+            unsigned int s = __reduce_add_sync(0xffffffffu, bin == b ? v : 0u);
+            mine = lane == b ? s : mine;
+        }
+        if (lane < BINS) {
+            atomicAdd(&bins[lane], mine);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x < BINS) {
+        out[blockIdx.x * BINS + threadIdx.x] = bins[threadIdx.x];
+    }
+}
+
+extern "C" __global__ void smem_atomics_hot__fix2(const unsigned int *__restrict__ seeds,
+                                                  unsigned int *__restrict__ out,
+                                                  int iters) {
+    __shared__ unsigned int bins[WARPS][BINS];
+    if (threadIdx.x < WARPS * BINS) {
+        bins[threadIdx.x / BINS][threadIdx.x % BINS] = 0;
+    }
+    __syncthreads();
+    unsigned int *mine = bins[threadIdx.x / 32];
+    unsigned int x = seeds[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int i = 0; i < iters; ++i) {
+        x = lcg(x);
+        atomicAdd(&mine[x >> 30], (x >> 8) & 255u);
+    }
+    __syncthreads();
+    if (threadIdx.x < BINS) {
+        unsigned int sum = 0;
+        for (int w = 0; w < WARPS; ++w) {
+            sum += bins[w][threadIdx.x];
+        }
+        out[blockIdx.x * BINS + threadIdx.x] = sum;
+    }
+}

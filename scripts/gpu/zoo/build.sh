@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the zoo's bench targets (examples/zoo, release, line info) and copies the bench
 # executables into DEST under their bench names (memory, compute, latency, occupancy,
-# heldout), for record-full.sh on a GPU machine without cargo. Needs no GPU and no CUDA:
+# heldout, mio), for record-full.sh on a GPU machine without cargo. Needs no GPU and no CUDA:
 # the binaries load libcuda and libnvrtc at run time and carry their kernels' source.
 #
 # usage: scripts/gpu/zoo/build.sh DEST
@@ -11,7 +11,8 @@
 #     examples/zoo/Cargo.toml (name, bench, case regex, kernel regex),
 #   - every entry names a kernel defined in examples/zoo/kernels/*.cu, and its kernel regex
 #     matches exactly one kernel defined there,
-#   - record-full.sh --list DEST: every case regex matches exactly one case of its binary.
+#   - record-full.sh --list DEST: every case regex matches exactly one case of its binary,
+#   - record-fixes.sh --list DEST: the same for fixes.tsv (the fix variants of FIXES.md).
 # Executables are taken from cargo's JSON messages, not guessed. Host debug info is
 # stripped (the kernels' line info comes from NVRTC at run time); KPROF_STAGE_KEEP_DEBUG=1
 # keeps it.
@@ -21,7 +22,7 @@ dest="${1:?usage: scripts/gpu/zoo/build.sh DEST}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 zoo="$repo/examples/zoo"
-benches="memory compute latency occupancy heldout"
+benches="memory compute latency occupancy heldout mio"
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"
 
@@ -106,4 +107,10 @@ if ! "$here/record-full.sh" --list "$dest" >"$dest/list-check.txt" 2>&1; then
     exit 1
 fi
 echo "zoo build: --list check passed ($(grep -c '^ok ' "$dest/list-check.txt") entries)" >&2
+if ! "$here/record-fixes.sh" --list "$dest" >"$dest/list-check-fixes.txt" 2>&1; then
+    grep -v '^ok ' "$dest/list-check-fixes.txt" >&2
+    echo "zoo build: the fix variants' --list check failed; see $dest/list-check-fixes.txt" >&2
+    exit 1
+fi
+echo "zoo build: fix variants' --list check passed ($(grep -c '^ok ' "$dest/list-check-fixes.txt") entries of fixes.tsv)" >&2
 ls -l "$dest" >&2

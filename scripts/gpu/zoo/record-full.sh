@@ -2,7 +2,7 @@
 # Records ncu --set full for one launch of every kernel of the zoo (examples/zoo), to check
 # cargo kprof's diagnosis against examples/zoo/EXPECTED.md. For the GPU machine: no cargo
 # there; the bench binaries are built elsewhere by build.sh (beside this script) and copied
-# into BIN_DIR under their bench names (memory, compute, latency, occupancy, heldout).
+# into BIN_DIR under their bench names (memory, compute, latency, occupancy, heldout, mio).
 #
 # Usage (from any directory):
 #   scripts/gpu/zoo/record-full.sh BIN_DIR OUT_DIR   record every kernel
@@ -33,6 +33,9 @@
 # Environment (all optional):
 #   NCU                 ncu to use (default: ncu, with /usr/local/cuda/bin first on PATH)
 #   ZOO_ONLY            a bash regex over entry names: record only those
+#   ZOO_MANIFEST        another manifest of the same columns (record-fixes.sh passes
+#                       fixes.tsv); its kernel regexes need only match their own entry's name,
+#                       and the binaries' other cases are not checked against it
 #   COLLECT_TIMEOUT_S   limit of one collection (default 120)
 #   PRINT_TIMEOUT_S     limit of one page print (default 180)
 #   BUDGET_S            no new collection starts after this many seconds (default 420);
@@ -47,7 +50,7 @@ set -u -o pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
-manifest="$here/kernels.tsv"
+manifest="${ZOO_MANIFEST:-$here/kernels.tsv}"
 export PATH="/usr/local/cuda/bin:$PATH"
 NCU="${NCU:-ncu}"
 COLLECT_TIMEOUT_S="${COLLECT_TIMEOUT_S:-120}"
@@ -94,14 +97,20 @@ list_check() {
       echo "ok   ${names[$i]}: $(grep -E -- "${cases[$i]}" "$tmp/$b.list")"
     fi
     n=$(printf '%s\n' "$all_names" | grep -cE -- "${regexes[$i]}")
+    if [ "$manifest" != "$here/kernels.tsv" ]; then
+      n=$(printf '%s\n' "${names[$i]}" | grep -cE -- "${regexes[$i]}")
+    fi
     if [ "$n" != 1 ]; then
       echo "FAIL ${names[$i]}: kernel regex '${regexes[$i]}' matches $n kernel names of the zoo"
       status=1
     fi
   done
-  if [ -z "${ZOO_ONLY:-}" ]; then
+  # Every case of the binaries belongs to one entry, except the fix variants' cases
+  # (<kernel>__fixN/..., checked by record-fixes.sh against fixes.tsv).
+  if [ -z "${ZOO_ONLY:-}" ] && [ "$manifest" = "$here/kernels.tsv" ]; then
     for b in $(printf '%s\n' "${benches[@]}" | sort -u); do
       while IFS= read -r listed; do
+        case "$listed" in *__fix[0-9]/*) continue ;; esac
         n=0
         for i in "${!names[@]}"; do
           if [ "${benches[$i]}" = "$b" ] && printf '%s\n' "$listed" | grep -qE -- "${cases[$i]}"; then

@@ -5,8 +5,8 @@
 // ATOMS instruction carries 32 lanes onto 4 addresses, so the shared-memory atomic unit
 // serialises about 8 same-address updates per instruction, and all 8 warps of the block
 // queue on the same 4 words: warps stall on mio_throttle / lg_throttle with the shared
-// pipe busy and nothing else. The fix: warp aggregation (sum a warp's values per bin with
-// __reduce_add_sync, then one atomic per bin and warp), or per-warp copies of the bins.
+// pipe busy and nothing else. The fix: privatise (per-thread counters in registers, merged
+// once per thread at the end) or aggregate per warp (__reduce_add_sync per bin).
 #define BINS 4
 
 __device__ __forceinline__ unsigned int lcg(unsigned int x) {

@@ -1,7 +1,7 @@
 // Fixes of smem_atomics_hot (same result, same launch; blocks of 256 threads).
-//   __fix1 (first cause, 32 lanes onto 4 addresses per atomic): warp aggregation. Each
-//          warp sums its draws per bin with __reduce_add_sync; lanes 0..3 then add the 4
-//          sums, one lane per address.
+//   __fix1 (first cause, an atomic per draw, 32 lanes onto 4 addresses): privatise.
+//          Each thread keeps its 4 counters in registers and adds them to the block's
+//          once at the end: 4 atomics per thread instead of one per draw.
 //   __fix2 (second cause, every warp of the block on the same 4 words): per-warp copies of
 //          the bins, summed at the end; each instruction still carries 32 lanes onto 4
 //          addresses.
@@ -20,19 +20,19 @@ extern "C" __global__ void smem_atomics_hot__fix1(const unsigned int *__restrict
         bins[threadIdx.x] = 0;
     }
     __syncthreads();
-    unsigned int lane = threadIdx.x & 31;
+    unsigned int mine[BINS] = {0, 0, 0, 0};
     unsigned int x = seeds[blockIdx.x * blockDim.x + threadIdx.x];
     for (int i = 0; i < iters; ++i) {
         x = lcg(x);
-        unsigned int bin = x >> 30, v = (x >> 8) & 255u, mine = 0;
+        unsigned int bin = x >> 30, v = (x >> 8) & 255u;
 #pragma unroll
         for (unsigned int b = 0; b < BINS; ++b) {
-            unsigned int s = __reduce_add_sync(0xffffffffu, bin == b ? v : 0u);
-            mine = lane == b ? s : mine;
+            mine[b] += bin == b ? v : 0u;
         }
-        if (lane < BINS) {
-            atomicAdd(&bins[lane], mine);
-        }
+    }
+#pragma unroll
+    for (unsigned int b = 0; b < BINS; ++b) {
+        atomicAdd(&bins[b], mine[b]);
     }
     __syncthreads();
     if (threadIdx.x < BINS) {

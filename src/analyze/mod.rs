@@ -20,6 +20,7 @@ pub mod device;
 pub mod exports;
 pub mod hotspots;
 pub mod inputs;
+pub mod library;
 pub mod rules;
 pub mod summary;
 
@@ -124,6 +125,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         None => Vec::new(),
     };
     crosscheck::cross_check(&mut decision, &inputs.provenance.ncu_findings, &hotspots);
+    library::annotate(&mut decision, &summary, &hotspots);
     Ok(Analysis {
         summary,
         decision,

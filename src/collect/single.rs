@@ -218,10 +218,29 @@ impl<'r, 'a> Single<'r, 'a> {
     /// A source page of kernels without line info: said once, and the stage again as
     /// SASS only (its first page kept aside).
     fn on_no_line_info(&mut self, collection: StageCollection, kernels: &[String]) -> Result<Next<Pending>> {
-        self.shell.emit(&Event::NoLineInfo {
-            kernels: kernels.to_vec(),
-            advice: crate::analyze::hotspots::LINE_INFO_ADVICE.to_string(),
-        });
+        // Each kernel once (a window of several launches lists it per launch); a closed
+        // library's kernels are said apart, with no advice to rebuild them.
+        let mut own: Vec<String> = Vec::new();
+        let mut libraries: Vec<(String, String)> = Vec::new();
+        for k in kernels {
+            match crate::analyze::library::marked(k) {
+                Some((lib, _)) if !libraries.iter().any(|(n, _)| n == k) => {
+                    libraries.push((k.clone(), lib.name().to_string()));
+                }
+                Some(_) => {}
+                None if !own.contains(k) => own.push(k.clone()),
+                None => {}
+            }
+        }
+        if !own.is_empty() {
+            self.shell.emit(&Event::NoLineInfo {
+                kernels: own,
+                advice: crate::analyze::hotspots::LINE_INFO_ADVICE.to_string(),
+            });
+        }
+        if !libraries.is_empty() {
+            self.shell.emit(&Event::LibraryKernels { kernels: libraries });
+        }
         self.sass_only = true;
         self.set_aside(&collection)?;
         Ok(Next::Retry(Pending::later(collection, Reason::SassOnly)))

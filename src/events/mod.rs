@@ -109,6 +109,12 @@ pub enum Event {
         /// How to build them with line info.
         advice: String,
     },
+    /// A source page's kernels without line info are closed libraries' (cuBLAS, ...):
+    /// SASS only, and nothing to rebuild.
+    LibraryKernels {
+        /// Each kernel and its library.
+        kernels: Vec<(String, String)>,
+    },
     /// `auto`'s source stage failed: the profile has no hot lines, the rest goes on.
     HotLinesMissing {
         /// The kernel.
@@ -322,6 +328,7 @@ impl Message for Event {
             NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
                 Channel::Notice(Level::Warning)
             }
+            LibraryKernels { .. } => Channel::Notice(Level::Note),
             NoTiming { .. } => Channel::Notice(Level::Note),
             DryRun(p) => {
                 Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }

@@ -92,6 +92,12 @@ pub struct KernelVerdict {
     /// The first sentence of the advice, which carries the numbers.
     #[serde(skip)]
     pub advice_headline: Option<String>,
+    /// The closed library whose kernel this is (`cuBLAS`, ...), when it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub library: Option<String>,
+    /// What the user controls instead of a library kernel's code, its first sentence.
+    #[serde(skip)]
+    pub library_headline: Option<String>,
 }
 
 /// One kernel's A/B verdict.

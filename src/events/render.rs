@@ -39,6 +39,7 @@ impl fmt::Display for Event {
             ),
             KernelDiscovered { chosen, why, .. } => write!(f, "Discovery: profiling `{chosen}` ({why})"),
             NoLineInfo { .. }
+            | LibraryKernels { .. }
             | HintNarrowed { .. }
             | NoTiming { .. }
             | TimingStarted { .. }
@@ -110,6 +111,9 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
                 v.confidence,
                 v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
             )?,
+        }
+        if let (Some(lib), Some(what)) = (&v.library, &v.library_headline) {
+            writeln!(f, "  a {lib} kernel, not your code: {what} (the report has the rest)")?;
         }
     }
     write!(f, "Report: {}", report.display())
@@ -255,6 +259,15 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
              instructions; to see lines, {advice}",
             kernels.join("`, `")
         ),
+        LibraryKernels { kernels } => {
+            let named: Vec<String> = kernels.iter().map(|(k, lib)| format!("`{k}` is {lib}'s")).collect();
+            write!(
+                f,
+                "{}: closed libraries ship their kernels without line info, so the hotspots will be SASS \
+                 instructions; there is nothing to rebuild (the report names the library's knobs)",
+                named.join(", ")
+            )
+        }
         HintNarrowed { hint, kernels, chosen } => write!(
             f,
             "`{hint}` matches {} kernels: {}; profiling `{chosen}`, the costliest (pass --kernel ={chosen} or \

@@ -118,19 +118,7 @@ fn samples() -> Vec<Event> {
             stages: vec![StageCommand { stage: "basic".into(), command: "ncu --metrics x".into() }],
             follow_up: true,
         }),
-        Event::Analysed {
-            profile_dir: "p".into(),
-            report: "p/final_report.md".into(),
-            kernels: vec![KernelVerdict {
-                kernel: "hgemm".into(),
-                classification: "memory-bound",
-                confidence: "high",
-                rule: Some("r".into()),
-                limiter: None,
-                advice: None,
-                advice_headline: None,
-            }],
-        },
+        analysed_sample(),
         Event::ShardEmpty { partition: Some("count:2/4".into()), profile_root: "profile".into() },
         Event::Comparison {
             profile: "p".into(),
@@ -171,10 +159,30 @@ fn samples() -> Vec<Event> {
     ]
 }
 
+/// An `analysed` message of one kernel.
+fn analysed_sample() -> Event {
+    Event::Analysed {
+        profile_dir: "p".into(),
+        report: "p/final_report.md".into(),
+        kernels: vec![KernelVerdict {
+            kernel: "hgemm".into(),
+            classification: "memory-bound",
+            confidence: "high",
+            rule: Some("r".into()),
+            limiter: None,
+            advice: None,
+            advice_headline: None,
+            library: Some("cuBLAS".into()),
+            library_headline: Some("allow TF32".into()),
+        }],
+    }
+}
+
 /// One of every message of the runs around the stages.
 fn measuring_samples() -> Vec<Event> {
     vec![
         Event::NoLineInfo { kernels: vec!["k".into()], advice: "build with -lineinfo".into() },
+        Event::LibraryKernels { kernels: vec![("sgemm_cublas".into(), "cuBLAS".into())] },
         Event::HotLinesMissing { kernel: "k".into(), why: "ncu exit code 1".into() },
         Event::HintNarrowed { hint: "mul".into(), kernels: vec!["a".into(), "b".into()], chosen: "a".into() },
         Event::NoTiming { kernel: "k".into() },

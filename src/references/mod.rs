@@ -77,6 +77,20 @@ pub const GPU_SPECS: ReferenceFile = ReferenceFile {
     contents: include_str!("../../references/nvidia/architectures/gpu_specs.yaml"),
 };
 
+/// `references/nvidia/libraries.md`: closed libraries' kernels, the marks in their names
+/// and the knobs they offer.
+pub const LIBRARIES: ReferenceFile = ReferenceFile {
+    path: "references/nvidia/libraries.md",
+    contents: include_str!("../../references/nvidia/libraries.md"),
+};
+
 /// Every embedded reference file, in reading order.
-pub const FILES: [ReferenceFile; 6] =
-    [NCU_GUIDE, PROFILING_GUIDE_INDEX, METRIC_MAP, ARCHITECTURES_README, ARCHITECTURE_NOTES, GPU_SPECS];
+pub const FILES: [ReferenceFile; 7] = [
+    NCU_GUIDE,
+    PROFILING_GUIDE_INDEX,
+    METRIC_MAP,
+    ARCHITECTURES_README,
+    ARCHITECTURE_NOTES,
+    GPU_SPECS,
+    LIBRARIES,
+];

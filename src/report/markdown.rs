@@ -112,6 +112,12 @@ fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
             s.map(|s| s.launches).unwrap_or(0)
         ));
     }
+    if let Some(lib) = &v.library {
+        out.push_str(&format!(
+            "**A {} kernel, not your code** ({}): {}.\n\n",
+            lib.library, lib.recognised_by, lib.advice
+        ));
+    }
     match &v.limiter {
         Some(l) => out.push_str(&cause(v, l)),
         None => out.push_str(&classification(v)),
@@ -225,6 +231,12 @@ fn limitations(analysis: &Analysis, sass_only: bool) -> Vec<String> {
     let mut limitations: Vec<String> = analysis.limitations.clone();
     if !ctx.source_collected {
         limitations.push("No source page: hotspots are not available.".into());
+    } else if sass_only && analysis.decision.kernels.iter().all(|v| v.library.is_some()) {
+        limitations.push(
+            "The kernel is a closed library's, shipped without line info: hotspots are SASS instructions, \
+             and there is nothing to rebuild."
+                .into(),
+        );
     } else if sass_only {
         limitations.push(format!(
             "The kernel has no line info, so hotspots are SASS instructions, not source lines; to see lines, {}.",

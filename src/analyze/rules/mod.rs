@@ -349,6 +349,7 @@ impl Rules {
                 missing: Vec::new(),
                 limiter: None,
                 unchecked: Vec::new(),
+                library: None,
             };
         }
         KernelVerdict {
@@ -362,6 +363,7 @@ impl Rules {
             missing,
             limiter: None,
             unchecked: Vec::new(),
+            library: None,
         }
     }
 }
@@ -552,6 +554,23 @@ pub struct KernelVerdict {
     /// metrics could not decide, in rank order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unchecked: Vec<UncheckedLimiter>,
+    /// Set when the kernel is a closed library's (cuBLAS, cuDNN, ...): what the user
+    /// controls instead of its code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub library: Option<LibraryKernel>,
+}
+
+/// A kernel of a closed library, as a verdict records it
+/// (see [`crate::analyze::library`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LibraryKernel {
+    /// The library (`cuBLAS`, ...).
+    pub library: String,
+    /// Why the kernel is taken for the library's: the mark in its name, and what the
+    /// source page showed.
+    pub recognised_by: String,
+    /// What the user controls instead of the kernel's code.
+    pub advice: String,
 }
 
 /// `bottleneck_decision.json`.

@@ -256,6 +256,11 @@ pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
                 .limiter
                 .as_ref()
                 .map(|l| l.advice.split(": ").next().unwrap_or(&l.advice).to_string()),
+            library: v.library.as_ref().map(|l| l.library.clone()),
+            library_headline: v
+                .library
+                .as_ref()
+                .map(|l| l.advice.split(". ").next().unwrap_or(&l.advice).to_string()),
         })
         .collect();
     Event::Analysed { profile_dir: dir.path().to_path_buf(), report: dir.final_report_path(), kernels }

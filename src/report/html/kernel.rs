@@ -32,6 +32,9 @@ pub struct KernelView {
     pub stalls: Vec<Bar>,
     /// The roofline.
     pub roofline: Roofline,
+    /// For a closed library's kernel: which library, why, and what the user controls
+    /// instead of its code (empty otherwise).
+    pub library: String,
 }
 
 /// The cause a limiter named.
@@ -189,6 +192,11 @@ pub fn kernel_view(v: &KernelVerdict, s: Option<&KernelSummary>, glossary: &mut 
         evidence: evidence(v, glossary),
         stalls,
         roofline: s.map(roofline).unwrap_or_default(),
+        library: v
+            .library
+            .as_ref()
+            .map(|l| format!("A {} kernel, not your code ({}): {}.", l.library, l.recognised_by, l.advice))
+            .unwrap_or_default(),
     }
 }
 

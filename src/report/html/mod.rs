@@ -89,7 +89,15 @@ pub fn render_profile(data: &ProfileData) -> Result<String> {
         facts: facts(data),
         kernels,
         stages: stages(data),
-        source: source_view(&data.hotspots, data.source_collected),
+        source: source_view(
+            &data.hotspots,
+            data.source_collected,
+            data.decision
+                .kernels
+                .iter()
+                .filter_map(|v| v.library.as_ref().map(|l| l.library.as_str()))
+                .next(),
+        ),
         comparison,
         glossary: glossary.entries,
         files: data.files.clone(),

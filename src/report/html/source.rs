@@ -112,8 +112,9 @@ struct Group<'a> {
     sass: Vec<&'a HotRow>,
 }
 
-/// The source view of the hotspot rows (`source_collected`: whether a source page was read).
-pub fn source_view(rows: &[HotRow], source_collected: bool) -> SourceView {
+/// The source view of the hotspot rows (`source_collected`: whether a source page was
+/// read; `library`: the closed library whose kernel the profile holds, if it does).
+pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str>) -> SourceView {
     if rows.is_empty() {
         let note = if source_collected {
             "The source page held no lines for these kernels."
@@ -123,10 +124,17 @@ pub fn source_view(rows: &[HotRow], source_collected: bool) -> SourceView {
         return SourceView { note: note.into(), ..SourceView::default() };
     }
     if rows.iter().all(|r| !r.is_line() && r.line == 0) {
-        return SourceView {
-            note: "No line info: the hottest SASS instructions instead. Build the kernel with line info \
-                   (`-lineinfo`, NVRTC `--generate-line-info`) to see source lines."
+        let note = match library {
+            Some(lib) => format!(
+                "No line info: the kernel is {lib}'s, which ships without it, so the hottest SASS \
+                 instructions instead; there is nothing to rebuild."
+            ),
+            None => "No line info: the hottest SASS instructions instead. Build the kernel with line info \
+                     (`-lineinfo`, NVRTC `--generate-line-info`) to see source lines."
                 .into(),
+        };
+        return SourceView {
+            note,
             sass_only: rows.iter().take(SASS_LINES).map(instruction).collect(),
             ..SourceView::default()
         };
@@ -248,7 +256,7 @@ mod tests {
             row("cuda", 3, 10.0, 10.0, "int i = threadIdx.x;"),
             row("cuda", 5, 0.0, 0.0, "}"),
         ];
-        let v = source_view(&rows, true);
+        let v = source_view(&rows, true, None);
         assert_eq!(v.hot.len(), 2);
         assert_eq!(v.hot[0].location, "k.cu:9");
         assert_eq!(v.hot[0].anchor, "L1-9");
@@ -262,9 +270,9 @@ mod tests {
     #[test]
     fn without_line_info_the_instructions_are_shown_and_without_a_page_why() {
         let rows = vec![row("sass", 0, 5.0, 50.0, "FFMA R1, R2, R3, R1")];
-        let v = source_view(&rows, true);
+        let v = source_view(&rows, true, None);
         assert_eq!(v.sass_only.len(), 1);
         assert!(v.note.contains("No line info"));
-        assert!(source_view(&[], false).note.contains("No source page"));
+        assert!(source_view(&[], false, None).note.contains("No source page"));
     }
 }

@@ -97,6 +97,9 @@ const INSTRUCTIONS: &[&str] = &["Instructions Executed"];
 /// by its SASS instructions, hottest first. `resolve(file, line)` supplies source text ncu
 /// could not read.
 pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<Hotspot> {
+    // A window of several launches: one block per function and file, the launches summed.
+    let (page, _) = super::source_launches::merged(page);
+    let page = &page;
     let mut totals: Vec<(String, f64)> = Vec::new();
     for b in &page.blocks {
         let sum: f64 = b.lines.iter().filter_map(|l| number(b, &l.values, SAMPLES)).sum::<f64>()

@@ -22,6 +22,7 @@ pub mod hotspots;
 pub mod inputs;
 pub mod library;
 pub mod rules;
+pub mod source_launches;
 pub mod summary;
 
 use crate::error::{ExitCode, Failure};
@@ -67,6 +68,9 @@ pub struct Analysis {
     pub raw_inputs: Vec<inputs::RawInput>,
     /// The kernel filter the inputs kept to.
     pub kernel_filter: Option<regex::Regex>,
+    /// Each kernel whose source page summed several launches, with their number (the
+    /// hot lines are those launches' samples added line by line).
+    pub source_launches: Vec<(String, usize)>,
     /// Outputs that could not be made while the analysis itself succeeded (such as
     /// `visual/profile_summary.png`), one line each, for the caller to print as warnings;
     /// set by [`crate::report::write`], and listed among the limitations too.
@@ -117,6 +121,10 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
                 .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
         })
     };
+    let source_launches: Vec<(String, usize)> = match &inputs.source {
+        Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
+        None => Vec::new(),
+    };
     let hotspots: Vec<Hotspot> = match &inputs.source {
         Some(page) => hotspots::hotspots(page, &resolve)
             .into_iter()
@@ -135,6 +143,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         limitations,
         raw_inputs: inputs.raw,
         kernel_filter: inputs.kernel_filter,
+        source_launches,
         warnings: Vec::new(),
     })
 }

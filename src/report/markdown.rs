@@ -30,7 +30,7 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
             .iter()
             .map(|v| kernel_section(v, summary.kernels.iter().find(|k| k.kernel == v.kernel)))
             .collect(),
-        hotspots: hotspots_section(hotspots, sass_only),
+        hotspots: hotspots_section(hotspots, sass_only) + &summed_launches(&analysis.source_launches),
         limitations: limitations(analysis, sass_only),
         next_actions: next_actions(analysis),
     };
@@ -188,6 +188,18 @@ fn evidence_table(v: &KernelVerdict) -> String {
 
 /// The hottest source lines, or SASS instructions without line info, or why there are
 /// none.
+/// Says which kernels' hot lines sum several launches (empty when none do).
+fn summed_launches(launches: &[(String, usize)]) -> String {
+    if launches.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = launches.iter().map(|(k, n)| format!("{} ({n} launches)", md::code(k))).collect();
+    format!(
+        "\nEach line's samples are summed over the profiled launches of its kernel: {}.\n",
+        each.join(", ")
+    )
+}
+
 fn hotspots_section(hotspots: &[Hotspot], sass_only: bool) -> String {
     if hotspots.is_empty() {
         "No source page was collected: the `source` stage maps samples to lines (`--stages auto` \

@@ -1,0 +1,121 @@
+//! A source page of a window of several launches holds one block per launch of each
+//! kernel's file (ncu prints the page per profiled launch). The hot lines are a kernel's,
+//! not a launch's: the blocks of one function and file are summed into one, line by line
+//! and instruction by instruction, and the number of launches summed is kept to be said.
+
+use crate::ncu::parse::{parse_number, SassRow, SourceBlock, SourceLine, SourcePage};
+
+/// Columns that identify a row rather than measure it: never summed.
+const KEYS: [&str; 3] = ["Line No", "Address", "Source"];
+
+/// The page with each function's blocks of one file summed into one, and how many
+/// launches of each function it summed (1 for a function profiled once), in page order.
+pub fn merged(page: &SourcePage) -> (SourcePage, Vec<(String, usize)>) {
+    let mut blocks: Vec<SourceBlock> = Vec::new();
+    let mut seen: Vec<((String, String), usize)> = Vec::new();
+    for b in &page.blocks {
+        let key = (b.function_name.clone(), b.file_path.clone());
+        match blocks.iter_mut().find(|m| {
+            m.function_name == b.function_name && m.file_path == b.file_path && m.columns == b.columns
+        }) {
+            Some(m) => add_block(m, b),
+            None => blocks.push(b.clone()),
+        }
+        match seen.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((key, 1)),
+        }
+    }
+    let mut launches: Vec<(String, usize)> = Vec::new();
+    for ((function, _), n) in seen {
+        match launches.iter_mut().find(|(f, _)| *f == function) {
+            Some((_, m)) => *m = (*m).max(n),
+            None => launches.push((function, n)),
+        }
+    }
+    (SourcePage { blocks }, launches)
+}
+
+/// Adds `b`'s numbers into `into` (same function, file and columns).
+fn add_block(into: &mut SourceBlock, b: &SourceBlock) {
+    let measured: Vec<bool> = into.columns.iter().map(|c| !KEYS.contains(&c.as_str())).collect();
+    for l in &b.lines {
+        match into.lines.iter_mut().find(|m| m.line_no == l.line_no) {
+            Some(m) => add_line(m, l, &measured),
+            None => into.lines.push(l.clone()),
+        }
+    }
+    add_rows(&mut into.sass, &b.sass, &measured);
+}
+
+fn add_line(into: &mut SourceLine, l: &SourceLine, measured: &[bool]) {
+    add_values(&mut into.values, &l.values, measured);
+    add_rows(&mut into.sass, &l.sass, measured);
+}
+
+/// Each row of `rows` added to the row of `into` at the same address (appended when none).
+fn add_rows(into: &mut Vec<SassRow>, rows: &[SassRow], measured: &[bool]) {
+    for r in rows {
+        match into.iter_mut().find(|m| m.address == r.address && m.instruction == r.instruction) {
+            Some(m) => add_values(&mut m.values, &r.values, measured),
+            None => into.push(r.clone()),
+        }
+    }
+}
+
+/// Sums the measured cells that are numbers on both sides; other cells keep `into`'s.
+fn add_values(into: &mut [String], values: &[String], measured: &[bool]) {
+    for (i, cell) in into.iter_mut().enumerate() {
+        if !measured.get(i).copied().unwrap_or(false) {
+            continue;
+        }
+        if let (Some(a), Some(b)) = (parse_number(cell), values.get(i).and_then(|v| parse_number(v))) {
+            *cell = format!("{}", a + b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(function: &str, samples: &str) -> SourceBlock {
+        let columns = ["Line No", "Source", "Address", "Source", "# Samples"].map(String::from).to_vec();
+        let sass = SassRow {
+            address: "0x10".into(),
+            instruction: "FFMA R1, R2, R3, R4".into(),
+            values: ["", "", "0x10", "FFMA R1, R2, R3, R4", samples].map(String::from).to_vec(),
+        };
+        SourceBlock {
+            file_path: "/k.cu".into(),
+            function_name: function.into(),
+            columns,
+            lines: vec![SourceLine {
+                line_no: 7,
+                source: "a = b * c + a;".into(),
+                values: ["7", "a = b * c + a;", "", "", samples].map(String::from).to_vec(),
+                sass: vec![sass],
+                page_line: 1,
+            }],
+            sass: Vec::new(),
+        }
+    }
+
+    /// Blocks built here (not read from ncu): three launches of `k` and one of `j`.
+    #[test]
+    fn launches_of_one_kernel_sum_into_one_block_per_file() {
+        let page = SourcePage {
+            blocks: vec![block("k", "10"), block("j", "5"), block("k", "20"), block("k", "30")],
+        };
+        let (m, launches) = merged(&page);
+        assert_eq!(m.blocks.len(), 2);
+        assert_eq!(launches, vec![("k".to_string(), 3), ("j".to_string(), 1)]);
+        let k = &m.blocks[0];
+        assert_eq!(k.lines.len(), 1);
+        assert_eq!(k.lines[0].values[0], "7", "the line number is not summed");
+        assert_eq!(k.lines[0].values[4], "60");
+        assert_eq!(k.lines[0].sass.len(), 1);
+        assert_eq!(k.lines[0].sass[0].values[4], "60");
+        assert_eq!(m.blocks[1].lines[0].values[4], "5");
+    }
+}

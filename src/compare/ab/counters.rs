@@ -457,6 +457,35 @@ mod tests {
         assert_eq!(c.explain(), "DRAM bytes written 0 -> 4096");
     }
 
+    /// Growth below a class's gate never gates, even when the extra work would matter:
+    /// bank conflicts +20 % (gate 25 %) and DRAM bytes +40 % (gate 50 %), each worth well
+    /// over the tolerance's share of the base's time. Just past the gate, both do.
+    #[test]
+    fn growth_within_a_class_s_gate_never_gates_however_costly() {
+        let base = with(&[
+            ("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", 1.0e8),
+            ("l1tex__data_pipe_lsu_wavefronts_mem_shared.sum", 2.0e8),
+            ("dram__bytes_read.sum", 1.0e9),
+        ]);
+        let head = |conflicts: f64, dram: f64| {
+            let mut h = base.clone();
+            h.insert("l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum".into(), conflicts);
+            h.insert("dram__bytes_read.sum".into(), dram);
+            h
+        };
+        let c = compare_counters(&base, &head(1.2e8, 1.4e9), 2.0);
+        for m in ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "dram__bytes_read.sum"] {
+            let ch = change(&c, m);
+            assert!(ch.moved && !ch.gated, "{ch:?}");
+            assert!(ch.cost.is_some_and(|c| c.matters_up()), "the extra work matters: {ch:?}");
+        }
+        assert_eq!(c.verdict(), AbVerdict::Unchanged);
+        let c = compare_counters(&base, &head(1.26e8, 1.51e9), 2.0);
+        for m in ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "dram__bytes_read.sum"] {
+            assert!(change(&c, m).gated, "{:?}", change(&c, m));
+        }
+    }
+
     #[test]
     fn bank_conflicts_and_spills_appearing_are_gated() {
         let c = compare_counters(

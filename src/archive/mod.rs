@@ -21,6 +21,8 @@ pub mod adjust;
 pub mod check;
 pub mod contents;
 pub mod emit;
+pub mod libs;
+pub mod loader;
 pub mod pair;
 pub use contents::Contents;
 
@@ -28,7 +30,7 @@ pub use contents::Contents;
 pub const MANIFEST: &str = "kprof-archive.json";
 
 /// The manifest's schema this cargo-kprof writes; it reads every version up to it.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `kprof-archive.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,21 +54,27 @@ pub struct ArchiveManifest {
     /// workspace root (schema 2).
     #[serde(default)]
     pub build_outputs: Vec<PathBuf>,
+    /// The shared libraries each packed program loads (schema 3); `None` in older
+    /// archives, whose libraries are not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libraries: Option<Vec<libs::ProgramLibraries>>,
 }
 
-/// Writes the archive: the executables of `built`, the files of `contents` and the plan.
+/// Writes the archive: the executables of `built`, the files of `contents` and the plan,
+/// with the libraries each program loads (`opened`: those cudarc opens itself).
 /// Refuses to overwrite an existing file, and removes the file it created when packing fails.
 pub fn write(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
+    opened: &[libs::OpenedLibrary],
     out: &Path,
 ) -> Result<ArchiveManifest> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
-    let written = pack(plan, built, contents, file);
+    let written = pack(plan, built, contents, opened, file);
     if written.is_err() {
         // Only the file this call created: a half-written archive would block the retry.
         std::fs::remove_file(out).ok();
@@ -78,10 +86,14 @@ fn pack(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
+    opened: &[libs::OpenedLibrary],
     file: std::fs::File,
 ) -> Result<ArchiveManifest> {
     let mut tar = builder(file);
     let mut executables = Vec::new();
+    let mut libraries = Vec::new();
+    let search = loader::Search::here(None, &crate::shell::Shell::quiet());
+    let find = |name: &str, d: &libs::Dynamic, at: &Path| search.find(name, d, at);
     for k in &plan.kernels {
         if let PlannedTarget::Cargo(t) = &k.target {
             if executables.iter().any(|(bt, _): &(BuildTarget, String)| bt == t) {
@@ -93,6 +105,7 @@ fn pack(
             let name = format!("bin/{}", exe.file_name().and_then(|n| n.to_str()).unwrap_or(&t.name));
             tar.append_path_with_name(exe, &name)
                 .with_context(|| format!("could not pack {}", exe.display()))?;
+            libraries.push(libs::record(exe, &name, opened, &find));
             executables.push((t.clone(), name));
         }
     }
@@ -109,6 +122,7 @@ fn pack(
         sources: contents.sources.clone(),
         included: contents.included.clone(),
         build_outputs: contents.build_outputs.clone(),
+        libraries: Some(libraries),
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();
@@ -147,11 +161,11 @@ pub fn unpack_adjusted(
     archive: &Path,
     dir: &Path,
     timeout: Option<std::time::Duration>,
-    adjust: impl FnOnce(Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
+    adjust: impl FnOnce(&ArchiveManifest, Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
 ) -> Result<(Plan, BuildOutput)> {
     require_new_or_empty(dir)?;
     let CheckedArchive { manifest, kernels, executables: files, entries } = check(archive)?;
-    let kernels = adjust(kernels.into_iter().map(|(k, _)| k).collect())?
+    let kernels = adjust(&manifest, kernels.into_iter().map(|(k, _)| k).collect())?
         .into_iter()
         .map(|k| {
             let rel = cwd_under(&manifest.workspace_root, &k.cwd)

@@ -77,12 +77,27 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     let built = build(&plan, None, shell)?;
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
-    let manifest = archive::write(&plan, built.as_ref(), &packed, o.output)?;
+    let opened = cudarc_opened(o.manifest_path, shell);
+    let manifest = archive::write(&plan, built.as_ref(), &packed, &opened, o.output)?;
     if let Some(l) = &launchers {
         l.write()?;
     }
     shell.emit(&Event::ArchiveWritten(listing(o.output, &manifest, &packed, launchers.as_ref())));
     Ok(ExitCode::Success)
+}
+
+/// The libraries cudarc opens itself, from the features `cargo metadata`'s resolve
+/// enabled for it (read offline: the build has just downloaded what it needs).
+fn cudarc_opened(manifest_path: Option<&Path>, shell: &Shell) -> Vec<archive::libs::OpenedLibrary> {
+    match crate::build::metadata_with_graph(&crate::build::cargo_binary(), manifest_path, &Shell::quiet()) {
+        Ok(m) => archive::libs::cudarc_opened(&m),
+        Err(e) => {
+            shell.warn(format!(
+                "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded"
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// Builds a plan's programs with line info; `side` names the side of an A/B archive.
@@ -126,7 +141,8 @@ fn pack_pair(
             crate::process::check_signal("after the build")?;
             contents::add_build_outputs(&mut packed, plan, built.as_ref());
             written.push(tmp.clone());
-            archive::write(plan, built.as_ref(), &packed, tmp)?;
+            let opened = cudarc_opened(o.manifest_path, shell);
+            archive::write(plan, built.as_ref(), &packed, &opened, tmp)?;
         }
         let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
         let pair = archive::pair::PairManifest {
@@ -212,7 +228,8 @@ pub fn unpack_adjusted(
     let request = opening::with_engine_shard(u.request)?;
     let mut notes = Vec::new();
     let profile_root = crate::profile::dir::profiles_root(&u.remap.join(archive::WORKSPACE));
-    let adjust = |kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
+    let bin_root = u.remap.to_path_buf();
+    let adjust = |manifest: &archive::ArchiveManifest, kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
         let kernels = archive::adjust::adjust(kernels, &request, &mut notes)?;
         // Checked before anything is unpacked: a machine that cannot profile gets no
         // --workspace-remap folder in the way of the next try.
@@ -225,6 +242,10 @@ pub fn unpack_adjusted(
             let privilege = if m.sudo { Privilege::Sudo } else { Privilege::None };
             checked.iter_mut().for_each(|k| k.privilege = privilege);
             super::profile::preflight_kernels(&checked, &profile_root, request.dry_run, m.extras)?;
+            if !request.dry_run {
+                let shell = Shell::quiet();
+                notes.extend(archive::loader::check_archived(manifest, &kernels, &bin_root, &shell)?);
+            }
         }
         Ok(kernels)
     };

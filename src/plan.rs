@@ -33,6 +33,9 @@ pub struct Plan {
     pub profile_root: PathBuf,
     /// The one build of every cargo target the kernels need; `None` when none do.
     pub build: Option<BuildRequest>,
+    /// Folders besides the workspace where sources ncu could not open are looked for by
+    /// path suffix: an unpacked archive's `deps/`.
+    pub source_roots: Vec<PathBuf>,
     /// The kernels, in selection order.
     pub kernels: Vec<KernelPlan>,
     /// `--output-dir`: the profile directory (one kernel) or its parent (several).

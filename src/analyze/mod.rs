@@ -43,6 +43,9 @@ pub struct AnalyzeOptions {
     pub template: Option<PathBuf>,
     /// The workspace root, to read source lines ncu could not open.
     pub source_root: Option<PathBuf>,
+    /// More folders to read such lines from, by path suffix (an unpacked archive's
+    /// dependency sources).
+    pub source_roots: Vec<PathBuf>,
     /// `--max-input-mb`: the largest raw page read, in MiB (default
     /// [`inputs::DEFAULT_MAX_INPUT_MB`]).
     pub max_input_mb: Option<u64>,
@@ -113,9 +116,11 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         None => limitations.push("The device is not named in the inputs: no device limits are used.".into()),
     }
     let mut decision = rules::decide_all(&rules, &summary);
-    let root = opts.source_root.clone();
+    let roots: Vec<Option<PathBuf>> = std::iter::once(opts.source_root.clone())
+        .chain(opts.source_roots.iter().cloned().map(Some))
+        .collect();
     let resolve = move |file: &str, line: u32| -> Option<String> {
-        source_candidates(file, root.as_deref()).iter().find_map(|p| {
+        roots.iter().flat_map(|root| source_candidates(file, root.as_deref())).find_map(|p| {
             std::fs::read_to_string(p)
                 .ok()
                 .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))

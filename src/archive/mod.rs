@@ -20,6 +20,7 @@ use check::{check, cwd_under, entry_path, CheckedArchive, Entries};
 pub mod adjust;
 pub mod check;
 pub mod contents;
+pub mod deps;
 pub mod emit;
 pub mod libs;
 pub mod loader;
@@ -58,6 +59,12 @@ pub struct ArchiveManifest {
     /// archives, whose libraries are not checked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub libraries: Option<Vec<libs::ProgramLibraries>>,
+    /// Dependency sources the line info names, packed under `deps/` (schema 3).
+    #[serde(default)]
+    pub dependency_sources: Vec<deps::DependencySource>,
+    /// Dependency sources the line info names that were not found when packing.
+    #[serde(default)]
+    pub dependency_sources_missing: Vec<PathBuf>,
 }
 
 /// Writes the archive: the executables of `built`, the files of `contents` and the plan,
@@ -113,6 +120,13 @@ fn pack(
         tar.append_path_with_name(plan.workspace_root.join(rel), Path::new(WORKSPACE).join(rel))
             .with_context(|| format!("could not pack {}", rel.display()))?;
     }
+    let exes: Vec<&Path> =
+        executables.iter().filter_map(|(t, _)| built.and_then(|b| b.executable(t))).collect();
+    let found = deps::find(&exes, built, &deps::Prefixes::here(&plan.workspace_root));
+    for s in &found.sources {
+        tar.append_path_with_name(&s.file, Path::new(deps::DEPS).join(&s.entry))
+            .with_context(|| format!("could not pack {}", s.file.display()))?;
+    }
     let manifest = ArchiveManifest {
         schema_version: SCHEMA_VERSION,
         kprof_version: env!("CARGO_PKG_VERSION").into(),
@@ -123,6 +137,8 @@ fn pack(
         included: contents.included.clone(),
         build_outputs: contents.build_outputs.clone(),
         libraries: Some(libraries),
+        dependency_sources: found.sources,
+        dependency_sources_missing: found.missing,
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();
@@ -201,6 +217,7 @@ pub fn unpack_adjusted(
             workspace_root: root.clone(),
             profile_root: crate::profile::dir::profiles_root(&root),
             build: None,
+            source_roots: vec![dir.join(deps::DEPS)],
             kernels,
             output_dir: None,
             dry_run: false,

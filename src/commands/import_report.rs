@@ -19,6 +19,7 @@ fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
         rules: a.rules.clone(),
         template: a.template.clone(),
         source_root,
+        source_roots: Vec::new(),
         max_input_mb: a.max_input_mb,
     }
 }

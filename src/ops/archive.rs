@@ -190,6 +190,8 @@ fn listing(
         sources: m.sources.len(),
         included: m.included.clone(),
         build_outputs: m.build_outputs.clone(),
+        dependency_sources: m.dependency_sources.len(),
+        dependency_sources_missing: m.dependency_sources_missing.clone(),
         skipped_out_dirs: packed
             .skipped_out_dirs
             .iter()

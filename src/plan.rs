@@ -61,6 +61,9 @@ pub struct Plan {
 pub struct Request {
     /// `-p`: packages to select from.
     pub packages: Vec<String>,
+    /// `archive -o FILE`: a selection that finds nothing configured offers to pack a
+    /// target (`cargo kprof archive --bin NAME -o FILE`) rather than to profile it.
+    pub pack_to: Option<PathBuf>,
     /// `--workspace`: every configured kernel.
     pub workspace: bool,
     /// `--bench/--example/--bin NAME`.

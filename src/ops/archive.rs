@@ -60,7 +60,10 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
                  cargo-kprof kprof run --archive FILE --partition {}",
                 shard.partition
             ))),
-            None => Ok(every_configured_unless_selected(request)),
+            None => Ok(Request {
+                pack_to: Some(o.output.to_path_buf()),
+                ..every_configured_unless_selected(request)
+            }),
         }
     });
     let (plan, request, ws) = opening::open(o.manifest_path, whole, Shard::AsGiven, shell)?;

@@ -164,7 +164,13 @@ impl Resolver<'_> {
             self.config.kernels.iter().any(|k| packages.is_empty() || packages.contains(&k.package));
         match configured_here {
             true => f,
-            false => crate::config::targets::offer_direct_forms(f, self.metadata, packages, hint),
+            false => {
+                let verb = match &self.args.pack_to {
+                    Some(out) => crate::config::targets::DirectVerb::Pack(out),
+                    None => crate::config::targets::DirectVerb::Profile,
+                };
+                crate::config::targets::offer_direct_forms(f, self.metadata, packages, hint, verb)
+            }
         }
     }
 

@@ -119,13 +119,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     let roots: Vec<Option<PathBuf>> = std::iter::once(opts.source_root.clone())
         .chain(opts.source_roots.iter().cloned().map(Some))
         .collect();
-    let resolve = move |file: &str, line: u32| -> Option<String> {
-        roots.iter().flat_map(|root| source_candidates(file, root.as_deref())).find_map(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
-        })
-    };
+    let resolve = move |file: &str, line: u32| read_line(file, line, &roots);
     let source_launches: Vec<(String, usize)> = match &inputs.source {
         Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
         None => Vec::new(),
@@ -157,6 +151,15 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
 /// `root`, ever shorter tails of it, longest first. A build on another machine (an
 /// archive built there) names that machine's paths (`/build/ws/kernels/a.cu`); the same
 /// file under this workspace is `root/kernels/a.cu`.
+/// Line `line` of `file`, read where it is or, by path suffix, under one of `roots`.
+fn read_line(file: &str, line: u32, roots: &[Option<PathBuf>]) -> Option<String> {
+    roots.iter().flat_map(|root| source_candidates(file, root.as_deref())).find_map(|p| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
+    })
+}
+
 fn source_candidates(file: &str, root: Option<&Path>) -> Vec<PathBuf> {
     let path = PathBuf::from(file);
     let mut out = vec![path.clone()];
@@ -201,5 +204,19 @@ mod tests {
             ]
         );
         assert_eq!(super::source_candidates("a.cu", None), [PathBuf::from("a.cu")]);
+    }
+
+    #[test]
+    fn dependency_sources_are_read_from_an_unpacked_archives_deps_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deps = tmp.path().join("deps");
+        let file = deps.join("registry/src/index.crates.io-0123/candle-kernels-0.11.1/src/reduce.cu");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "// one\n  float acc = 0.0f;\n").unwrap();
+        let named =
+            "/home/builder/.cargo/registry/src/index.crates.io-0123/candle-kernels-0.11.1/src/reduce.cu";
+        let roots = [Some(tmp.path().join("workspace")), Some(deps)];
+        assert_eq!(super::read_line(named, 2, &roots).as_deref(), Some("  float acc = 0.0f;"));
+        assert_eq!(super::read_line(named, 2, &roots[..1]), None);
     }
 }

@@ -242,6 +242,11 @@ pub fn unpack_adjusted(
     unpacked
 }
 
+/// The plan of an archive, once every entry is checked (nothing is written).
+pub fn read_checked_manifest(archive: &Path) -> Result<ArchiveManifest, Failure> {
+    check(archive).map(|c| c.manifest)
+}
+
 /// Refuses a `--workspace-remap` that exists and is not a directory, or is not empty: an
 /// archive is unpacked only into a new or empty directory, so nothing there is overwritten.
 pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {

@@ -155,8 +155,10 @@ fn a_missing_library_is_named_before_ncu_and_found_through_env() {
     assert!(!stderr.contains("could not be found here"), "{stderr}");
     assert!(calls.contains("--log-file"), "ncu did not run:\n{stderr}");
     let commands = walk_find(&remap.join("workspace/profile"), "commands.sh");
-    let text = std::fs::read_to_string(commands).unwrap();
+    let text = std::fs::read_to_string(&commands).unwrap();
     assert!(text.contains(&lib_dir.display().to_string()), "{text}");
+    let manifest = std::fs::read_to_string(commands.with_file_name("run_manifest.yaml")).unwrap();
+    assert!(manifest.contains(&format!("ld_library_path: {}", lib_dir.display())), "{manifest}");
 }
 
 /// The dependency source the PTX names is packed under `deps/`, counted in the listing

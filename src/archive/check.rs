@@ -14,8 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use super::deps::DEPS;
-use super::{ArchiveManifest, BIN, MANIFEST, SCHEMA_VERSION, WORKSPACE};
+use super::{ArchiveManifest, BIN, DEPS, MANIFEST, SCHEMA_VERSION, WORKSPACE};
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::LaunchWindow;
 use crate::plan::{KernelPlan, PlannedTarget};

@@ -22,9 +22,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::build::BuildOutput;
 
-/// The folder of an archive that holds dependency sources.
-pub const DEPS: &str = "deps";
-
 /// The extensions of the CUDA source files a line table names.
 const SOURCE_EXTENSIONS: [&str; 5] = ["cu", "cuh", "h", "hpp", "inl"];
 

@@ -124,7 +124,7 @@ fn pack(
         executables.iter().filter_map(|(t, _)| built.and_then(|b| b.executable(t))).collect();
     let found = deps::find(&exes, built, &deps::Prefixes::here(&plan.workspace_root));
     for s in &found.sources {
-        tar.append_path_with_name(&s.file, Path::new(deps::DEPS).join(&s.entry))
+        tar.append_path_with_name(&s.file, Path::new(DEPS).join(&s.entry))
             .with_context(|| format!("could not pack {}", s.file.display()))?;
     }
     let manifest = ArchiveManifest {
@@ -163,6 +163,8 @@ fn builder<W: std::io::Write>(out: W) -> tar::Builder<W> {
 const BIN: &str = "bin";
 /// The folder of an unpacked archive that holds the workspace (its `profile/` too).
 pub const WORKSPACE: &str = "workspace";
+/// The folder of an archive that holds dependency sources (`deps::find`).
+pub const DEPS: &str = "deps";
 
 /// Unpacks an archive into `dir` (new or empty) and returns the remapped plan and the
 /// unpacked executables; `adjust` chooses and changes the archived kernels (`run
@@ -217,7 +219,7 @@ pub fn unpack_adjusted(
             workspace_root: root.clone(),
             profile_root: crate::profile::dir::profiles_root(&root),
             build: None,
-            source_roots: vec![dir.join(deps::DEPS)],
+            source_roots: vec![dir.join(DEPS)],
             kernels,
             output_dir: None,
             dry_run: false,

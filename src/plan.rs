@@ -36,6 +36,9 @@ pub struct Plan {
     /// Folders besides the workspace where sources ncu could not open are looked for by
     /// path suffix: an unpacked archive's `deps/`.
     pub source_roots: Vec<PathBuf>,
+    /// Source files by the name line info gives them, where they are here: an unpacked
+    /// archive's dependency sources.
+    pub source_map: BTreeMap<String, PathBuf>,
     /// The kernels, in selection order.
     pub kernels: Vec<KernelPlan>,
     /// `--output-dir`: the profile directory (one kernel) or its parent (several).

@@ -46,6 +46,9 @@ pub struct AnalyzeOptions {
     /// More folders to read such lines from, by path suffix (an unpacked archive's
     /// dependency sources).
     pub source_roots: Vec<PathBuf>,
+    /// Source files by the name line info gives them (an unpacked archive's dependency
+    /// sources, whose names may be relative to the package that compiled them).
+    pub source_map: std::collections::BTreeMap<String, PathBuf>,
     /// `--max-input-mb`: the largest raw page read, in MiB (default
     /// [`inputs::DEFAULT_MAX_INPUT_MB`]).
     pub max_input_mb: Option<u64>,
@@ -119,7 +122,11 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     let roots: Vec<Option<PathBuf>> = std::iter::once(opts.source_root.clone())
         .chain(opts.source_roots.iter().cloned().map(Some))
         .collect();
-    let resolve = move |file: &str, line: u32| read_line(file, line, &roots);
+    let map = opts.source_map.clone();
+    let resolve = move |file: &str, line: u32| match map.get(file) {
+        Some(at) => read_line(&at.to_string_lossy(), line, &[]),
+        None => read_line(file, line, &roots),
+    };
     let source_launches: Vec<(String, usize)> = match &inputs.source {
         Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
         None => Vec::new(),

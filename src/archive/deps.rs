@@ -35,6 +35,10 @@ pub struct DependencySource {
     pub file: PathBuf,
     /// Its entry below `deps/`.
     pub entry: PathBuf,
+    /// The other names the line info gives it: relative ones (`src/reduce.cu`, as a build
+    /// script handed it to nvcc from its package folder).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 /// What the build's line info named outside the workspace.
@@ -46,9 +50,13 @@ pub struct Found {
     pub missing: Vec<PathBuf>,
 }
 
-/// Where dependency sources live on this machine.
+/// Where dependency sources live on this machine, and the folders of the packages whose
+/// build scripts compile them (by package name; a relative name in their line info is
+/// relative to it, the build script's working folder).
 #[derive(Debug, Clone)]
 pub struct Prefixes {
+    /// Each package's folder.
+    pub package_roots: std::collections::BTreeMap<String, PathBuf>,
     /// `$CARGO_HOME` (default `~/.cargo`).
     pub cargo_home: Option<PathBuf>,
     /// The workspace root: files under it are packed as workspace sources instead.
@@ -61,7 +69,11 @@ impl Prefixes {
         let cargo_home = std::env::var_os("CARGO_HOME")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")));
-        Prefixes { cargo_home, workspace_root: workspace_root.to_path_buf() }
+        Prefixes {
+            package_roots: Default::default(),
+            cargo_home,
+            workspace_root: workspace_root.to_path_buf(),
+        }
     }
 
     /// The entry below `deps/` for `file`, when it lies in a dependency folder.
@@ -125,7 +137,7 @@ fn fatbin_section(bytes: &[u8]) -> Option<&[u8]> {
 }
 
 /// The CUDA files build scripts said they compiled: `rerun-if-changed` lines with a CUDA
-/// extension in each `OUT_DIR`'s sibling `output` file (absolute paths only).
+/// extension in each `OUT_DIR`'s sibling `output` file.
 fn build_script_sources(out_dir: &Path) -> Vec<String> {
     let Some(output) = out_dir.parent().map(|d| d.join("output")) else { return Vec::new() };
     let Ok(text) = std::fs::read_to_string(output) else { return Vec::new() };
@@ -133,7 +145,7 @@ fn build_script_sources(out_dir: &Path) -> Vec<String> {
         .filter_map(|l| {
             l.strip_prefix("cargo:rerun-if-changed=").or_else(|| l.strip_prefix("cargo::rerun-if-changed="))
         })
-        .filter(|p| Path::new(p).is_absolute() && is_source(Path::new(p)))
+        .filter(|p| is_source(Path::new(p)))
         .map(String::from)
         .collect()
 }
@@ -145,34 +157,57 @@ fn read_limited(path: &Path) -> Option<Vec<u8>> {
 
 /// The dependency sources the line info of `executables` and the build's `OUT_DIR`s names.
 pub fn find(executables: &[&Path], built: Option<&BuildOutput>, prefixes: &Prefixes) -> Found {
-    let mut names: BTreeSet<String> = BTreeSet::new();
+    // Each name as the line info gives it, and the file it is on this machine.
+    let mut names: BTreeSet<(String, PathBuf)> = BTreeSet::new();
+    let mut embedded: BTreeSet<String> = BTreeSet::new();
     for exe in executables {
         let Some(bytes) = read_limited(exe) else { continue };
-        names.extend(ptx_files(&bytes));
+        embedded.extend(ptx_files(&bytes));
         if let Some(fatbin) = fatbin_section(&bytes) {
-            names.extend(path_strings(fatbin));
+            embedded.extend(path_strings(fatbin));
         }
     }
-    let mut out_dirs: Vec<&PathBuf> =
-        built.map(|b| b.build_script_out_dirs.iter().map(|(_, d)| d).collect()).unwrap_or_default();
+    let mut out_dirs: Vec<&(String, PathBuf)> =
+        built.map(|b| b.build_script_out_dirs.iter().collect()).unwrap_or_default();
     out_dirs.sort();
     out_dirs.dedup();
-    for dir in out_dirs {
-        names.extend(build_script_sources(dir));
+    let mut roots: Vec<&Path> = Vec::new();
+    for (package, dir) in out_dirs {
+        let root = prefixes.package_roots.get(package).map(PathBuf::as_path);
+        roots.extend(root);
+        let mut here = build_script_sources(dir);
         for ptx in ptx_files_in(dir) {
-            if let Some(bytes) = read_limited(&ptx) {
-                names.extend(ptx_files(&bytes));
-            }
+            here.extend(read_limited(&ptx).map(|b| ptx_files(&b)).unwrap_or_default());
+        }
+        for n in here {
+            let file = match (Path::new(&n).is_absolute(), root) {
+                (true, _) => PathBuf::from(&n),
+                (false, Some(r)) => r.join(&n),
+                (false, None) => continue,
+            };
+            names.insert((n, file));
+        }
+    }
+    for n in embedded {
+        if Path::new(&n).is_absolute() {
+            names.insert((n.clone(), PathBuf::from(&n)));
+        } else if let Some(r) = roots.iter().find(|r| r.join(&n).is_file()) {
+            names.insert((n.clone(), r.join(&n)));
         }
     }
     let mut found = Found::default();
-    for name in names {
-        let file = PathBuf::from(&name);
+    for (name, file) in names {
         let Some(entry) = prefixes.entry(&file) else { continue };
-        if file.is_file() {
-            found.sources.push(DependencySource { file, entry });
-        } else {
-            found.missing.push(file);
+        if !file.is_file() {
+            if !found.missing.contains(&file) {
+                found.missing.push(file);
+            }
+            continue;
+        }
+        let other = (Path::new(&name) != file).then_some(name);
+        match found.sources.iter_mut().find(|s| s.file == file) {
+            Some(s) => s.names.extend(other),
+            None => found.sources.push(DependencySource { file, entry, names: other.into_iter().collect() }),
         }
     }
     found
@@ -203,7 +238,11 @@ mod tests {
     use super::*;
 
     fn prefixes() -> Prefixes {
-        Prefixes { cargo_home: Some("/home/u/.cargo".into()), workspace_root: "/home/u/ws".into() }
+        Prefixes {
+            package_roots: Default::default(),
+            cargo_home: Some("/home/u/.cargo".into()),
+            workspace_root: "/home/u/ws".into(),
+        }
     }
 
     #[test]
@@ -239,6 +278,35 @@ mod tests {
         assert_eq!(entry("/usr/local/cuda/include/cuda_fp16.hpp"), None);
         assert_eq!(entry("/home/u/.cargo/registry/../../etc/passwd.h"), None, "sanitised");
         assert_eq!(entry("src/reduce.cu"), None);
+    }
+
+    #[test]
+    fn relative_names_in_a_build_scripts_ptx_start_at_its_package() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("cargo");
+        let root = home.join("registry/src/idx/k-0.1.0");
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::write(root.join("src/reduce.cu"), "x").unwrap();
+        let out = tmp.path().join("target/release/build/k-0123/out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("reduce.ptx"), ".file 1 \"src/reduce.cu\"\n.file 2 \"src/gone.cu\"\n")
+            .unwrap();
+        let built = BuildOutput { executables: Vec::new(), build_script_out_dirs: vec![("k".into(), out)] };
+        let prefixes = Prefixes {
+            package_roots: [("k".to_string(), root.clone())].into(),
+            cargo_home: Some(home),
+            workspace_root: tmp.path().join("ws"),
+        };
+        let found = find(&[], Some(&built), &prefixes);
+        assert_eq!(
+            found.sources,
+            [DependencySource {
+                file: root.join("src/reduce.cu"),
+                entry: "registry/src/idx/k-0.1.0/src/reduce.cu".into(),
+                names: vec!["src/reduce.cu".into()],
+            }]
+        );
+        assert_eq!(found.missing, [root.join("src/gone.cu")]);
     }
 
     #[test]

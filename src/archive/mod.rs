@@ -67,21 +67,43 @@ pub struct ArchiveManifest {
     pub dependency_sources_missing: Vec<PathBuf>,
 }
 
+/// What the dependency graph tells the packer: the libraries cudarc opens itself, and each
+/// package's folder (relative names in a build script's line info start there).
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// The libraries cudarc opens itself.
+    pub opened: Vec<libs::OpenedLibrary>,
+    /// Each package's folder, by name.
+    pub package_roots: std::collections::BTreeMap<String, PathBuf>,
+}
+
+impl Graph {
+    /// Read from `cargo metadata` with the resolve.
+    pub fn of(metadata: &cargo_metadata::Metadata) -> Graph {
+        let package_roots = metadata
+            .packages
+            .iter()
+            .filter_map(|p| Some((p.name.to_string(), p.manifest_path.parent()?.as_std_path().to_path_buf())))
+            .collect();
+        Graph { opened: libs::cudarc_opened(metadata), package_roots }
+    }
+}
+
 /// Writes the archive: the executables of `built`, the files of `contents` and the plan,
-/// with the libraries each program loads (`opened`: those cudarc opens itself).
+/// with the libraries each program loads and the dependency sources its line info names.
 /// Refuses to overwrite an existing file, and removes the file it created when packing fails.
 pub fn write(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
-    opened: &[libs::OpenedLibrary],
+    graph: &Graph,
     out: &Path,
 ) -> Result<ArchiveManifest> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
-    let written = pack(plan, built, contents, opened, file);
+    let written = pack(plan, built, contents, graph, file);
     if written.is_err() {
         // Only the file this call created: a half-written archive would block the retry.
         std::fs::remove_file(out).ok();
@@ -93,7 +115,7 @@ fn pack(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
-    opened: &[libs::OpenedLibrary],
+    graph: &Graph,
     file: std::fs::File,
 ) -> Result<ArchiveManifest> {
     let mut tar = builder(file);
@@ -112,7 +134,7 @@ fn pack(
             let name = format!("bin/{}", exe.file_name().and_then(|n| n.to_str()).unwrap_or(&t.name));
             tar.append_path_with_name(exe, &name)
                 .with_context(|| format!("could not pack {}", exe.display()))?;
-            libraries.push(libs::record(exe, &name, opened, &find));
+            libraries.push(libs::record(exe, &name, &graph.opened, &find));
             executables.push((t.clone(), name));
         }
     }
@@ -122,7 +144,11 @@ fn pack(
     }
     let exes: Vec<&Path> =
         executables.iter().filter_map(|(t, _)| built.and_then(|b| b.executable(t))).collect();
-    let found = deps::find(&exes, built, &deps::Prefixes::here(&plan.workspace_root));
+    let prefixes = deps::Prefixes {
+        package_roots: graph.package_roots.clone(),
+        ..deps::Prefixes::here(&plan.workspace_root)
+    };
+    let found = deps::find(&exes, built, &prefixes);
     for s in &found.sources {
         tar.append_path_with_name(&s.file, Path::new(DEPS).join(&s.entry))
             .with_context(|| format!("could not pack {}", s.file.display()))?;
@@ -220,6 +246,15 @@ pub fn unpack_adjusted(
             profile_root: crate::profile::dir::profiles_root(&root),
             build: None,
             source_roots: vec![dir.join(DEPS)],
+            source_map: manifest
+                .dependency_sources
+                .iter()
+                .flat_map(|d| {
+                    let at = dir.join(DEPS).join(&d.entry);
+                    let file = d.file.to_string_lossy().into_owned();
+                    d.names.iter().cloned().chain([file]).map(move |n| (n, at.clone()))
+                })
+                .collect(),
             kernels,
             output_dir: None,
             dry_run: false,

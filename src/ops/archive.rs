@@ -80,8 +80,8 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     let built = build(&plan, None, shell)?;
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
-    let opened = cudarc_opened(o.manifest_path, shell);
-    let manifest = archive::write(&plan, built.as_ref(), &packed, &opened, o.output)?;
+    let graph = graph(o.manifest_path, shell);
+    let manifest = archive::write(&plan, built.as_ref(), &packed, &graph, o.output)?;
     if let Some(l) = &launchers {
         l.write()?;
     }
@@ -89,16 +89,18 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     Ok(ExitCode::Success)
 }
 
-/// The libraries cudarc opens itself, from the features `cargo metadata`'s resolve
-/// enabled for it (read offline: the build has just downloaded what it needs).
-fn cudarc_opened(manifest_path: Option<&Path>, shell: &Shell) -> Vec<archive::libs::OpenedLibrary> {
+/// The libraries cudarc opens itself (from the features `cargo metadata`'s resolve
+/// enabled for it) and the packages' folders, read offline: the build has just
+/// downloaded what it needs.
+fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Graph {
     match crate::build::metadata_with_graph(&crate::build::cargo_binary(), manifest_path, &Shell::quiet()) {
-        Ok(m) => archive::libs::cudarc_opened(&m),
+        Ok(m) => archive::Graph::of(&m),
         Err(e) => {
             shell.warn(format!(
-                "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded"
+                "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded, \
+                 and relative file names in dependencies' line info are not followed"
             ));
-            Vec::new()
+            archive::Graph::default()
         }
     }
 }
@@ -144,8 +146,8 @@ fn pack_pair(
             crate::process::check_signal("after the build")?;
             contents::add_build_outputs(&mut packed, plan, built.as_ref());
             written.push(tmp.clone());
-            let opened = cudarc_opened(o.manifest_path, shell);
-            archive::write(plan, built.as_ref(), &packed, &opened, tmp)?;
+            let graph = graph(o.manifest_path, shell);
+            archive::write(plan, built.as_ref(), &packed, &graph, tmp)?;
         }
         let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
         let pair = archive::pair::PairManifest {

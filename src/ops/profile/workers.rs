@@ -224,6 +224,7 @@ impl Ctx<'_, '_> {
         let opts = AnalyzeOptions {
             source_root: Some(self.plan.workspace_root.clone()),
             source_roots: self.plan.source_roots.clone(),
+            source_map: self.plan.source_map.clone(),
             ..Default::default()
         };
         let analysis = report::refresh(&p.dir, &opts)?;

@@ -123,7 +123,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         .chain(opts.source_roots.iter().cloned().map(Some))
         .collect();
     let map = opts.source_map.clone();
-    let resolve = move |file: &str, line: u32| match map.get(file) {
+    let resolve = move |file: &str, line: u32| match mapped(&map, file) {
         Some(at) => read_line(&at.to_string_lossy(), line, &[]),
         None => read_line(file, line, &roots),
     };
@@ -158,6 +158,16 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
 /// `root`, ever shorter tails of it, longest first. A build on another machine (an
 /// archive built there) names that machine's paths (`/build/ws/kernels/a.cu`); the same
 /// file under this workspace is `root/kernels/a.cu`.
+/// Where a file the line info names is here: by its exact name, else by a relative name
+/// it ends with (ncu may show a relative name joined to a folder of its own).
+fn mapped<'m>(map: &'m std::collections::BTreeMap<String, PathBuf>, file: &str) -> Option<&'m PathBuf> {
+    map.get(file).or_else(|| {
+        map.iter()
+            .find(|(n, _)| !Path::new(n).is_absolute() && Path::new(file).ends_with(n))
+            .map(|(_, at)| at)
+    })
+}
+
 /// Line `line` of `file`, read where it is or, by path suffix, under one of `roots`.
 fn read_line(file: &str, line: u32, roots: &[Option<PathBuf>]) -> Option<String> {
     roots.iter().flat_map(|root| source_candidates(file, root.as_deref())).find_map(|p| {
@@ -225,5 +235,9 @@ mod tests {
         let roots = [Some(tmp.path().join("workspace")), Some(deps)];
         assert_eq!(super::read_line(named, 2, &roots).as_deref(), Some("  float acc = 0.0f;"));
         assert_eq!(super::read_line(named, 2, &roots[..1]), None);
+        let map = [("src/reduce.cu".to_string(), file.clone())].into();
+        assert_eq!(super::mapped(&map, "src/reduce.cu"), Some(&file));
+        assert_eq!(super::mapped(&map, "/somewhere/src/reduce.cu"), Some(&file));
+        assert_eq!(super::mapped(&map, "/somewhere/src/xreduce.cu"), None);
     }
 }

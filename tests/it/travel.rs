@@ -227,3 +227,35 @@ fn walk_find(root: &Path, name: &str) -> PathBuf {
     }
     panic!("no {name} under {}", root.display());
 }
+
+/// `doctor --archive FILE` names the library a packed program needs that this shell's
+/// `LD_LIBRARY_PATH` does not reach, with the fix, and finds it once it does.
+#[test]
+fn doctor_checks_an_archives_libraries() {
+    if !has_cc() {
+        eprintln!("skipped: no `cc` to build the fixture");
+        return;
+    }
+    let f = fixture();
+    assert_eq!(f.packed.status.code(), Some(0), "{}", String::from_utf8_lossy(&f.packed.stderr));
+    let doctor = |ld: Option<&Path>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.args(["kprof", "doctor", "--archive"]).arg(&f.archive).current_dir(f.ws.root());
+        match ld {
+            Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),
+            None => cmd.env_remove("LD_LIBRARY_PATH"),
+        };
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let text = doctor(None);
+    let line = text.lines().find(|l| l.contains("shared libraries:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.starts_with("FAIL") && line.contains("not found: libkprofdep.so (needed by bin/copy"),
+        "{text}"
+    );
+    assert!(text.contains("import nvidia, os"), "{text}");
+    let text = doctor(Some(&library_dir(f.ws.root())));
+    let line = text.lines().find(|l| l.contains("shared libraries:")).unwrap_or_else(|| panic!("{text}"));
+    assert!(line.starts_with("ok") && line.contains("needed libraries resolve"), "{text}");
+}

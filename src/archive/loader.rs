@@ -151,6 +151,18 @@ pub fn unresolved(p: &ProgramLibraries, exe: &Path, search: &Search) -> Vec<Unre
             }
         }
     }
+    // Libraries the build machine found below the needed ones: those below a library not
+    // found here are not reached by following files, so they are looked up as the program
+    // would (its own search).
+    for name in p.below.iter().filter(|n| !seen.contains(*n)) {
+        if search.find(name, &top, exe).is_none() {
+            missing.push(Unresolved {
+                name: name.clone(),
+                by: "a library above it (as packed)".into(),
+                opened: false,
+            });
+        }
+    }
     for o in &p.opened {
         if !o.candidates.iter().any(|c| seen.contains(c) || search.find(c, &top, exe).is_some()) {
             let name = o.candidates.iter().find(|c| c.matches('.').count() == 2).or(o.candidates.first());
@@ -268,6 +280,26 @@ mod tests {
         let cache = parse_ldconfig(text);
         assert_eq!(cache["libcublas.so.13"], [PathBuf::from("/usr/lib/x86_64-linux-gnu/libcublas.so.13")]);
         assert_eq!(cache["libc.so.6"], [PathBuf::from("/lib/x86_64-linux-gnu/libc.so.6")]);
+    }
+
+    #[test]
+    fn libraries_below_a_missing_one_are_named_from_the_record() {
+        let exe = std::env::current_exe().unwrap();
+        let p = ProgramLibraries {
+            executable: "bin/x".into(),
+            needed: vec!["libkprof-missing-top.so.1".into()],
+            below: vec!["libkprof-missing-below.so.2".into()],
+            ..Default::default()
+        };
+        let missing = unresolved(&p, &exe, &Search::default());
+        let names: Vec<(&str, &str)> = missing.iter().map(|m| (m.name.as_str(), m.by.as_str())).collect();
+        assert_eq!(
+            names,
+            [
+                ("libkprof-missing-top.so.1", "bin/x"),
+                ("libkprof-missing-below.so.2", "a library above it (as packed)")
+            ]
+        );
     }
 
     #[test]

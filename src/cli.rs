@@ -316,6 +316,10 @@ pub struct DoctorArgs {
     /// Check the `--sudo` setup: profile/ncu_path and a passwordless `sudo -n <ncu> --version`
     #[arg(long)]
     pub sudo: bool,
+    /// Also check that the shared libraries the programs of this archive load resolve here
+    /// (with this shell's LD_LIBRARY_PATH)
+    #[arg(long, value_name = "FILE")]
+    pub archive: Option<PathBuf>,
     /// Output and verbosity.
     #[command(flatten)]
     pub output: OutputArgs,

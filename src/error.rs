@@ -76,7 +76,8 @@ pub enum ExitCode {
     Config,
     /// `cargo build` of the selected targets failed.
     Build,
-    /// A tool profiling needs is missing: ncu, the CUDA driver or a GPU.
+    /// A tool profiling needs is missing: ncu, the CUDA driver, a GPU, or a shared library
+    /// the program loads.
     MissingTool,
     /// The kernel filter matched no launch of the target.
     NoKernelMatched,
@@ -186,7 +187,7 @@ impl ExitCode {
                  that is not an ncu page, an archive entry that could write outside `--workspace-remap`)"
             }
             ExitCode::Build => "`cargo build` failed",
-            ExitCode::MissingTool => "a tool profiling needs is missing: ncu, the CUDA driver or a GPU",
+            ExitCode::MissingTool => "a tool profiling needs is missing: ncu, the CUDA driver, a GPU, or a shared library the program loads",
             ExitCode::NoKernelMatched => "the kernel filter matched no launch of the target",
             ExitCode::Permission => {
                 "ncu may not read the GPU performance counters, `sudo -n` needs a password, or `--sudo` is \

@@ -33,6 +33,12 @@ pub struct Plan {
     pub profile_root: PathBuf,
     /// The one build of every cargo target the kernels need; `None` when none do.
     pub build: Option<BuildRequest>,
+    /// Folders besides the workspace where sources ncu could not open are looked for by
+    /// path suffix: an unpacked archive's `deps/`.
+    pub source_roots: Vec<PathBuf>,
+    /// Source files by the name line info gives them, where they are here: an unpacked
+    /// archive's dependency sources.
+    pub source_map: BTreeMap<String, PathBuf>,
     /// The kernels, in selection order.
     pub kernels: Vec<KernelPlan>,
     /// `--output-dir`: the profile directory (one kernel) or its parent (several).
@@ -58,6 +64,9 @@ pub struct Plan {
 pub struct Request {
     /// `-p`: packages to select from.
     pub packages: Vec<String>,
+    /// `archive -o FILE`: a selection that finds nothing configured offers to pack a
+    /// target (`cargo kprof archive --bin NAME -o FILE`) rather than to profile it.
+    pub pack_to: Option<PathBuf>,
     /// `--workspace`: every configured kernel.
     pub workspace: bool,
     /// `--bench/--example/--bin NAME`.

@@ -43,6 +43,12 @@ pub struct AnalyzeOptions {
     pub template: Option<PathBuf>,
     /// The workspace root, to read source lines ncu could not open.
     pub source_root: Option<PathBuf>,
+    /// More folders to read such lines from, by path suffix (an unpacked archive's
+    /// dependency sources).
+    pub source_roots: Vec<PathBuf>,
+    /// Source files by the name line info gives them (an unpacked archive's dependency
+    /// sources, whose names may be relative to the package that compiled them).
+    pub source_map: std::collections::BTreeMap<String, PathBuf>,
     /// `--max-input-mb`: the largest raw page read, in MiB (default
     /// [`inputs::DEFAULT_MAX_INPUT_MB`]).
     pub max_input_mb: Option<u64>,
@@ -113,13 +119,13 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         None => limitations.push("The device is not named in the inputs: no device limits are used.".into()),
     }
     let mut decision = rules::decide_all(&rules, &summary);
-    let root = opts.source_root.clone();
-    let resolve = move |file: &str, line: u32| -> Option<String> {
-        source_candidates(file, root.as_deref()).iter().find_map(|p| {
-            std::fs::read_to_string(p)
-                .ok()
-                .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
-        })
+    let roots: Vec<Option<PathBuf>> = std::iter::once(opts.source_root.clone())
+        .chain(opts.source_roots.iter().cloned().map(Some))
+        .collect();
+    let map = opts.source_map.clone();
+    let resolve = move |file: &str, line: u32| match mapped(&map, file) {
+        Some(at) => read_line(&at.to_string_lossy(), line, &[]),
+        None => read_line(file, line, &roots),
     };
     let source_launches: Vec<(String, usize)> = match &inputs.source {
         Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
@@ -152,6 +158,25 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
 /// `root`, ever shorter tails of it, longest first. A build on another machine (an
 /// archive built there) names that machine's paths (`/build/ws/kernels/a.cu`); the same
 /// file under this workspace is `root/kernels/a.cu`.
+/// Where a file the line info names is here: by its exact name, else by a relative name
+/// it ends with (ncu may show a relative name joined to a folder of its own).
+fn mapped<'m>(map: &'m std::collections::BTreeMap<String, PathBuf>, file: &str) -> Option<&'m PathBuf> {
+    map.get(file).or_else(|| {
+        map.iter()
+            .find(|(n, _)| !Path::new(n).is_absolute() && Path::new(file).ends_with(n))
+            .map(|(_, at)| at)
+    })
+}
+
+/// Line `line` of `file`, read where it is or, by path suffix, under one of `roots`.
+fn read_line(file: &str, line: u32, roots: &[Option<PathBuf>]) -> Option<String> {
+    roots.iter().flat_map(|root| source_candidates(file, root.as_deref())).find_map(|p| {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| t.lines().nth(line.saturating_sub(1) as usize).map(String::from))
+    })
+}
+
 fn source_candidates(file: &str, root: Option<&Path>) -> Vec<PathBuf> {
     let path = PathBuf::from(file);
     let mut out = vec![path.clone()];
@@ -196,5 +221,23 @@ mod tests {
             ]
         );
         assert_eq!(super::source_candidates("a.cu", None), [PathBuf::from("a.cu")]);
+    }
+
+    #[test]
+    fn dependency_sources_are_read_from_an_unpacked_archives_deps_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let deps = tmp.path().join("deps");
+        let file = deps.join("registry/src/index.crates.io-0123/candle-kernels-0.11.1/src/reduce.cu");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "// one\n  float acc = 0.0f;\n").unwrap();
+        let named =
+            "/home/builder/.cargo/registry/src/index.crates.io-0123/candle-kernels-0.11.1/src/reduce.cu";
+        let roots = [Some(tmp.path().join("workspace")), Some(deps)];
+        assert_eq!(super::read_line(named, 2, &roots).as_deref(), Some("  float acc = 0.0f;"));
+        assert_eq!(super::read_line(named, 2, &roots[..1]), None);
+        let map = [("src/reduce.cu".to_string(), file.clone())].into();
+        assert_eq!(super::mapped(&map, "src/reduce.cu"), Some(&file));
+        assert_eq!(super::mapped(&map, "/somewhere/src/reduce.cu"), Some(&file));
+        assert_eq!(super::mapped(&map, "/somewhere/src/xreduce.cu"), None);
     }
 }

@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use super::{ArchiveManifest, BIN, MANIFEST, SCHEMA_VERSION, WORKSPACE};
+use super::{ArchiveManifest, BIN, DEPS, MANIFEST, SCHEMA_VERSION, WORKSPACE};
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::LaunchWindow;
 use crate::plan::{KernelPlan, PlannedTarget};
@@ -216,6 +216,8 @@ fn check_entry<R: std::io::Read>(
     let allowed = match top.as_deref() {
         Some(MANIFEST) => rel.as_os_str() == MANIFEST && kind != tar::EntryType::Directory,
         Some(BIN) => true,
+        // Each file there must be one the plan lists (`check_all_listed`).
+        Some(DEPS) => true,
         Some(WORKSPACE) => {
             rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
         }
@@ -225,8 +227,8 @@ fn check_entry<R: std::io::Read>(
         return Err(refuse(
             archive,
             format_args!(
-                "entry `{shown}` is not part of a cargo kprof archive (only `{MANIFEST}`, `{BIN}/` and \
-                 `{WORKSPACE}/` without `{WORKSPACE}/profile`)"
+                "entry `{shown}` is not part of a cargo kprof archive (only `{MANIFEST}`, `{BIN}/`, `{DEPS}/` \
+                 and `{WORKSPACE}/` without `{WORKSPACE}/profile`)"
             ),
         ));
     }
@@ -342,6 +344,17 @@ fn check_listed_files(
             }
         }
     }
+    for d in &manifest.dependency_sources {
+        if !entry_path(&d.entry).ok().is_some_and(|r| files.contains(&Path::new(DEPS).join(r))) {
+            return Err(refuse(
+                archive,
+                format_args!(
+                    "`{MANIFEST}` lists the dependency source `{}`, which is not a file under `{DEPS}/` of the archive",
+                    crate::process::shell_comment(&d.entry.to_string_lossy())
+                ),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -359,12 +372,15 @@ fn check_all_listed(
     for p in manifest.sources.iter().chain(&manifest.included).chain(&manifest.build_outputs) {
         listed.extend(entry_path(p).ok().map(|r| workspace.join(r)));
     }
+    for d in &manifest.dependency_sources {
+        listed.extend(entry_path(&d.entry).ok().map(|r| Path::new(DEPS).join(r)));
+    }
     match files.iter().find(|f| !listed.contains(*f)) {
         Some(f) => Err(refuse(
             archive,
             format_args!(
-                "entry `{}` is not listed in `{MANIFEST}` (as an executable, source, included file or build \
-                 output): an archive unpacks only what its plan lists",
+                "entry `{}` is not listed in `{MANIFEST}` (as an executable, source, included file, build \
+                 output or dependency source): an archive unpacks only what its plan lists",
                 crate::process::shell_comment(&f.to_string_lossy())
             ),
         )),

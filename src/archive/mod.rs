@@ -20,7 +20,10 @@ use check::{check, cwd_under, entry_path, CheckedArchive, Entries};
 pub mod adjust;
 pub mod check;
 pub mod contents;
+pub mod deps;
 pub mod emit;
+pub mod libs;
+pub mod loader;
 pub mod pair;
 pub use contents::Contents;
 
@@ -28,7 +31,7 @@ pub use contents::Contents;
 pub const MANIFEST: &str = "kprof-archive.json";
 
 /// The manifest's schema this cargo-kprof writes; it reads every version up to it.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// `kprof-archive.json`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,21 +55,55 @@ pub struct ArchiveManifest {
     /// workspace root (schema 2).
     #[serde(default)]
     pub build_outputs: Vec<PathBuf>,
+    /// The shared libraries each packed program loads (schema 3); `None` in older
+    /// archives, whose libraries are not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub libraries: Option<Vec<libs::ProgramLibraries>>,
+    /// Dependency sources the line info names, packed under `deps/` (schema 3).
+    #[serde(default)]
+    pub dependency_sources: Vec<deps::DependencySource>,
+    /// Dependency sources the line info names that were not found when packing.
+    #[serde(default)]
+    pub dependency_sources_missing: Vec<PathBuf>,
 }
 
-/// Writes the archive: the executables of `built`, the files of `contents` and the plan.
+/// What the dependency graph tells the packer: the libraries cudarc opens itself, and each
+/// package's folder (relative names in a build script's line info start there).
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    /// The libraries cudarc opens itself.
+    pub opened: Vec<libs::OpenedLibrary>,
+    /// Each package's folder, by name.
+    pub package_roots: std::collections::BTreeMap<String, PathBuf>,
+}
+
+impl Graph {
+    /// Read from `cargo metadata` with the resolve.
+    pub fn of(metadata: &cargo_metadata::Metadata) -> Graph {
+        let package_roots = metadata
+            .packages
+            .iter()
+            .filter_map(|p| Some((p.name.to_string(), p.manifest_path.parent()?.as_std_path().to_path_buf())))
+            .collect();
+        Graph { opened: libs::cudarc_opened(metadata), package_roots }
+    }
+}
+
+/// Writes the archive: the executables of `built`, the files of `contents` and the plan,
+/// with the libraries each program loads and the dependency sources its line info names.
 /// Refuses to overwrite an existing file, and removes the file it created when packing fails.
 pub fn write(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
+    graph: &Graph,
     out: &Path,
 ) -> Result<ArchiveManifest> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
-    let written = pack(plan, built, contents, file);
+    let written = pack(plan, built, contents, graph, file);
     if written.is_err() {
         // Only the file this call created: a half-written archive would block the retry.
         std::fs::remove_file(out).ok();
@@ -78,10 +115,14 @@ fn pack(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
+    graph: &Graph,
     file: std::fs::File,
 ) -> Result<ArchiveManifest> {
     let mut tar = builder(file);
     let mut executables = Vec::new();
+    let mut libraries = Vec::new();
+    let search = loader::Search::here(None, &crate::shell::Shell::quiet());
+    let find = |name: &str, d: &libs::Dynamic, at: &Path| search.find(name, d, at);
     for k in &plan.kernels {
         if let PlannedTarget::Cargo(t) = &k.target {
             if executables.iter().any(|(bt, _): &(BuildTarget, String)| bt == t) {
@@ -93,12 +134,24 @@ fn pack(
             let name = format!("bin/{}", exe.file_name().and_then(|n| n.to_str()).unwrap_or(&t.name));
             tar.append_path_with_name(exe, &name)
                 .with_context(|| format!("could not pack {}", exe.display()))?;
+            libraries.push(libs::record(exe, &name, &graph.opened, &find));
             executables.push((t.clone(), name));
         }
     }
     for rel in contents.files() {
         tar.append_path_with_name(plan.workspace_root.join(rel), Path::new(WORKSPACE).join(rel))
             .with_context(|| format!("could not pack {}", rel.display()))?;
+    }
+    let exes: Vec<&Path> =
+        executables.iter().filter_map(|(t, _)| built.and_then(|b| b.executable(t))).collect();
+    let prefixes = deps::Prefixes {
+        package_roots: graph.package_roots.clone(),
+        ..deps::Prefixes::here(&plan.workspace_root)
+    };
+    let found = deps::find(&exes, built, &prefixes);
+    for s in &found.sources {
+        tar.append_path_with_name(&s.file, Path::new(DEPS).join(&s.entry))
+            .with_context(|| format!("could not pack {}", s.file.display()))?;
     }
     let manifest = ArchiveManifest {
         schema_version: SCHEMA_VERSION,
@@ -109,6 +162,9 @@ fn pack(
         sources: contents.sources.clone(),
         included: contents.included.clone(),
         build_outputs: contents.build_outputs.clone(),
+        libraries: Some(libraries),
+        dependency_sources: found.sources,
+        dependency_sources_missing: found.missing,
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();
@@ -133,6 +189,8 @@ fn builder<W: std::io::Write>(out: W) -> tar::Builder<W> {
 const BIN: &str = "bin";
 /// The folder of an unpacked archive that holds the workspace (its `profile/` too).
 pub const WORKSPACE: &str = "workspace";
+/// The folder of an archive that holds dependency sources (`deps::find`).
+pub const DEPS: &str = "deps";
 
 /// Unpacks an archive into `dir` (new or empty) and returns the remapped plan and the
 /// unpacked executables; `adjust` chooses and changes the archived kernels (`run
@@ -147,11 +205,11 @@ pub fn unpack_adjusted(
     archive: &Path,
     dir: &Path,
     timeout: Option<std::time::Duration>,
-    adjust: impl FnOnce(Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
+    adjust: impl FnOnce(&ArchiveManifest, Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
 ) -> Result<(Plan, BuildOutput)> {
     require_new_or_empty(dir)?;
     let CheckedArchive { manifest, kernels, executables: files, entries } = check(archive)?;
-    let kernels = adjust(kernels.into_iter().map(|(k, _)| k).collect())?
+    let kernels = adjust(&manifest, kernels.into_iter().map(|(k, _)| k).collect())?
         .into_iter()
         .map(|k| {
             let rel = cwd_under(&manifest.workspace_root, &k.cwd)
@@ -187,6 +245,16 @@ pub fn unpack_adjusted(
             workspace_root: root.clone(),
             profile_root: crate::profile::dir::profiles_root(&root),
             build: None,
+            source_roots: vec![dir.join(DEPS)],
+            source_map: manifest
+                .dependency_sources
+                .iter()
+                .flat_map(|d| {
+                    let at = dir.join(DEPS).join(&d.entry);
+                    let file = d.file.to_string_lossy().into_owned();
+                    d.names.iter().cloned().chain([file]).map(move |n| (n, at.clone()))
+                })
+                .collect(),
             kernels,
             output_dir: None,
             dry_run: false,
@@ -209,6 +277,11 @@ pub fn unpack_adjusted(
         }
     }
     unpacked
+}
+
+/// The plan of an archive, once every entry is checked (nothing is written).
+pub fn read_checked_manifest(archive: &Path) -> Result<ArchiveManifest, Failure> {
+    check(archive).map(|c| c.manifest)
 }
 
 /// Refuses a `--workspace-remap` that exists and is not a directory, or is not empty: an

@@ -105,6 +105,7 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         .map(|m| {
             let mut manifest = RunManifest::new(&m.kernel.name, m.kernel.privilege);
             manifest.window = Some(WindowRecord::planned(m.kernel.window, WindowOrigin::Default));
+            manifest.ld_library_path = m.kernel.env.get("LD_LIBRARY_PATH").cloned();
             manifest
         })
         .collect();

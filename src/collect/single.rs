@@ -101,6 +101,7 @@ impl<'r, 'a> Single<'r, 'a> {
         let kernel = run.kernel;
         let mut manifest = RunManifest::new(&kernel.name, kernel.privilege);
         manifest.window = Some(WindowRecord::planned(kernel.window, kernel.window_origin));
+        manifest.ld_library_path = kernel.env.get("LD_LIBRARY_PATH").cloned();
         let auto = kernel.stages.is_auto();
         let first = run
             .first

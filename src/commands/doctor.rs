@@ -10,5 +10,5 @@ use crate::shell::Shell;
 
 /// `cargo kprof doctor`.
 pub(crate) fn doctor(a: &DoctorArgs, shell: &Shell) -> Result<ExitCode> {
-    Ok(doctor::doctor(a.manifest_path.as_deref(), a.sudo, shell))
+    Ok(doctor::doctor(a.manifest_path.as_deref(), a.sudo, a.archive.as_deref(), shell))
 }

@@ -19,6 +19,8 @@ fn options(a: &AnalysisArgs, source_root: Option<PathBuf>) -> AnalyzeOptions {
         rules: a.rules.clone(),
         template: a.template.clone(),
         source_root,
+        source_roots: Vec::new(),
+        source_map: Default::default(),
         max_input_mb: a.max_input_mb,
     }
 }

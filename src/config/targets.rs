@@ -177,17 +177,46 @@ fn first_cu_file(dir: &Path) -> Option<String> {
     None
 }
 
+/// What the direct form offered by [`offer_direct_forms`] does with a target.
+#[derive(Debug, Clone, Copy)]
+pub enum DirectVerb<'a> {
+    /// `cargo kprof --bin NAME`.
+    Profile,
+    /// `cargo kprof archive --bin NAME -o FILE`.
+    Pack(&'a Path),
+}
+
+impl DirectVerb<'_> {
+    fn word(self) -> &'static str {
+        match self {
+            DirectVerb::Profile => "profile",
+            DirectVerb::Pack(_) => "pack",
+        }
+    }
+}
+
 /// `cargo kprof [-p PKG] --example NAME [--kernel HINT]`: the direct form that profiles
-/// `target` with no configuration; `-p` only when another member has a target of the same
-/// kind and name.
-pub fn direct_command(target: &RunnableTarget, hint: Option<&str>, all: &[RunnableTarget]) -> String {
+/// `target` with no configuration (`cargo kprof archive ... -o FILE` packs it instead);
+/// `-p` only when another member has a target of the same kind and name.
+pub fn direct_command(
+    target: &RunnableTarget,
+    hint: Option<&str>,
+    all: &[RunnableTarget],
+    verb: DirectVerb<'_>,
+) -> String {
     let mut words = vec!["cargo".to_string(), "kprof".to_string()];
+    if let DirectVerb::Pack(_) = verb {
+        words.push("archive".to_string());
+    }
     if all.iter().any(|t| t.kind == target.kind && t.name == target.name && t.package != target.package) {
         words.extend(["-p".to_string(), shell_quote(&target.package)]);
     }
     words.extend([target.kind.cargo_flag().to_string(), shell_quote(&target.name)]);
     if let Some(hint) = hint {
         words.extend(["--kernel".to_string(), shell_quote(hint)]);
+    }
+    if let DirectVerb::Pack(out) = verb {
+        words.extend(["-o".to_string(), shell_quote(&out.to_string_lossy())]);
     }
     words.join(" ")
 }
@@ -200,22 +229,31 @@ pub fn offer_direct_forms(
     metadata: &Metadata,
     packages: &[String],
     hint: Option<&str>,
+    verb: DirectVerb<'_>,
 ) -> Failure {
     let targets = runnable_targets(metadata, packages);
     let all = runnable_targets(metadata, &[]);
-    let discovery = if hint.is_none() { " (kprof then profiles its costliest kernel)" } else { "" };
+    let discovery = match (hint, verb) {
+        (Some(_), _) => "",
+        (None, DirectVerb::Profile) => " (kprof then profiles its costliest kernel)",
+        (None, DirectVerb::Pack(_)) => " (kprof then profiles its costliest kernel where the archive runs)",
+    };
+    let word = verb.word();
     let help = match targets.as_slice() {
         [] if members(metadata, packages).len() < packages.len() => return failure,
         [] => "there is no bench, example or bin target to profile here: add a program that launches \
                the kernel, or profile any program through a `command = [...]` entry"
             .to_string(),
         [one] => {
-            format!("profile the one target here directly{discovery}: `{}`", direct_command(one, hint, &all))
+            format!(
+                "{word} the one target here directly{discovery}: `{}`",
+                direct_command(one, hint, &all, verb)
+            )
         }
         many => {
-            let mut text = format!("profile one of the targets here directly{discovery}:");
+            let mut text = format!("{word} one of the targets here directly{discovery}:");
             for t in many.iter().take(MAX_LISTED) {
-                text.push_str(&format!("\n          {}", direct_command(t, hint, &all)));
+                text.push_str(&format!("\n          {}", direct_command(t, hint, &all, verb)));
             }
             if many.len() > MAX_LISTED {
                 text.push_str(&format!("\n          ... and {} more", many.len() - MAX_LISTED));
@@ -297,6 +335,7 @@ mod tests {
             &one,
             &[],
             Some("matmul"),
+            DirectVerb::Profile,
         );
         assert_eq!(
             f.help,
@@ -309,7 +348,8 @@ mod tests {
         let targets: Vec<(&str, String)> = (0..10).map(|i| ("bin", format!("b{i}"))).collect();
         let targets: Vec<(&str, &str)> = targets.iter().map(|(k, n)| (*k, n.as_str())).collect();
         let many = metadata(vec![package("x", &targets, &[]), package("y", &[("bin", "b0")], &[])]);
-        let f = offer_direct_forms(Failure::new(ExitCode::Config, "none"), &many, &[], None);
+        let f =
+            offer_direct_forms(Failure::new(ExitCode::Config, "none"), &many, &[], None, DirectVerb::Profile);
         let help = &f.help[0];
         assert!(help.starts_with(
             "profile one of the targets here directly (kprof then profiles its costliest kernel):"
@@ -322,9 +362,38 @@ mod tests {
         assert_eq!(help.lines().count(), 1 + MAX_LISTED + 1);
 
         let empty = metadata(vec![package("lib-only", &[], &[])]);
-        let f = offer_direct_forms(Failure::new(ExitCode::Config, "none"), &empty, &[], None);
+        let f = offer_direct_forms(
+            Failure::new(ExitCode::Config, "none"),
+            &empty,
+            &[],
+            None,
+            DirectVerb::Profile,
+        );
         assert!(f.help[0].starts_with("there is no bench, example or bin target"), "{:?}", f.help);
-        let f = offer_direct_forms(Failure::new(ExitCode::Config, "none"), &empty, &["nope".into()], None);
+        let f = offer_direct_forms(
+            Failure::new(ExitCode::Config, "none"),
+            &empty,
+            &["nope".into()],
+            None,
+            DirectVerb::Profile,
+        );
         assert!(f.help.is_empty());
+    }
+
+    #[test]
+    fn an_archive_offers_to_pack_the_target() {
+        let one = metadata(vec![package("m", &[("bin", "app")], &[])]);
+        let f = offer_direct_forms(
+            Failure::new(ExitCode::Config, "none"),
+            &one,
+            &[],
+            None,
+            DirectVerb::Pack(Path::new("k.tar")),
+        );
+        assert_eq!(
+            f.help[0],
+            "pack the one target here directly (kprof then profiles its costliest kernel where the archive \
+             runs): `cargo kprof archive --bin app -o k.tar`"
+        );
     }
 }

@@ -190,6 +190,10 @@ pub struct ArchiveListing {
     pub build_outputs: Vec<PathBuf>,
     /// `OUT_DIR`s not packed (outside the workspace).
     pub skipped_out_dirs: Vec<SkippedOutDir>,
+    /// Dependency sources packed under `deps/`.
+    pub dependency_sources: usize,
+    /// Dependency sources the line info names that were not found.
+    pub dependency_sources_missing: Vec<PathBuf>,
     /// The launchers written beside it.
     pub launchers: Option<LauncherFiles>,
 }

@@ -162,6 +162,10 @@ fn archive_listing(f: &mut fmt::Formatter<'_>, l: &ArchiveListing) -> fmt::Resul
         write!(f, "\n  executable     {} ({} {} of {})", e.file, e.kind, e.name, e.package)?;
     }
     write!(f, "\n  sources        {} CUDA source file(s)", l.sources)?;
+    write!(f, "\n  dependencies   {} dependency source file(s) (deps/)", l.dependency_sources)?;
+    for p in &l.dependency_sources_missing {
+        write!(f, "\n  not found      {} (named by the line info; its lines show no text)", p.display())?;
+    }
     for p in l.included.iter().take(LISTED_FILES) {
         write!(f, "\n  included       {}", p.display())?;
     }

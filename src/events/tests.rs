@@ -244,6 +244,8 @@ fn more_samples() -> Vec<Event> {
             included: Vec::new(),
             build_outputs: Vec::new(),
             skipped_out_dirs: vec![SkippedOutDir { package: "gemm".into(), out_dir: "/o".into() }],
+            dependency_sources: 2,
+            dependency_sources_missing: vec!["/c/registry/src/i/k-0.1.0/src/gone.cu".into()],
             launchers: Some(LauncherFiles {
                 shards: 2,
                 files: vec![LauncherFile { kind: "slurm", file: "a.slurm".into() }],

@@ -29,6 +29,8 @@ pub enum CheckId {
     NcuPathFile,
     /// `sudo -n <ncu> --version` without a password (`--sudo`).
     SudoNcu,
+    /// The shared libraries an archive's programs load (`doctor --archive`).
+    Libraries,
 }
 
 impl CheckId {
@@ -43,6 +45,7 @@ impl CheckId {
             CheckId::Sudo => "sudo",
             CheckId::NcuPathFile => "profile/ncu_path",
             CheckId::SudoNcu => "sudo -n ncu",
+            CheckId::Libraries => "shared libraries",
         }
     }
 

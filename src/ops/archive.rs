@@ -60,7 +60,10 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
                  cargo-kprof kprof run --archive FILE --partition {}",
                 shard.partition
             ))),
-            None => Ok(every_configured_unless_selected(request)),
+            None => Ok(Request {
+                pack_to: Some(o.output.to_path_buf()),
+                ..every_configured_unless_selected(request)
+            }),
         }
     });
     let (plan, request, ws) = opening::open(o.manifest_path, whole, Shard::AsGiven, shell)?;
@@ -77,12 +80,29 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     let built = build(&plan, None, shell)?;
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
-    let manifest = archive::write(&plan, built.as_ref(), &packed, o.output)?;
+    let graph = graph(o.manifest_path, shell);
+    let manifest = archive::write(&plan, built.as_ref(), &packed, &graph, o.output)?;
     if let Some(l) = &launchers {
         l.write()?;
     }
     shell.emit(&Event::ArchiveWritten(listing(o.output, &manifest, &packed, launchers.as_ref())));
     Ok(ExitCode::Success)
+}
+
+/// The libraries cudarc opens itself (from the features `cargo metadata`'s resolve
+/// enabled for it) and the packages' folders, read offline: the build has just
+/// downloaded what it needs.
+fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Graph {
+    match crate::build::metadata_with_graph(&crate::build::cargo_binary(), manifest_path, &Shell::quiet()) {
+        Ok(m) => archive::Graph::of(&m),
+        Err(e) => {
+            shell.warn(format!(
+                "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded, \
+                 and relative file names in dependencies' line info are not followed"
+            ));
+            archive::Graph::default()
+        }
+    }
 }
 
 /// Builds a plan's programs with line info; `side` names the side of an A/B archive.
@@ -126,7 +146,8 @@ fn pack_pair(
             crate::process::check_signal("after the build")?;
             contents::add_build_outputs(&mut packed, plan, built.as_ref());
             written.push(tmp.clone());
-            archive::write(plan, built.as_ref(), &packed, tmp)?;
+            let graph = graph(o.manifest_path, shell);
+            archive::write(plan, built.as_ref(), &packed, &graph, tmp)?;
         }
         let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
         let pair = archive::pair::PairManifest {
@@ -174,6 +195,8 @@ fn listing(
         sources: m.sources.len(),
         included: m.included.clone(),
         build_outputs: m.build_outputs.clone(),
+        dependency_sources: m.dependency_sources.len(),
+        dependency_sources_missing: m.dependency_sources_missing.clone(),
         skipped_out_dirs: packed
             .skipped_out_dirs
             .iter()
@@ -212,7 +235,8 @@ pub fn unpack_adjusted(
     let request = opening::with_engine_shard(u.request)?;
     let mut notes = Vec::new();
     let profile_root = crate::profile::dir::profiles_root(&u.remap.join(archive::WORKSPACE));
-    let adjust = |kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
+    let bin_root = u.remap.to_path_buf();
+    let adjust = |manifest: &archive::ArchiveManifest, kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
         let kernels = archive::adjust::adjust(kernels, &request, &mut notes)?;
         // Checked before anything is unpacked: a machine that cannot profile gets no
         // --workspace-remap folder in the way of the next try.
@@ -225,6 +249,10 @@ pub fn unpack_adjusted(
             let privilege = if m.sudo { Privilege::Sudo } else { Privilege::None };
             checked.iter_mut().for_each(|k| k.privilege = privilege);
             super::profile::preflight_kernels(&checked, &profile_root, request.dry_run, m.extras)?;
+            if !request.dry_run {
+                let shell = Shell::quiet();
+                notes.extend(archive::loader::check_archived(manifest, &kernels, &bin_root, &shell)?);
+            }
         }
         Ok(kernels)
     };

@@ -17,8 +17,16 @@ use crate::shell::Shell;
 /// can, else the code of the first failure class (5 missing tool, 7 permission). With
 /// sudo configured (`--sudo`, or `privilege = "sudo"` in the manifests) the ncu checked
 /// is the one `sudo -n` would run, and a failure brings the setup guide.
-pub fn doctor(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> ExitCode {
-    let (checks, sudo) = checks(manifest_path, sudo_flag, shell);
+pub fn doctor(
+    manifest_path: Option<&Path>,
+    sudo_flag: bool,
+    archive: Option<&Path>,
+    shell: &Shell,
+) -> ExitCode {
+    let (mut checks, sudo) = checks(manifest_path, sudo_flag, shell);
+    if let Some(archive) = archive {
+        checks.extend(library_checks(archive, shell));
+    }
     let failed: Vec<&preflight::Check> = checks.iter().filter(|c| c.result.is_err()).collect();
     // The sudo guide answers a failed sudo setup, not a stale file nobody runs sudo with.
     let guide = sudo && failed.iter().any(|c| c.what.is_sudo_setup());
@@ -87,6 +95,48 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
         checks.push(ncu_path_check(&profile_root.join(dir::NCU_PATH_FILE)));
     }
     (checks, sudo)
+}
+
+/// `doctor --archive FILE`: one check per packed program, that the libraries it loads
+/// resolve here with this shell's `LD_LIBRARY_PATH` (those cudarc opens itself are named
+/// in the detail when missing, as they are needed only when used).
+fn library_checks(archive: &Path, shell: &Shell) -> Vec<preflight::Check> {
+    use crate::archive::loader;
+    let check = |result, fix, unknown| preflight::Check { what: CheckId::Libraries, result, fix, unknown };
+    let manifest = match crate::archive::read_checked_manifest(archive) {
+        Ok(m) => m,
+        Err(f) => return vec![check(Err(f.message.clone()), f.help.first().cloned(), false)],
+    };
+    let Some(records) = &manifest.libraries else {
+        let why = format!(
+            "{} (schema_version {}) has no record of the libraries its programs load",
+            archive.display(),
+            manifest.schema_version
+        );
+        return vec![check(Ok(why), None, true)];
+    };
+    let search = loader::Search::here(None, shell);
+    let bin_root = archive.parent().unwrap_or(Path::new("."));
+    let mut out = Vec::new();
+    for r in records {
+        let missing = loader::unresolved(r, &bin_root.join(&r.executable), &search);
+        let (opened, needed): (Vec<&loader::Unresolved>, Vec<&loader::Unresolved>) =
+            missing.iter().partition(|m| m.opened);
+        let result = if needed.is_empty() {
+            let mut detail = format!("{}: the {} needed libraries resolve", r.executable, r.needed.len());
+            if !opened.is_empty() {
+                detail.push_str(&format!("; {}", loader::warning(&opened)));
+            }
+            Ok(detail)
+        } else {
+            let names: Vec<String> =
+                needed.iter().map(|m| format!("{} (needed by {})", m.name, m.by)).collect();
+            Err(format!("{}: not found: {}", r.executable, names.join(", ")))
+        };
+        let fix = result.is_err().then(loader::fix_text);
+        out.push(check(result, fix, false));
+    }
+    out
 }
 
 /// `ncu --version`: its last line, or why it could not say (a failed check).

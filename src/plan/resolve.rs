@@ -48,6 +48,8 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     }
 
     let mut plan = Plan {
+        source_roots: Vec::new(),
+        source_map: Default::default(),
         workspace_root: config.workspace_root.clone(),
         profile_root: crate::profile::dir::profiles_root(&config.workspace_root),
         build,
@@ -163,7 +165,13 @@ impl Resolver<'_> {
             self.config.kernels.iter().any(|k| packages.is_empty() || packages.contains(&k.package));
         match configured_here {
             true => f,
-            false => crate::config::targets::offer_direct_forms(f, self.metadata, packages, hint),
+            false => {
+                let verb = match &self.args.pack_to {
+                    Some(out) => crate::config::targets::DirectVerb::Pack(out),
+                    None => crate::config::targets::DirectVerb::Profile,
+                };
+                crate::config::targets::offer_direct_forms(f, self.metadata, packages, hint, verb)
+            }
         }
     }
 

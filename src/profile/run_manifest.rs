@@ -164,6 +164,10 @@ pub struct RunManifest {
     /// engine's array index); absent when the selection was not split.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partition: Option<Partition>,
+    /// The `LD_LIBRARY_PATH` the program ran with, when its environment (`--env`, or the
+    /// configured `env`) set one: the shared libraries were checked with it before ncu ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ld_library_path: Option<String>,
 }
 
 impl RunManifest {
@@ -181,6 +185,7 @@ impl RunManifest {
             stages: Vec::new(),
             kprof_overhead_ms: 0,
             partition: None,
+            ld_library_path: None,
         }
     }
 

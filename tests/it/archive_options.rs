@@ -172,7 +172,7 @@ fn included_files_and_build_script_ptx_travel_with_the_archive() {
     assert!(!stdout.contains("skip.bin") && !stdout.contains("stale.bin"), "{stdout}");
     let entries = tarball::read(&path);
     let plan = tarball::manifest(&entries);
-    assert_eq!(plan["schema_version"], 2);
+    assert_eq!(plan["schema_version"], 3);
     assert_eq!(
         plan["included"],
         serde_json::json!(["data/input.bin", "kernels/gen/a.ptx", "scripts/check.py"])

@@ -46,6 +46,7 @@ mod slurm;
 mod stage_metrics;
 mod third_party;
 mod thresholds;
+mod travel;
 mod visual;
 mod workflow;
 mod zoo;

@@ -221,8 +221,12 @@ impl Ctx<'_, '_> {
     /// A kernel's analysis once its stages ran: the reports and the verdict line.
     fn analyse(&self, p: &PreparedKernel<'_>) -> Result<()> {
         process::check_signal("after the stages, before the analysis")?;
-        let opts =
-            AnalyzeOptions { source_root: Some(self.plan.workspace_root.clone()), ..Default::default() };
+        let opts = AnalyzeOptions {
+            source_root: Some(self.plan.workspace_root.clone()),
+            source_roots: self.plan.source_roots.clone(),
+            source_map: self.plan.source_map.clone(),
+            ..Default::default()
+        };
         let analysis = report::refresh(&p.dir, &opts)?;
         for w in &analysis.warnings {
             self.shell.warn(w);

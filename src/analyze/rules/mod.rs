@@ -34,10 +34,13 @@ pub use crate::model::verdict::{Classification, Confidence};
 
 mod condition;
 mod limiter;
+mod saving;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
 pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
+pub use saving::OtherCause;
+use saving::Ranking;
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");
@@ -52,6 +55,9 @@ struct RulesFile {
     rules: Vec<RuleSpec>,
     #[serde(default)]
     limiters: Vec<limiter::LimiterSpec>,
+    /// How the causes that hold are ranked by their predicted saving.
+    #[serde(default)]
+    ranking: Option<Ranking>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -91,6 +97,7 @@ pub struct Rules {
     source: String,
     rules: Vec<Rule>,
     limiters: Vec<limiter::Limiter>,
+    ranking: Ranking,
 }
 
 #[derive(Debug, Clone)]
@@ -201,7 +208,8 @@ impl Rules {
             }
             limiters.push(limiter::Limiter::parse(spec).map_err(bad)?);
         }
-        Ok(Rules { source: source.to_string(), rules, limiters })
+        let ranking = file.ranking.unwrap_or_default();
+        Ok(Rules { source: source.to_string(), rules, limiters, ranking })
     }
 
     /// The limiter ids, in evaluation order.
@@ -260,20 +268,48 @@ impl Rules {
         &self.source
     }
 
-    /// The verdict for one kernel.
+    /// The verdict for one kernel: of the limiters whose conditions hold, the one the
+    /// ranking by predicted saving picks ([`Ranking::winner`]) names the cause; the others
+    /// are listed with their savings.
     pub fn decide(&self, s: &KernelSummary) -> KernelVerdict {
         let mut verdict = self.decide_class(s);
-        let mut unchecked = Vec::new();
-        for l in &self.limiters {
+        let mut held: Vec<(usize, saving::Saving)> = Vec::new();
+        let mut undecided: Vec<(usize, UncheckedLimiter)> = Vec::new();
+        for (i, l) in self.limiters.iter().enumerate() {
             match l.check(s) {
-                Some(true) => {
-                    l.apply(s, &mut verdict);
-                    break;
-                }
+                Some(true) => held.push((i, l.saving(s))),
                 Some(false) => {}
-                None => unchecked.push(l.unchecked(s)),
+                None => undecided.push((i, l.unchecked(s))),
             }
         }
+        let pcts: Vec<Option<f64>> = held.iter().map(|(_, sv)| sv.pct()).collect();
+        let winner = self.ranking.winner(&pcts).map(|w| held.remove(w));
+        let cut = winner.as_ref().map_or(usize::MAX, |(i, _)| *i);
+        let unchecked: Vec<UncheckedLimiter> =
+            undecided.into_iter().filter(|(i, _)| *i < cut).map(|(_, u)| u).collect();
+        if let Some((i, sv)) = winner {
+            let small = sv.pct().is_some_and(|p| p < self.ranking.high_needs_saving_pct);
+            self.limiters[i].apply(s, &mut verdict, sv);
+            // A cause that would save little is not a confident answer.
+            if small && verdict.confidence == Confidence::High {
+                verdict.confidence = Confidence::Medium;
+            }
+        }
+        let mut others: Vec<OtherCause> = held
+            .into_iter()
+            .map(|(i, sv)| OtherCause {
+                id: self.limiters[i].spec.id.clone(),
+                predicted_saving_pct: sv.pct(),
+                not_priced: match sv {
+                    saving::Saving::NotPriced(why) => Some(why),
+                    saving::Saving::Priced { .. } => None,
+                },
+            })
+            .collect();
+        others.sort_by(|a, b| {
+            b.predicted_saving_pct.unwrap_or(-1.0).total_cmp(&a.predicted_saving_pct.unwrap_or(-1.0))
+        });
+        verdict.other_causes = others;
         if !unchecked.is_empty() {
             // A cause ranked higher was not checked: what was found may be its symptom.
             if verdict.confidence == Confidence::High {
@@ -350,6 +386,7 @@ impl Rules {
                 limiter: None,
                 unchecked: Vec::new(),
                 library: None,
+                other_causes: Vec::new(),
             };
         }
         KernelVerdict {
@@ -364,6 +401,7 @@ impl Rules {
             limiter: None,
             unchecked: Vec::new(),
             library: None,
+            other_causes: Vec::new(),
         }
     }
 }
@@ -558,6 +596,10 @@ pub struct KernelVerdict {
     /// controls instead of its code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<LibraryKernel>,
+    /// The other causes whose conditions held, largest predicted saving first: what to
+    /// fix next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_causes: Vec<OtherCause>,
 }
 
 /// A kernel of a closed library, as a verdict records it

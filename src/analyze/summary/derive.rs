@@ -38,16 +38,32 @@ fn derive_resources(f: &mut Fields) {
         };
     f.insert("shared_mem_per_block_bytes".into(), smem);
     f.insert("shared_mem_per_block_kib".into(), smem.map(|b| b / 1024.0));
-    let limits = [
+    let names = [
         "occupancy_limit_registers",
         "occupancy_limit_shared_mem",
         "occupancy_limit_warps",
         "occupancy_limit_blocks",
-    ]
-    .iter()
-    .filter_map(|k| get(f, k))
-    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
+    ];
+    let limits = names
+        .iter()
+        .filter_map(|k| get(f, k))
+        .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
     f.insert("blocks_per_sm".into(), limits);
+    // Lifting the binding limit lets blocks fit up to the next one: with latency hidden by
+    // warps, the time falls by the ratio of the two. When the block-slot cap binds, larger
+    // blocks are the lever, and limits tied with the cap (ncu reports a block without
+    // shared memory as limited to the cap) move with it.
+    let mut all: Vec<f64> = names.iter().filter_map(|k| get(f, k)).collect();
+    all.sort_by(f64::total_cmp);
+    let cap = get(f, "occupancy_limit_blocks");
+    let headroom = match all.as_slice() {
+        [binding, rest @ ..] if all.len() == names.len() => {
+            let next = if cap == Some(*binding) { rest.iter().find(|v| *v > binding) } else { rest.first() };
+            next.filter(|n| **n > 0.0).map(|n| 100.0 * (1.0 - binding / n))
+        }
+        _ => None,
+    };
+    f.insert("occupancy_headroom_pct".into(), headroom);
 }
 
 /// The busiest memory unit and the busiest unit of all.
@@ -210,6 +226,8 @@ fn derive_losses(f: &mut Fields) {
         100.0 * (waves - w) / waves
     });
     f.insert("tail_loss_pct".into(), tail);
+    let idle = get(f, "waves_per_sm").map(|w| 100.0 * (1.0 - w.clamp(0.0, 1.0)));
+    f.insert("idle_sm_pct".into(), idle);
     f.insert(
         "divergence_loss_pct".into(),
         get(f, "threads_per_inst").map(|t| (100.0 * (1.0 - t / 32.0)).max(0.0)),

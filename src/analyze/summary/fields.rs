@@ -324,6 +324,11 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("atomic_request_pct", "atomic and reduction requests, percent of global requests"),
     ("tail_loss_pct", "block slots left empty by the last, partial wave, percent"),
     ("divergence_loss_pct", "thread lanes idle per executed instruction, percent"),
+    ("idle_sm_pct", "the share of a full wave the grid leaves empty, percent (0 from one wave on)"),
+    (
+        "occupancy_headroom_pct",
+        "the share of the resident blocks' latency-bound time that lifting the binding occupancy limit to the next one would remove, percent",
+    ),
 ];
 
 /// The unit of a summary field, for reports.

@@ -150,6 +150,32 @@ pub struct LimiterFinding {
     pub lines: Vec<LimiterLine>,
 }
 
+impl LimiterFinding {
+    /// The predicted saving in words: "Fixing it could save up to X % of the kernel's
+    /// time (basis)." or "Predicted saving: not priced: why."
+    pub fn saving_text(&self) -> String {
+        match (self.predicted_saving_pct, &self.not_priced) {
+            (Some(p), _) => format!(
+                "Fixing it could save up to {} % of the kernel's time ({}).",
+                crate::units::value(p),
+                self.saving_basis.as_deref().unwrap_or("the limiter's saving model")
+            ),
+            (None, Some(why)) => format!("Predicted saving: not priced: {why}."),
+            (None, None) => {
+                "Predicted saving: not priced: this verdict was written before causes were priced.".into()
+            }
+        }
+    }
+
+    /// ncu's own estimate for this cause, when a details page gave one: "ncu's own
+    /// estimate (`Rule`): up to Y %."
+    pub fn ncu_estimate_text(&self) -> Option<String> {
+        let ncu = self.ncu.as_ref()?;
+        let (rule, pct) = (ncu.agreeing_rule.as_ref()?, ncu.agreeing_speedup_pct?);
+        Some(format!("ncu's own estimate ({rule}): up to {} %.", crate::units::value(pct)))
+    }
+}
+
 /// What ncu's rules said about a kernel with a limiter (filled in by
 /// the cross-check, `crosscheck.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -162,6 +188,13 @@ pub struct NcuCheck {
     /// Its estimated speedup, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_speedup_pct: Option<f64>,
+    /// Of the agreeing rules, the one with the largest estimated speedup: ncu's own
+    /// estimate of what fixing this cause saves, beside the limiter's prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreeing_rule: Option<String>,
+    /// Its estimated speedup, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreeing_speedup_pct: Option<f64>,
 }
 
 /// A source line whose stalls are the limiter's (found by the cross-check, `crosscheck.rs`).

@@ -134,6 +134,9 @@ fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
     if !v.other_causes.is_empty() {
         out.push_str(&other_causes(v));
     }
+    if let Some(r) = &v.refines {
+        out.push_str(&format!("More evidence changed the answer: {}\n\n", r.text));
+    }
     if !v.evidence.is_empty() {
         out.push_str(&evidence_table(v));
     }

@@ -287,6 +287,18 @@ impl Limiter {
             .collect()
     }
 
+    /// The fields that make this limiter the answer when it is named (its `requires` and
+    /// its saving model), or, when it is not, the fields of its `refuted_by` that hold and
+    /// of its saving model: what a profile with more metrics could have changed it by.
+    pub(super) fn deciding_fields(&self, s: &KernelSummary, named: bool) -> Vec<&str> {
+        let saving = self.spec.saving.iter().flat_map(|m| m.fields());
+        if named {
+            return self.requires.iter().flat_map(|c| c.fields()).chain(saving).collect();
+        }
+        let refuting = self.refuted_by.iter().filter(|g| all_hold(g, s) == Some(true)).flatten();
+        refuting.flat_map(|c| c.fields()).chain(saving).collect()
+    }
+
     /// What an undecided limiter lacks, for the verdict to say what was not checked.
     pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
         let mut missing: Vec<String> = Vec::new();

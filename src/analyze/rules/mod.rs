@@ -35,12 +35,14 @@ pub use crate::model::verdict::{Classification, Confidence};
 mod condition;
 mod evidence;
 mod limiter;
+mod refine;
 mod saving;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
 pub use evidence::{Evidence, Threshold};
 pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
+pub use refine::Refinement;
 pub use saving::OtherCause;
 use saving::Ranking;
 
@@ -389,6 +391,7 @@ impl Rules {
                 unchecked: Vec::new(),
                 library: None,
                 other_causes: Vec::new(),
+                refines: None,
             };
         }
         KernelVerdict {
@@ -404,6 +407,7 @@ impl Rules {
             unchecked: Vec::new(),
             library: None,
             other_causes: Vec::new(),
+            refines: None,
         }
     }
 }
@@ -511,6 +515,10 @@ pub struct KernelVerdict {
     /// fix next.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub other_causes: Vec<OtherCause>,
+    /// Where `auto`'s stages alone would name another cause from the same launch's
+    /// metrics: what they name, and the metric that changed the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refines: Option<Refinement>,
 }
 
 /// A kernel of a closed library, as a verdict records it
@@ -542,7 +550,15 @@ pub fn decide_all(rules: &Rules, summary: &summary::MetricsSummary) -> Bottlenec
     BottleneckDecision {
         schema_version: 1,
         rules: rules.source().to_string(),
-        kernels: summary.kernels.iter().map(|k| rules.decide(k)).collect(),
+        kernels: summary
+            .kernels
+            .iter()
+            .map(|k| {
+                let mut v = rules.decide(k);
+                v.refines = rules.refinement(k, &v);
+                v
+            })
+            .collect(),
     }
 }
 

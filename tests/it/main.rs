@@ -35,6 +35,7 @@ mod launchers;
 mod layout;
 mod limiters;
 mod messages;
+mod one_answer;
 mod parse_fixtures;
 mod privilege;
 mod readme;

@@ -379,6 +379,7 @@ mod tests {
       "follow_up_stage": "memory",
       "kernel": "k",
       "limiter": "dram",
+      "predicted_saving_pct": 12.5,
       "profile": "k_1"
     }
   ],

@@ -163,7 +163,7 @@ fn derive_stall_shares(f: &mut Fields, stalls: &[StallShare]) {
     let total: f64 = stalls.iter().map(|s| s.warps_per_issue).sum();
     let ls = stalls.iter().find(|s| s.reason == "long_scoreboard").map(|s| s.warps_per_issue);
     f.insert("long_scoreboard_share_pct".into(), ls.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
-    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle"] {
+    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle", "branch_resolving"] {
         let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
         f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
     }
@@ -197,6 +197,21 @@ fn derive_ratios(f: &mut Fields) {
         "local_traffic_pct".into(),
         ratio_pct(local_sectors, global_sectors.zip(local_sectors).map(|(g, l)| g + l)),
     );
+    // Shares of the warp instructions; without instructions there is no share.
+    let inst = get(f, "warp_inst").filter(|n| *n > 0.0);
+    for (name, count) in [
+        ("branch_inst_pct", "branch_inst"),
+        ("ldc_inst_pct", "ldc_inst"),
+        ("shared_atom_inst_pct", "shared_atom_inst"),
+    ] {
+        let share = ratio_pct(get(f, count), inst);
+        f.insert(name.into(), share);
+    }
+    let shared = match (get(f, "shared_wavefronts"), get(f, "shared_bank_conflicts")) {
+        (Some(w), Some(c)) => Some((w - c).max(0.0)),
+        _ => None,
+    };
+    f.insert("shared_inst_share_pct".into(), ratio_pct(shared, inst));
 }
 
 /// What is lost to uncoalesced access, to the last partial wave and to divergence.

@@ -11,10 +11,11 @@
 //! - **Limiters** (`limiters:`) name the cause. Each has the conditions that confirm it
 //!   (`requires`), the ones that rule it out (`refuted_by`), the ones that make it
 //!   unambiguous (`high_when`), its class, the advice an expert gives (with variants), an
-//!   estimated gain and the stall reasons that point at source lines. The first limiter,
-//!   in file order, whose `requires` all hold and none of whose `refuted_by` holds names
-//!   the cause; its class and advice replace the class rule's. A limiter or hypothesis that
-//!   its own metrics refute is never reported.
+//!   estimated gain, a saving model (`saving.rs`) and the stall reasons that point at
+//!   source lines. Of the limiters whose `requires` all hold and none of whose
+//!   `refuted_by` holds, the first in file order names the cause unless a later one is
+//!   predicted to save clearly more (the ranking); its class and advice replace the class
+//!   rule's. A limiter or hypothesis that its own metrics refute is never reported.
 //!
 //! Every condition that decided a verdict becomes a row of evidence (metric, value, unit,
 //! threshold, rule or limiter id); texts are filled in from the fields they cite, so each

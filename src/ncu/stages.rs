@@ -21,8 +21,9 @@
 //! `None` where not measured yet. Basic and one follow-up cost 18 to 22 of the full set's
 //! 38; `auto` adds the source stage's 5 for the hot lines ([`auto_collects_source`]), 23
 //! to 27 in all, counted apart from that target. The metrics of the MIO causes (the ADU
-//! pipe, the instruction counts) added one pass to each follow-up (memory 7 to 8, compute
-//! 11 to 12, occupancy 7 to 8), measured on the H200 with ncu 2025.3.1.
+//! pipe, the instruction counts, shared atomics' wavefronts) added one pass to the memory
+//! and compute stages (memory 7 to 8, compute 11 to 12), measured on the H200 with ncu
+//! 2025.3.1.
 
 use crate::model::stage::Stage;
 
@@ -101,8 +102,10 @@ pub const MEMORY: &[&str] = &[
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
-    // Shared-memory accesses per warp instruction: too many narrow ones fill MIO.
+    // Shared-memory accesses per warp instruction (too many narrow ones fill MIO), and
+    // the wavefronts of shared atomics (their same-address replays count as conflicts).
     "smsp__inst_executed.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
 ];
 
 /// Why warps do not issue: the average number of warps stalled per issue, per reason.
@@ -149,7 +152,6 @@ pub const PIPES_AND_FLOPS: &[&str] = &[
     "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum",
     "smsp__inst_executed_op_ldc.sum",
-    "smsp__inst_executed_op_shared_atom.sum",
 ];
 
 /// Warp scheduling: how many warps are resident and eligible per cycle.
@@ -171,9 +173,6 @@ pub const WAITED_ON: &[&str] = &[
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
     "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
     "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
-    // Shared-memory atomics, and the instructions they are a share of.
-    "smsp__inst_executed.sum",
-    "smsp__inst_executed_op_shared_atom.sum",
 ];
 
 /// FLOP counts and the bytes at each level, for the roofline point.
@@ -275,7 +274,7 @@ pub const DEFINITIONS: [StageDefinition; 9] = [
         sections: &[],
         set: None,
         page: Page::Raw,
-        passes_h200: Some(8),
+        passes_h200: Some(7),
     },
     StageDefinition {
         stage: Stage::Roofline,

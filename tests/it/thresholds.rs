@@ -298,7 +298,7 @@ const CASES: &[Case] = &[
             ("unit_max_pct", 70.0),
         ],
         requires: &["shared_conflict_pct >= 25", "l1tex_throughput_elapsed_pct >= 40"],
-        refuted_by: &[],
+        refuted_by: &["shared_atom_wavefront_pct >= 50"],
         high_when: &["shared_conflict_pct >= 50"],
         move_other: &[],
     },
@@ -410,17 +410,17 @@ const CASES: &[Case] = &[
         id: "divergent-constant-loads",
         synthetic: &[
             ("adu_pipe_pct", 66.0),
-            ("mio_throttle_share_pct", 90.0),
+            ("mio_wait_share_pct", 90.0),
             ("ldc_inst_pct", 5.0),
             ("memory_max_pct", 5.0),
         ],
-        requires: &["adu_pipe_pct >= 30", "mio_throttle_share_pct >= 30"],
+        requires: &["adu_pipe_pct >= 30", "mio_wait_share_pct >= 30"],
         refuted_by: &[
             "barrier_share_pct >= 30",
-            "branch_resolving_share_pct >= mio_throttle_share_pct",
+            "branch_resolving_share_pct >= mio_wait_share_pct",
             "ldc_inst_pct < 0.5",
         ],
-        high_when: &["adu_pipe_pct >= 50", "mio_throttle_share_pct >= 50"],
+        high_when: &["adu_pipe_pct >= 50", "mio_wait_share_pct >= 50"],
         move_other: &[],
     },
     Case {
@@ -428,7 +428,7 @@ const CASES: &[Case] = &[
         synthetic: &[
             ("adu_pipe_pct", 66.0),
             ("branch_resolving_share_pct", 80.0),
-            ("mio_throttle_share_pct", 10.0),
+            ("mio_wait_share_pct", 10.0),
         ],
         requires: &["adu_pipe_pct >= 30", "branch_resolving_share_pct >= 30"],
         refuted_by: &["barrier_share_pct >= 30"],
@@ -436,32 +436,24 @@ const CASES: &[Case] = &[
         move_other: &[],
     },
     Case {
-        id: "shared-atomics",
-        synthetic: &[
-            ("shared_atom_inst_pct", 20.0),
-            ("mio_throttle_share_pct", 80.0),
-            ("memory_max_pct", 5.0),
-        ],
-        requires: &["shared_atom_inst_pct >= 5", "mio_throttle_share_pct >= 25"],
+        id: "shared-atomics-contention",
+        synthetic: &[("shared_atom_wavefront_pct", 90.0), ("mio_wait_share_pct", 80.0)],
+        requires: &["shared_atom_wavefront_pct >= 25", "mio_wait_share_pct >= 25"],
         refuted_by: &["barrier_share_pct >= 50"],
-        high_when: &["shared_atom_inst_pct >= 10", "mio_throttle_share_pct >= 50"],
+        high_when: &["shared_atom_wavefront_pct >= 50", "mio_wait_share_pct >= 50"],
         move_other: &[],
     },
     Case {
         id: "shared-instructions",
-        synthetic: &[
-            ("mio_throttle_share_pct", 80.0),
-            ("shared_inst_share_pct", 50.0),
-            ("memory_max_pct", 5.0),
-        ],
-        requires: &["mio_throttle_share_pct >= 40", "shared_inst_share_pct >= 20"],
+        synthetic: &[("mio_wait_share_pct", 80.0), ("shared_inst_share_pct", 50.0)],
+        requires: &["mio_wait_share_pct >= 40", "shared_inst_share_pct >= 20"],
         refuted_by: &[
             "shared_conflict_pct >= 25",
             "lsu_pipe_pct >= 60",
             "l1tex_throughput_elapsed_pct >= 60",
-            "shared_atom_inst_pct >= 5",
+            "shared_atom_wavefront_pct >= 25",
         ],
-        high_when: &["mio_throttle_share_pct >= 60"],
+        high_when: &["mio_wait_share_pct >= 60"],
         move_other: &[],
     },
     Case {
@@ -587,7 +579,8 @@ fn a_cause_that_would_save_little_is_not_high_confidence() {
         fields.insert(f.to_string(), v);
     }
     // Saving min(80 x 90 / 100, 100 - sm_throughput_pct): 10 % at the SM's 90 %.
-    for (sm, saving, confidence) in [(90.0, 10.0, Confidence::High), (90.0 + STEP, 9.99, Confidence::Medium)] {
+    for (sm, saving, confidence) in [(90.0, 10.0, Confidence::High), (90.0 + STEP, 9.99, Confidence::Medium)]
+    {
         fields.insert("sm_throughput_pct".into(), sm);
         let v = decide(&fields);
         assert_eq!(limiter(&v), Some("uncoalesced-global"));

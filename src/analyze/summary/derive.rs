@@ -167,6 +167,14 @@ fn derive_stall_shares(f: &mut Fields, stalls: &[StallShare]) {
         let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
         f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
     }
+    // Waiting on MIO: for an entry in its queue, or for the result of what it ran (an LDC,
+    // a shared-memory access or atomic reports short_scoreboard until its data is back).
+    let mio: Vec<f64> = ["mio_throttle", "short_scoreboard"]
+        .iter()
+        .filter_map(|r| stalls.iter().find(|s| s.reason == *r).map(|s| s.warps_per_issue))
+        .collect();
+    let share = (!mio.is_empty() && total > 0.0).then(|| 100.0 * mio.iter().sum::<f64>() / total);
+    f.insert("mio_wait_share_pct".into(), share);
 }
 
 /// `num` as a percentage of `den`: 0 when `den` is 0, `None` when either is missing.
@@ -187,6 +195,8 @@ fn field_sum(f: &Fields, names: &[&str]) -> Option<f64> {
 fn derive_ratios(f: &mut Fields) {
     let conflicts = ratio_pct(get(f, "shared_bank_conflicts"), get(f, "shared_wavefronts"));
     f.insert("shared_conflict_pct".into(), conflicts);
+    let atomics = ratio_pct(get(f, "shared_atom_wavefronts"), get(f, "shared_wavefronts"));
+    f.insert("shared_atom_wavefront_pct".into(), atomics);
     let requests =
         ["global_load_requests", "global_store_requests", "global_red_requests", "global_atom_requests"];
     let atomics = ratio_pct(field_sum(f, &requests[2..]), field_sum(f, &requests));

@@ -231,6 +231,11 @@ pub const FIELDS: &[Field] = &[
     Field { name: "ldc_inst", metric: "smsp__inst_executed_op_ldc.sum", unit: "inst" },
     Field { name: "shared_atom_inst", metric: "smsp__inst_executed_op_shared_atom.sum", unit: "inst" },
     Field {
+        name: "shared_atom_wavefronts",
+        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        unit: "wavefront",
+    },
+    Field {
         name: "ffma_per_cycle",
         metric: "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
         unit: "inst/cycle",
@@ -327,6 +332,14 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("lg_throttle_share_pct", "LSU queue (lg_throttle) stalls as a share of all stalls"),
     ("mio_throttle_share_pct", "MIO queue (mio_throttle) stalls as a share of all stalls"),
     ("branch_resolving_share_pct", "branch-target (branch_resolving) stalls as a share of all stalls"),
+    (
+        "mio_wait_share_pct",
+        "stalls waiting on MIO, for a queue entry (mio_throttle) or a result (short_scoreboard), as a share of all stalls",
+    ),
+    (
+        "shared_atom_wavefront_pct",
+        "shared-memory wavefronts of atomics (ATOMS, their same-address replays included), percent of all shared wavefronts",
+    ),
     ("branch_inst_pct", "branch instructions, percent of warp instructions"),
     ("ldc_inst_pct", "indexed constant loads (LDC), percent of warp instructions"),
     ("shared_atom_inst_pct", "shared-memory atomics (ATOMS), percent of warp instructions"),

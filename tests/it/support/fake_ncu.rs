@@ -31,13 +31,13 @@ Version 2025.3.1.0 (build 36398880) (public-release)\n";
 /// `demo-stages` with the current stages would empty this list.
 pub const ADDED_SINCE_THE_RECORDINGS: &[&str] = &[
     // The MIO causes (divergent constant loads, dynamic branches, shared atomics, too
-    // many shared accesses), added to the compute, memory and occupancy stages in
-    // December 2026: the ADU pipe and the instruction counts they are shares of.
+    // many shared accesses), added to the compute and memory stages in December 2026:
+    // the ADU pipe, the instruction counts they are shares of, shared atomics' wavefronts.
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
     "sm__inst_executed_pipe_adu.avg.pct_of_peak_sustained_active",
     "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum",
     "smsp__inst_executed_op_ldc.sum",
-    "smsp__inst_executed_op_shared_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",

@@ -62,14 +62,20 @@ pub fn cross_check(decision: &mut BottleneckDecision, findings: &[NcuFinding], h
                     agreeing.push(f.rule.clone());
                 }
             }
-            let top = mine
-                .iter()
-                .filter(|f| f.fired() && f.speedup.is_some_and(|s| s > 0.0))
-                .max_by(|a, b| a.speedup.unwrap_or(0.0).total_cmp(&b.speedup.unwrap_or(0.0)));
+            let largest = |keep: &dyn Fn(&NcuFinding) -> bool| {
+                mine.iter()
+                    .filter(|f| f.fired() && f.speedup.is_some_and(|s| s > 0.0) && keep(f))
+                    .max_by(|a, b| a.speedup.unwrap_or(0.0).total_cmp(&b.speedup.unwrap_or(0.0)))
+                    .copied()
+            };
+            let top = largest(&|_| true);
+            let own = largest(&|f| limiter.ncu_rules.contains(&f.rule));
             limiter.ncu = Some(NcuCheck {
                 agreeing,
                 top_rule: top.map(|f| f.rule.clone()),
                 top_speedup_pct: top.and_then(|f| f.speedup),
+                agreeing_rule: own.map(|f| f.rule.clone()),
+                agreeing_speedup_pct: own.and_then(|f| f.speedup),
             });
         }
         let wanted: Vec<&str> = limiter.source_stalls.iter().map(|r| stall_source_name(r)).collect();

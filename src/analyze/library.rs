@@ -194,6 +194,8 @@ mod tests {
             limiter: None,
             unchecked: Vec::new(),
             library: None,
+            other_causes: Vec::new(),
+            refines: None,
         }
     }
 

@@ -89,6 +89,10 @@ pub struct KernelVerdict {
     pub limiter: Option<String>,
     /// The limiter's advice id.
     pub advice: Option<String>,
+    /// Fixing the limiter could save up to this share of the kernel's time, percent.
+    pub predicted_saving_pct: Option<f64>,
+    /// Why the limiter's saving is not priced, when it is not.
+    pub not_priced: Option<String>,
     /// The first sentence of the advice, which carries the numbers.
     #[serde(skip)]
     pub advice_headline: Option<String>,

@@ -98,11 +98,17 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
     for v in kernels {
         match (&v.limiter, &v.advice_headline) {
             // The cause and what to do first: the advice's first sentence carries the numbers.
-            (Some(limiter), Some(advice)) => writeln!(
-                f,
-                "{}: {}, {limiter} ({} confidence): {advice}",
-                v.kernel, v.classification, v.confidence
-            )?,
+            (Some(limiter), Some(advice)) => {
+                let saving = match v.predicted_saving_pct {
+                    Some(p) => format!("fixing it could save up to {} %", crate::units::value(p)),
+                    None => "saving not priced".to_string(),
+                };
+                writeln!(
+                    f,
+                    "{}: {}, {limiter} ({} confidence, {saving}): {advice}",
+                    v.kernel, v.classification, v.confidence
+                )?
+            }
             _ => writeln!(
                 f,
                 "{}: {} ({} confidence{})",

@@ -171,6 +171,8 @@ fn analysed_sample() -> Event {
             rule: Some("r".into()),
             limiter: None,
             advice: None,
+            predicted_saving_pct: None,
+            not_priced: None,
             advice_headline: None,
             library: Some("cuBLAS".into()),
             library_headline: Some("allow TF32".into()),

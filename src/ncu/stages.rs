@@ -4,7 +4,7 @@
 //! sections carry many metrics nobody reads, and replay passes are what a stage costs.
 //! On an H200 (ncu 2025.3.1) the memory sections alone cost 32 passes, more than
 //! `--set full` (38) minus basic (10); the memory stage below answers the same questions,
-//! and those of every memory limiter in `rules/bottleneck.yaml`, in 7. Every name here is a real gh100 metric (checked against ncu's
+//! and those of every memory limiter in `rules/bottleneck.yaml`, in 8. Every name here is a real gh100 metric (checked against ncu's
 //! `--query-metrics` output and recorded runs in `fixtures/h200/`), explained in
 //! `references/nvidia/ncu-metric-map.md`; tests hold both to it.
 //!
@@ -18,9 +18,12 @@
 //!
 //! `passes_h200` is `profiler__replayer_passes` as ncu reported it for one launch of each
 //! demo and zoo kernel on the H200 (`fixtures/h200/zoo-auto/`, `archive-runs/cost/`);
-//! `None` where not measured yet. Basic and one follow-up cost 17 to 21 of the full set's
+//! `None` where not measured yet. Basic and one follow-up cost 17 to 22 of the full set's
 //! 38; `auto` adds the source stage's 5 for the hot lines ([`auto_collects_source`]), 22
-//! to 26 in all, counted apart from that target.
+//! to 27 in all, counted apart from that target. The metrics of the MIO causes (the ADU
+//! pipe, the instruction counts, shared atomics' wavefronts) added one pass to the memory
+//! and compute stages (memory 7 to 8, compute 11 to 12), measured on the H200 with ncu
+//! 2025.3.1.
 
 use crate::model::stage::Stage;
 
@@ -78,7 +81,7 @@ pub const BASIC: &[&str] = &[
 
 /// Which memory level, how many bytes, hit rates, coalescing (sectors per request and
 /// bytes used per sector, both directions), local memory, atomics and shared-memory bank
-/// conflicts. With [`STALLS`], the memory stage: 7 passes on the H200 (the memory
+/// conflicts. With [`STALLS`], the memory stage: 8 passes on the H200 (the memory
 /// sections: 32).
 pub const MEMORY: &[&str] = &[
     "dram__bytes_read.sum",
@@ -99,6 +102,10 @@ pub const MEMORY: &[&str] = &[
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared.sum",
+    // Shared-memory accesses per warp instruction (too many narrow ones fill MIO), and
+    // the wavefronts of shared atomics (their same-address replays count as conflicts).
+    "smsp__inst_executed.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
 ];
 
 /// Why warps do not issue: the average number of warps stalled per issue, per reason.
@@ -125,7 +132,7 @@ pub const STALLS: &[&str] = &[
 
 /// Issue efficiency, pipe utilisation (FMA, ALU, LSU, tensor, FP64, XU), active threads per
 /// instruction and the floating-point instruction counts. With [`STALLS`], the compute
-/// stage: 11 passes on the H200.
+/// stage: 12 passes on the H200.
 pub const PIPES_AND_FLOPS: &[&str] = &[
     "smsp__issue_active.avg.pct_of_peak_sustained_active",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
@@ -140,6 +147,11 @@ pub const PIPES_AND_FLOPS: &[&str] = &[
     "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_hfma_pred_on.sum",
     "smsp__sass_thread_inst_executed_op_dfma_pred_on.sum",
+    // The MIO causes: the ADU pipe, and the instructions that queue for it and for MIO.
+    "sm__inst_executed_pipe_adu.avg.pct_of_peak_sustained_active",
+    "smsp__inst_executed.sum",
+    "smsp__inst_executed_op_branch.sum",
+    "smsp__inst_executed_op_ldc.sum",
 ];
 
 /// Warp scheduling: how many warps are resident and eligible per cycle.
@@ -246,7 +258,7 @@ pub const DEFINITIONS: [StageDefinition; 9] = [
         sections: &[],
         set: None,
         page: Page::Raw,
-        passes_h200: Some(7),
+        passes_h200: Some(8),
     },
     StageDefinition {
         stage: Stage::Compute,
@@ -254,7 +266,7 @@ pub const DEFINITIONS: [StageDefinition; 9] = [
         sections: &[],
         set: None,
         page: Page::Raw,
-        passes_h200: Some(11),
+        passes_h200: Some(12),
     },
     StageDefinition {
         stage: Stage::Occupancy,
@@ -425,7 +437,7 @@ mod tests {
         assert!(auto_collects_source());
         assert_eq!(auto_first_stages(), [Stage::Basic, Stage::Source]);
         let line = auto_choice();
-        assert!(line.contains("basic and source") && line.contains("22-26 replay passes"), "{line}");
+        assert!(line.contains("basic and source") && line.contains("22-27 replay passes"), "{line}");
         assert!(line.contains("--set full takes 38"), "{line}");
         assert!(!line.contains('\n'), "one line: {line}");
     }

@@ -71,6 +71,9 @@ pub struct VerdictBrief {
 pub struct LimiterId {
     /// The limiter (`shared-bank-conflicts`).
     pub id: String,
+    /// Its predicted saving, percent of the kernel's time (absent before it was priced).
+    #[serde(default)]
+    pub predicted_saving_pct: Option<f64>,
 }
 
 /// The kernels' durations in `metrics_summary.json`.

@@ -38,6 +38,10 @@ pub struct IndexRow {
     /// The cause a limiter named, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limiter: Option<String>,
+    /// What fixing the cause could save, percent of the kernel's time; absent when it
+    /// is not priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_saving_pct: Option<f64>,
     /// Median duration, ns.
     pub duration_ns: Option<f64>,
     /// The follow-up stage.
@@ -81,6 +85,7 @@ pub fn rows(root: &Path) -> Vec<IndexRow> {
                 kernel: v.kernel,
                 classification: v.classification,
                 confidence: v.confidence,
+                predicted_saving_pct: v.limiter.as_ref().and_then(|l| l.predicted_saving_pct),
                 limiter: v.limiter.map(|l| l.id),
                 duration_ns,
                 follow_up_stage: v.follow_up_stage,
@@ -288,14 +293,19 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
     crate::profile::fs::write_atomic(&index_json_path(root), &(serde_json::to_string_pretty(&json)? + "\n"))?;
     let rows = file.profiles;
     let mut md = format!(
-        "# Kernel profiles\n\n{heading}| profile | kernel | verdict | cause | confidence | duration | next stage |\n|---|---|---|---|---|---|---|\n"
+        "# Kernel profiles\n\n{heading}| profile | kernel | verdict | cause | predicted saving | confidence | duration | next stage |\n|---|---|---|---|---|---|---|---|\n"
     );
     for r in rows {
         md.push_str(&format!(
-            "| [{p}]({p}/final_report.md) | {} | {} | {} | {} | {} | {} |\n",
+            "| [{p}]({p}/final_report.md) | {} | {} | {} | {} | {} | {} | {} |\n",
             super::md::cell_code(&r.kernel),
             r.classification.name(),
             r.limiter.as_deref().map(super::md::cell_code).unwrap_or_else(|| "-".into()),
+            match (&r.limiter, r.predicted_saving_pct) {
+                (Some(_), Some(p)) => format!("up to {} %", crate::units::value(p)),
+                (Some(_), None) => "not priced".into(),
+                (None, _) => "-".into(),
+            },
             r.confidence.name(),
             r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
             match r.follow_up_collected {
@@ -344,6 +354,7 @@ mod tests {
             classification: Classification::MemoryBound,
             confidence: Confidence::High,
             limiter: Some("dram".into()),
+            predicted_saving_pct: Some(12.5),
             duration_ns: Some(1500.0),
             follow_up_stage: Stage::Memory,
             follow_up_collected: true,
@@ -368,6 +379,7 @@ mod tests {
       "follow_up_stage": "memory",
       "kernel": "k",
       "limiter": "dram",
+      "predicted_saving_pct": 12.5,
       "profile": "k_1"
     }
   ],

@@ -131,6 +131,12 @@ fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
     if !v.unchecked.is_empty() {
         out.push_str(&unchecked(v));
     }
+    if !v.other_causes.is_empty() {
+        out.push_str(&other_causes(v));
+    }
+    if let Some(r) = &v.refines {
+        out.push_str(&format!("More evidence changed the answer: {}\n\n", r.text));
+    }
     if !v.evidence.is_empty() {
         out.push_str(&evidence_table(v));
     }
@@ -342,11 +348,15 @@ fn stages_with(stage: Stage) -> String {
 fn verdict_line(v: &KernelVerdict) -> String {
     match &v.limiter {
         Some(l) => format!(
-            "**{}**: {}, cause `{}` (confidence {}); advice `{}`.",
+            "**{}**: {}, cause `{}` (confidence {}, {}); advice `{}`.",
             md::text(&v.kernel),
             v.classification.name(),
             l.id,
             v.confidence.name(),
+            match l.predicted_saving_pct {
+                Some(p) => format!("fixing it could save up to {} %", format_value(p)),
+                None => "saving not priced".into(),
+            },
             l.advice_id
         ),
         None => {
@@ -368,6 +378,10 @@ fn cause(v: &KernelVerdict, l: &LimiterFinding) -> String {
         v.classification.name(),
         v.confidence.name()
     );
+    out.push_str(&format!(" {}", l.saving_text()));
+    if let Some(ncu) = l.ncu_estimate_text() {
+        out.push_str(&format!(" {ncu}"));
+    }
     if let (Some(g), Some(field)) = (l.gain_pct, &l.gain_field) {
         let what = crate::analyze::summary::source_of(field);
         let what = what.strip_prefix("derived: ").unwrap_or(&what);
@@ -414,6 +428,19 @@ fn cause(v: &KernelVerdict, l: &LimiterFinding) -> String {
         }
     }
     out
+}
+
+/// The other causes whose conditions held, with what fixing each could save.
+fn other_causes(v: &KernelVerdict) -> String {
+    let items: Vec<String> = v
+        .other_causes
+        .iter()
+        .map(|o| match o.predicted_saving_pct {
+            Some(p) => format!("`{}` (up to {} %)", o.id, format_value(p)),
+            None => format!("`{}` (not priced)", o.id),
+        })
+        .collect();
+    format!("Other causes whose conditions hold: {}.\n\n", items.join(", "))
 }
 
 /// The causes ranked above the verdict's that the collected metrics could not decide.

@@ -35,6 +35,8 @@ mod launchers;
 mod layout;
 mod limiters;
 mod messages;
+mod mio;
+mod one_answer;
 mod parse_fixtures;
 mod privilege;
 mod readme;

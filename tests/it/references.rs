@@ -438,7 +438,7 @@ fn explain_output_is_wrapped_and_cites_its_source() {
     assert!(!explained("sm__throughput").lines().any(|l| long(&l)));
     assert!(text.contains("Source: references/nvidia/ncu-metric-map.md"), "{text}");
     assert!(text.contains("--metrics dram__bytes_read.sum,"), "{text}");
-    assert!(text.contains("Replay passes: 7 per launch"), "{text}");
+    assert!(text.contains("Replay passes: 8 per launch"), "{text}");
     assert!(!text.contains("**"), "{text}");
 }
 

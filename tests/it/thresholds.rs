@@ -220,7 +220,7 @@ const CASES: &[Case] = &[
     },
     Case {
         id: "too-little-parallelism",
-        synthetic: &[("waves_per_sm", 0.2), ("unit_max_pct", 10.0)],
+        synthetic: &[("waves_per_sm", 0.2), ("unit_max_pct", 10.0), ("idle_sm_pct", 80.0)],
         requires: &["waves_per_sm < 0.5", "unit_max_pct < 20"],
         refuted_by: &[],
         high_when: &["waves_per_sm < 0.25"],
@@ -244,7 +244,11 @@ const CASES: &[Case] = &[
     },
     Case {
         id: "atomics-contention",
-        synthetic: &[("atomic_request_pct", 30.0), ("unit_max_pct", 20.0)],
+        synthetic: &[
+            ("atomic_request_pct", 30.0),
+            ("unit_max_pct", 20.0),
+            ("long_scoreboard_share_pct", 40.0),
+        ],
         requires: &["atomic_request_pct >= 10", "unit_max_pct < 40"],
         refuted_by: &[],
         high_when: &["atomic_request_pct >= 25"],
@@ -294,7 +298,7 @@ const CASES: &[Case] = &[
             ("unit_max_pct", 70.0),
         ],
         requires: &["shared_conflict_pct >= 25", "l1tex_throughput_elapsed_pct >= 40"],
-        refuted_by: &[],
+        refuted_by: &["shared_atom_wavefront_pct >= 50"],
         high_when: &["shared_conflict_pct >= 50"],
         move_other: &[],
     },
@@ -302,6 +306,7 @@ const CASES: &[Case] = &[
         id: "warp-divergence",
         synthetic: &[
             ("threads_per_inst", 8.0),
+            ("divergence_loss_pct", 75.0),
             ("sm_throughput_pct", 70.0),
             ("memory_max_pct", 30.0),
             ("unit_max_pct", 70.0),
@@ -402,6 +407,56 @@ const CASES: &[Case] = &[
         move_other: &[],
     },
     Case {
+        id: "divergent-constant-loads",
+        synthetic: &[
+            ("adu_pipe_pct", 66.0),
+            ("mio_wait_share_pct", 90.0),
+            ("ldc_inst_pct", 5.0),
+            ("memory_max_pct", 5.0),
+        ],
+        requires: &["adu_pipe_pct >= 30", "mio_wait_share_pct >= 30"],
+        refuted_by: &[
+            "barrier_share_pct >= 30",
+            "branch_resolving_share_pct >= mio_wait_share_pct",
+            "ldc_inst_pct < 0.5",
+        ],
+        high_when: &["adu_pipe_pct >= 50", "mio_wait_share_pct >= 50"],
+        move_other: &[],
+    },
+    Case {
+        id: "dynamic-branches",
+        synthetic: &[
+            ("adu_pipe_pct", 66.0),
+            ("branch_resolving_share_pct", 80.0),
+            ("mio_wait_share_pct", 10.0),
+        ],
+        requires: &["adu_pipe_pct >= 30", "branch_resolving_share_pct >= 30"],
+        refuted_by: &["barrier_share_pct >= 30"],
+        high_when: &["branch_resolving_share_pct >= 50"],
+        move_other: &[],
+    },
+    Case {
+        id: "shared-atomics-contention",
+        synthetic: &[("shared_atom_wavefront_pct", 90.0), ("mio_wait_share_pct", 80.0)],
+        requires: &["shared_atom_wavefront_pct >= 25", "mio_wait_share_pct >= 25"],
+        refuted_by: &["barrier_share_pct >= 50"],
+        high_when: &["shared_atom_wavefront_pct >= 50", "mio_wait_share_pct >= 50"],
+        move_other: &[],
+    },
+    Case {
+        id: "shared-instructions",
+        synthetic: &[("mio_wait_share_pct", 80.0), ("shared_inst_share_pct", 50.0)],
+        requires: &["mio_wait_share_pct >= 40", "shared_inst_share_pct >= 20"],
+        refuted_by: &[
+            "shared_conflict_pct >= 25",
+            "lsu_pipe_pct >= 60",
+            "l1tex_throughput_elapsed_pct >= 60",
+            "shared_atom_wavefront_pct >= 25",
+        ],
+        high_when: &["mio_wait_share_pct >= 60"],
+        move_other: &[],
+    },
+    Case {
         id: "memory-latency",
         synthetic: &[("long_scoreboard_share_pct", 80.0), ("memory_max_pct", 50.0), ("unit_max_pct", 50.0)],
         requires: &[
@@ -410,7 +465,7 @@ const CASES: &[Case] = &[
             "memory_max_pct < 75",
             "theoretical_occupancy_pct > 50",
         ],
-        refuted_by: &[],
+        refuted_by: &["local_traffic_pct >= 50"],
         high_when: &["long_scoreboard_share_pct >= 70"],
         move_other: &[],
     },
@@ -420,6 +475,7 @@ const CASES: &[Case] = &[
             ("theoretical_occupancy_pct", 20.0),
             ("achieved_occupancy_pct", 30.0),
             ("unit_max_pct", 30.0),
+            ("occupancy_headroom_pct", 50.0),
             ("occupancy_limit_registers", 2.0),
             ("occupancy_limit_shared_mem", 4.0),
             ("occupancy_limit_warps", 4.0),
@@ -446,6 +502,7 @@ const CASES: &[Case] = &[
             ("theoretical_occupancy_pct", 20.0),
             ("achieved_occupancy_pct", 30.0),
             ("unit_max_pct", 30.0),
+            ("occupancy_headroom_pct", 50.0),
             ("occupancy_limit_shared_mem", 2.0),
             ("occupancy_limit_registers", 4.0),
             ("occupancy_limit_warps", 4.0),
@@ -471,6 +528,7 @@ const CASES: &[Case] = &[
             ("theoretical_occupancy_pct", 40.0),
             ("achieved_occupancy_pct", 30.0),
             ("unit_max_pct", 30.0),
+            ("occupancy_headroom_pct", 50.0),
             ("block_size", 32.0),
             ("occupancy_limit_blocks", 2.0),
             ("occupancy_limit_warps", 4.0),
@@ -508,5 +566,25 @@ fn every_limiter_is_tried() {
 fn each_threshold_decides_at_its_value_and_not_a_step_past_it() {
     for case in CASES {
         check(case);
+    }
+}
+
+/// A cause predicted to save under 10 % of the kernel's time is at most `medium`
+/// (`ranking: high_needs_saving_pct` in the rules): high confidence is earned by the time
+/// a fix would win, not by the conditions alone.
+#[test]
+fn a_cause_that_would_save_little_is_not_high_confidence() {
+    let mut fields = quiet();
+    for (f, v) in [("uncoalesced_excess_pct", 80.0), ("memory_max_pct", 90.0), ("unit_max_pct", 90.0)] {
+        fields.insert(f.to_string(), v);
+    }
+    // Saving min(80 x 90 / 100, 100 - sm_throughput_pct): 10 % at the SM's 90 %.
+    for (sm, saving, confidence) in [(90.0, 10.0, Confidence::High), (90.0 + STEP, 9.99, Confidence::Medium)]
+    {
+        fields.insert("sm_throughput_pct".into(), sm);
+        let v = decide(&fields);
+        assert_eq!(limiter(&v), Some("uncoalesced-global"));
+        let l = v.limiter.as_ref().unwrap();
+        assert_eq!((l.predicted_saving_pct, v.confidence), (Some(saving), confidence), "SM at {sm} %");
     }
 }

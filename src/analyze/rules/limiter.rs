@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::condition::{check_field, Condition};
+use super::saving::{Saving, SavingSpec};
 use super::summary::KernelSummary;
 use super::KernelVerdict;
 use super::{
@@ -65,6 +66,9 @@ pub(super) struct LimiterSpec {
     /// A field that estimates the share of time (or traffic) the cause costs, in percent.
     #[serde(default)]
     gain: Option<String>,
+    /// How much of the kernel's time fixing it could save (`saving.rs`).
+    #[serde(default)]
+    saving: Option<SavingSpec>,
     /// Stall reasons that mark the source lines this limiter points at.
     #[serde(default)]
     source_stalls: Vec<String>,
@@ -113,6 +117,16 @@ pub struct LimiterFinding {
     /// The summary field `gain_pct` is read from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gain_field: Option<String>,
+    /// Fixing the cause could save up to this share of the kernel's time, percent, as the
+    /// limiter's saving model predicts it; `None` (null) when it cannot be priced.
+    #[serde(default)]
+    pub predicted_saving_pct: Option<f64>,
+    /// The model's terms with their values, when priced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saving_basis: Option<String>,
+    /// Why the cause is not priced, when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_priced: Option<String>,
     /// The unit is at its roof: nothing in the kernel is wrong; the advice is the lever left.
     #[serde(default)]
     pub at_roof: bool,
@@ -136,6 +150,32 @@ pub struct LimiterFinding {
     pub lines: Vec<LimiterLine>,
 }
 
+impl LimiterFinding {
+    /// The predicted saving in words: "Fixing it could save up to X % of the kernel's
+    /// time (basis)." or "Predicted saving: not priced: why."
+    pub fn saving_text(&self) -> String {
+        match (self.predicted_saving_pct, &self.not_priced) {
+            (Some(p), _) => format!(
+                "Fixing it could save up to {} % of the kernel's time ({}).",
+                crate::units::value(p),
+                self.saving_basis.as_deref().unwrap_or("the limiter's saving model")
+            ),
+            (None, Some(why)) => format!("Predicted saving: not priced: {why}."),
+            (None, None) => {
+                "Predicted saving: not priced: this verdict was written before causes were priced.".into()
+            }
+        }
+    }
+
+    /// ncu's own estimate for this cause, when a details page gave one: "ncu's own
+    /// estimate (`Rule`): up to Y %."
+    pub fn ncu_estimate_text(&self) -> Option<String> {
+        let ncu = self.ncu.as_ref()?;
+        let (rule, pct) = (ncu.agreeing_rule.as_ref()?, ncu.agreeing_speedup_pct?);
+        Some(format!("ncu's own estimate ({rule}): up to {} %.", crate::units::value(pct)))
+    }
+}
+
 /// What ncu's rules said about a kernel with a limiter (filled in by
 /// the cross-check, `crosscheck.rs`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -148,6 +188,13 @@ pub struct NcuCheck {
     /// Its estimated speedup, percent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_speedup_pct: Option<f64>,
+    /// Of the agreeing rules, the one with the largest estimated speedup: ncu's own
+    /// estimate of what fixing this cause saves, beside the limiter's prediction.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreeing_rule: Option<String>,
+    /// Its estimated speedup, percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreeing_speedup_pct: Option<f64>,
 }
 
 /// A source line whose stalls are the limiter's (found by the cross-check, `crosscheck.rs`).
@@ -190,6 +237,9 @@ impl Limiter {
         for f in spec.evidence.iter().chain(spec.gain.iter()) {
             check_field(f).map_err(|m| format!("limiter `{id}`: {m}"))?;
         }
+        if let Some(saving) = &spec.saving {
+            saving.check().map_err(|m| format!("limiter `{id}`, saving: {m}"))?;
+        }
         if spec.advice.is_empty() {
             return Err(format!("limiter `{id}` gives no advice"));
         }
@@ -205,6 +255,11 @@ impl Limiter {
             ));
         }
         Ok(Limiter { spec, requires, refuted_by, high_when, at_roof_when, advice })
+    }
+
+    /// What fixing this cause could save of the kernel's time.
+    pub(super) fn saving(&self, s: &KernelSummary) -> Saving {
+        SavingSpec::predict(self.spec.saving.as_ref(), s)
     }
 
     /// `Some(true)`: it names the cause (every `requires` holds, no `refuted_by` does);
@@ -232,6 +287,18 @@ impl Limiter {
             .collect()
     }
 
+    /// The fields that make this limiter the answer when it is named (its `requires` and
+    /// its saving model), or, when it is not, the fields of its `refuted_by` that hold and
+    /// of its saving model: what a profile with more metrics could have changed it by.
+    pub(super) fn deciding_fields(&self, s: &KernelSummary, named: bool) -> Vec<&str> {
+        let saving = self.spec.saving.iter().flat_map(|m| m.fields());
+        if named {
+            return self.requires.iter().flat_map(|c| c.fields()).chain(saving).collect();
+        }
+        let refuting = self.refuted_by.iter().filter(|g| all_hold(g, s) == Some(true)).flatten();
+        refuting.flat_map(|c| c.fields()).chain(saving).collect()
+    }
+
     /// What an undecided limiter lacks, for the verdict to say what was not checked.
     pub(super) fn unchecked(&self, s: &KernelSummary) -> UncheckedLimiter {
         let mut missing: Vec<String> = Vec::new();
@@ -241,7 +308,7 @@ impl Limiter {
 
     /// Writes the cause into `v`: class (unless `from-throughput`), confidence, the
     /// follow-up stage, its evidence, and its advice in place of the class hypotheses.
-    pub(super) fn apply(&self, s: &KernelSummary, v: &mut KernelVerdict) {
+    pub(super) fn apply(&self, s: &KernelSummary, v: &mut KernelVerdict, saving: Saving) {
         let spec = &self.spec;
         if let LimiterClass::Fixed(class) = spec.class {
             v.classification = class;
@@ -267,7 +334,10 @@ impl Limiter {
                 }
             }
         }
-        for f in &spec.evidence {
+        // The fields it is priced from are evidence too: every number printed is one.
+        let priced = matches!(saving, Saving::Priced { .. });
+        let saving_fields = spec.saving.iter().flat_map(|m| m.fields()).filter(|_| priced);
+        for f in spec.evidence.iter().map(String::as_str).chain(saving_fields) {
             if let Some(value) = s.get(f) {
                 push_evidence(&mut v.evidence, f, value, Threshold::Supporting, &spec.id);
             }
@@ -300,6 +370,15 @@ impl Limiter {
             advice: text,
             gain_pct: spec.gain.as_deref().and_then(|g| s.get(g)),
             gain_field: spec.gain.clone(),
+            predicted_saving_pct: saving.pct(),
+            saving_basis: match &saving {
+                Saving::Priced { basis, .. } => Some(basis.clone()),
+                Saving::NotPriced(_) => None,
+            },
+            not_priced: match saving {
+                Saving::NotPriced(why) => Some(why),
+                Saving::Priced { .. } => None,
+            },
             at_roof: !self.at_roof_when.is_empty() && all_hold(&self.at_roof_when, s) == Some(true),
             requires: self.requires.iter().map(|c| c.text.clone()).collect(),
             refuted_by: self.spec.refuted_by.clone(),
@@ -363,6 +442,7 @@ impl Limiter {
         if let Some(g) = &spec.gain {
             fields.push(("What it wastes".into(), g.clone()));
         }
+        fields.push(("Predicted saving".into(), saving_model(spec.saving.as_ref())));
         for a in &spec.advice {
             let when =
                 if a.when.is_empty() { String::new() } else { format!(" (when {})", a.when.join(", ")) };
@@ -380,6 +460,14 @@ impl Limiter {
         }
         out.push_str(&format!("Source: {source}; `{{field}}` is the field's value in a report.\n"));
         out
+    }
+}
+
+/// The saving model in words, for `explain`.
+fn saving_model(spec: Option<&SavingSpec>) -> String {
+    match spec.map(SavingSpec::formula) {
+        Some(f) => f,
+        None => "not priced: the rules give this cause no saving model".into(),
     }
 }
 
@@ -453,14 +541,22 @@ mod tests {
     #[should_panic(expected = "no advice renders")]
     fn nothing_rendering_is_a_defect_in_debug_builds() {
         let mut v = super::super::Rules::builtin().decide(&kernel(&[]));
-        unrenderable().apply(&kernel(&[("uncoalesced_excess_pct", 80.0)]), &mut v);
+        unrenderable().apply(
+            &kernel(&[("uncoalesced_excess_pct", 80.0)]),
+            &mut v,
+            Saving::NotPriced("x".into()),
+        );
     }
 
     #[test]
     #[cfg(not(debug_assertions))]
     fn nothing_rendering_prints_the_headline_in_release_builds() {
         let mut v = super::super::Rules::builtin().decide(&kernel(&[]));
-        unrenderable().apply(&kernel(&[("uncoalesced_excess_pct", 80.0)]), &mut v);
+        unrenderable().apply(
+            &kernel(&[("uncoalesced_excess_pct", 80.0)]),
+            &mut v,
+            Saving::NotPriced("x".into()),
+        );
         let l = v.limiter.unwrap();
         assert_eq!(l.advice, unrenderable().headline());
         assert_eq!(v.hypotheses[0].text, l.advice);

@@ -11,10 +11,11 @@
 //! - **Limiters** (`limiters:`) name the cause. Each has the conditions that confirm it
 //!   (`requires`), the ones that rule it out (`refuted_by`), the ones that make it
 //!   unambiguous (`high_when`), its class, the advice an expert gives (with variants), an
-//!   estimated gain and the stall reasons that point at source lines. The first limiter,
-//!   in file order, whose `requires` all hold and none of whose `refuted_by` holds names
-//!   the cause; its class and advice replace the class rule's. A limiter or hypothesis that
-//!   its own metrics refute is never reported.
+//!   estimated gain, a saving model (`saving.rs`) and the stall reasons that point at
+//!   source lines. Of the limiters whose `requires` all hold and none of whose
+//!   `refuted_by` holds, the first in file order names the cause unless a later one is
+//!   predicted to save clearly more (the ranking); its class and advice replace the class
+//!   rule's. A limiter or hypothesis that its own metrics refute is never reported.
 //!
 //! Every condition that decided a verdict becomes a row of evidence (metric, value, unit,
 //! threshold, rule or limiter id); texts are filled in from the fields they cite, so each
@@ -33,11 +34,18 @@ use crate::model::stage::Stage;
 pub use crate::model::verdict::{Classification, Confidence};
 
 mod condition;
+mod evidence;
 mod limiter;
+mod refine;
+mod saving;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
+pub use evidence::{Evidence, Threshold};
 pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
+pub use refine::Refinement;
+pub use saving::OtherCause;
+use saving::Ranking;
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");
@@ -52,6 +60,9 @@ struct RulesFile {
     rules: Vec<RuleSpec>,
     #[serde(default)]
     limiters: Vec<limiter::LimiterSpec>,
+    /// How the causes that hold are ranked by their predicted saving.
+    #[serde(default)]
+    ranking: Option<Ranking>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -91,6 +102,7 @@ pub struct Rules {
     source: String,
     rules: Vec<Rule>,
     limiters: Vec<limiter::Limiter>,
+    ranking: Ranking,
 }
 
 #[derive(Debug, Clone)]
@@ -201,7 +213,8 @@ impl Rules {
             }
             limiters.push(limiter::Limiter::parse(spec).map_err(bad)?);
         }
-        Ok(Rules { source: source.to_string(), rules, limiters })
+        let ranking = file.ranking.unwrap_or_default();
+        Ok(Rules { source: source.to_string(), rules, limiters, ranking })
     }
 
     /// The limiter ids, in evaluation order.
@@ -260,20 +273,48 @@ impl Rules {
         &self.source
     }
 
-    /// The verdict for one kernel.
+    /// The verdict for one kernel: of the limiters whose conditions hold, the one the
+    /// ranking by predicted saving picks ([`Ranking::winner`]) names the cause; the others
+    /// are listed with their savings.
     pub fn decide(&self, s: &KernelSummary) -> KernelVerdict {
         let mut verdict = self.decide_class(s);
-        let mut unchecked = Vec::new();
-        for l in &self.limiters {
+        let mut held: Vec<(usize, saving::Saving)> = Vec::new();
+        let mut undecided: Vec<(usize, UncheckedLimiter)> = Vec::new();
+        for (i, l) in self.limiters.iter().enumerate() {
             match l.check(s) {
-                Some(true) => {
-                    l.apply(s, &mut verdict);
-                    break;
-                }
+                Some(true) => held.push((i, l.saving(s))),
                 Some(false) => {}
-                None => unchecked.push(l.unchecked(s)),
+                None => undecided.push((i, l.unchecked(s))),
             }
         }
+        let pcts: Vec<Option<f64>> = held.iter().map(|(_, sv)| sv.pct()).collect();
+        let winner = self.ranking.winner(&pcts).map(|w| held.remove(w));
+        let cut = winner.as_ref().map_or(usize::MAX, |(i, _)| *i);
+        let unchecked: Vec<UncheckedLimiter> =
+            undecided.into_iter().filter(|(i, _)| *i < cut).map(|(_, u)| u).collect();
+        if let Some((i, sv)) = winner {
+            let small = sv.pct().is_some_and(|p| p < self.ranking.high_needs_saving_pct);
+            self.limiters[i].apply(s, &mut verdict, sv);
+            // A cause that would save little is not a confident answer.
+            if small && verdict.confidence == Confidence::High {
+                verdict.confidence = Confidence::Medium;
+            }
+        }
+        let mut others: Vec<OtherCause> = held
+            .into_iter()
+            .map(|(i, sv)| OtherCause {
+                id: self.limiters[i].spec.id.clone(),
+                predicted_saving_pct: sv.pct(),
+                not_priced: match sv {
+                    saving::Saving::NotPriced(why) => Some(why),
+                    saving::Saving::Priced { .. } => None,
+                },
+            })
+            .collect();
+        others.sort_by(|a, b| {
+            b.predicted_saving_pct.unwrap_or(-1.0).total_cmp(&a.predicted_saving_pct.unwrap_or(-1.0))
+        });
+        verdict.other_causes = others;
         if !unchecked.is_empty() {
             // A cause ranked higher was not checked: what was found may be its symptom.
             if verdict.confidence == Confidence::High {
@@ -350,6 +391,8 @@ impl Rules {
                 limiter: None,
                 unchecked: Vec::new(),
                 library: None,
+                other_causes: Vec::new(),
+                refines: None,
             };
         }
         KernelVerdict {
@@ -364,6 +407,8 @@ impl Rules {
             limiter: None,
             unchecked: Vec::new(),
             library: None,
+            other_causes: Vec::new(),
+            refines: None,
         }
     }
 }
@@ -427,97 +472,6 @@ pub(super) fn fill(text: &str, s: &KernelSummary) -> Option<String> {
     Some(out)
 }
 
-/// One row of evidence.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Evidence {
-    /// The ncu metric (or how the field is derived).
-    pub metric: String,
-    /// The summary field.
-    pub field: String,
-    /// Its value.
-    pub value: f64,
-    /// Its unit.
-    pub unit: String,
-    /// The condition it met, or [`Threshold::Supporting`].
-    pub threshold: Threshold,
-    /// The rule.
-    pub rule: String,
-}
-
-impl Evidence {
-    /// Whether the row supports the verdict rather than deciding it.
-    pub fn is_supporting(&self) -> bool {
-        self.threshold.is_supporting()
-    }
-}
-
-/// What a row of evidence stands for: the condition that decided the verdict, or a field
-/// shown in support of it. Written as the condition's text, or `-` for supporting
-/// evidence, in `bottleneck_decision.json` and the tables.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "String", into = "String")]
-pub enum Threshold {
-    /// The condition it met (`memory_max_pct >= 60`).
-    Met(String),
-    /// Supporting evidence: a field the rule shows beside its conditions.
-    Supporting,
-}
-
-impl Threshold {
-    /// How supporting evidence is written.
-    const SUPPORTING: &'static str = "-";
-
-    /// Whether this is supporting evidence.
-    pub fn is_supporting(&self) -> bool {
-        matches!(self, Threshold::Supporting)
-    }
-
-    /// The text as written: the condition, or `-`.
-    pub fn as_str(&self) -> &str {
-        match self {
-            Threshold::Met(condition) => condition,
-            Threshold::Supporting => Self::SUPPORTING,
-        }
-    }
-
-    /// Whether the text as written is empty (a condition never is).
-    pub fn is_empty(&self) -> bool {
-        self.as_str().is_empty()
-    }
-}
-
-impl std::fmt::Display for Threshold {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// Compares the text as written, as a test or a reader of the JSON would.
-impl PartialEq<&str> for Threshold {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-
-impl From<String> for Threshold {
-    fn from(text: String) -> Self {
-        if text == Threshold::SUPPORTING {
-            Threshold::Supporting
-        } else {
-            Threshold::Met(text)
-        }
-    }
-}
-
-impl From<Threshold> for String {
-    fn from(t: Threshold) -> Self {
-        match t {
-            Threshold::Met(condition) => condition,
-            Threshold::Supporting => Threshold::SUPPORTING.to_string(),
-        }
-    }
-}
-
 /// An optimisation hypothesis and the fields it rests on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Hypothesis {
@@ -558,6 +512,14 @@ pub struct KernelVerdict {
     /// controls instead of its code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub library: Option<LibraryKernel>,
+    /// The other causes whose conditions held, largest predicted saving first: what to
+    /// fix next.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub other_causes: Vec<OtherCause>,
+    /// Where `auto`'s stages alone would name another cause from the same launch's
+    /// metrics: what they name, and the metric that changed the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refines: Option<Refinement>,
 }
 
 /// A kernel of a closed library, as a verdict records it
@@ -589,7 +551,15 @@ pub fn decide_all(rules: &Rules, summary: &summary::MetricsSummary) -> Bottlenec
     BottleneckDecision {
         schema_version: 1,
         rules: rules.source().to_string(),
-        kernels: summary.kernels.iter().map(|k| rules.decide(k)).collect(),
+        kernels: summary
+            .kernels
+            .iter()
+            .map(|k| {
+                let mut v = rules.decide(k);
+                v.refines = rules.refinement(k, &v);
+                v
+            })
+            .collect(),
     }
 }
 

@@ -38,16 +38,32 @@ fn derive_resources(f: &mut Fields) {
         };
     f.insert("shared_mem_per_block_bytes".into(), smem);
     f.insert("shared_mem_per_block_kib".into(), smem.map(|b| b / 1024.0));
-    let limits = [
+    let names = [
         "occupancy_limit_registers",
         "occupancy_limit_shared_mem",
         "occupancy_limit_warps",
         "occupancy_limit_blocks",
-    ]
-    .iter()
-    .filter_map(|k| get(f, k))
-    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
+    ];
+    let limits = names
+        .iter()
+        .filter_map(|k| get(f, k))
+        .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.min(v))));
     f.insert("blocks_per_sm".into(), limits);
+    // Lifting the binding limit lets blocks fit up to the next one: with latency hidden by
+    // warps, the time falls by the ratio of the two. When the block-slot cap binds, larger
+    // blocks are the lever, and limits tied with the cap (ncu reports a block without
+    // shared memory as limited to the cap) move with it.
+    let mut all: Vec<f64> = names.iter().filter_map(|k| get(f, k)).collect();
+    all.sort_by(f64::total_cmp);
+    let cap = get(f, "occupancy_limit_blocks");
+    let headroom = match all.as_slice() {
+        [binding, rest @ ..] if all.len() == names.len() => {
+            let next = if cap == Some(*binding) { rest.iter().find(|v| *v > binding) } else { rest.first() };
+            next.filter(|n| **n > 0.0).map(|n| 100.0 * (1.0 - binding / n))
+        }
+        _ => None,
+    };
+    f.insert("occupancy_headroom_pct".into(), headroom);
 }
 
 /// The busiest memory unit and the busiest unit of all.
@@ -147,10 +163,18 @@ fn derive_stall_shares(f: &mut Fields, stalls: &[StallShare]) {
     let total: f64 = stalls.iter().map(|s| s.warps_per_issue).sum();
     let ls = stalls.iter().find(|s| s.reason == "long_scoreboard").map(|s| s.warps_per_issue);
     f.insert("long_scoreboard_share_pct".into(), ls.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
-    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle"] {
+    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle", "branch_resolving"] {
         let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
         f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
     }
+    // Waiting on MIO: for an entry in its queue, or for the result of what it ran (an LDC,
+    // a shared-memory access or atomic reports short_scoreboard until its data is back).
+    let mio: Vec<f64> = ["mio_throttle", "short_scoreboard"]
+        .iter()
+        .filter_map(|r| stalls.iter().find(|s| s.reason == *r).map(|s| s.warps_per_issue))
+        .collect();
+    let share = (!mio.is_empty() && total > 0.0).then(|| 100.0 * mio.iter().sum::<f64>() / total);
+    f.insert("mio_wait_share_pct".into(), share);
 }
 
 /// `num` as a percentage of `den`: 0 when `den` is 0, `None` when either is missing.
@@ -171,6 +195,8 @@ fn field_sum(f: &Fields, names: &[&str]) -> Option<f64> {
 fn derive_ratios(f: &mut Fields) {
     let conflicts = ratio_pct(get(f, "shared_bank_conflicts"), get(f, "shared_wavefronts"));
     f.insert("shared_conflict_pct".into(), conflicts);
+    let atomics = ratio_pct(get(f, "shared_atom_wavefronts"), get(f, "shared_wavefronts"));
+    f.insert("shared_atom_wavefront_pct".into(), atomics);
     let requests =
         ["global_load_requests", "global_store_requests", "global_red_requests", "global_atom_requests"];
     let atomics = ratio_pct(field_sum(f, &requests[2..]), field_sum(f, &requests));
@@ -181,6 +207,21 @@ fn derive_ratios(f: &mut Fields) {
         "local_traffic_pct".into(),
         ratio_pct(local_sectors, global_sectors.zip(local_sectors).map(|(g, l)| g + l)),
     );
+    // Shares of the warp instructions; without instructions there is no share.
+    let inst = get(f, "warp_inst").filter(|n| *n > 0.0);
+    for (name, count) in [
+        ("branch_inst_pct", "branch_inst"),
+        ("ldc_inst_pct", "ldc_inst"),
+        ("shared_atom_inst_pct", "shared_atom_inst"),
+    ] {
+        let share = ratio_pct(get(f, count), inst);
+        f.insert(name.into(), share);
+    }
+    let shared = match (get(f, "shared_wavefronts"), get(f, "shared_bank_conflicts")) {
+        (Some(w), Some(c)) => Some((w - c).max(0.0)),
+        _ => None,
+    };
+    f.insert("shared_inst_share_pct".into(), ratio_pct(shared, inst));
 }
 
 /// What is lost to uncoalesced access, to the last partial wave and to divergence.
@@ -210,6 +251,8 @@ fn derive_losses(f: &mut Fields) {
         100.0 * (waves - w) / waves
     });
     f.insert("tail_loss_pct".into(), tail);
+    let idle = get(f, "waves_per_sm").map(|w| 100.0 * (1.0 - w.clamp(0.0, 1.0)));
+    f.insert("idle_sm_pct".into(), idle);
     f.insert(
         "divergence_loss_pct".into(),
         get(f, "threads_per_inst").map(|t| (100.0 * (1.0 - t / 32.0)).max(0.0)),

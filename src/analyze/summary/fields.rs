@@ -219,6 +219,22 @@ pub const FIELDS: &[Field] = &[
         unit: "request",
     },
     Field { name: "smsp_cycles_elapsed", metric: "smsp__cycles_elapsed.avg", unit: "cycle" },
+    // The MIO causes: the ADU pipe (constant loads, dynamic branches, barriers) and the
+    // warp instructions that queue in MIO.
+    Field {
+        name: "adu_pipe_pct",
+        metric: "sm__inst_executed_pipe_adu.avg.pct_of_peak_sustained_active",
+        unit: "%",
+    },
+    Field { name: "warp_inst", metric: "smsp__inst_executed.sum", unit: "inst" },
+    Field { name: "branch_inst", metric: "smsp__inst_executed_op_branch.sum", unit: "inst" },
+    Field { name: "ldc_inst", metric: "smsp__inst_executed_op_ldc.sum", unit: "inst" },
+    Field { name: "shared_atom_inst", metric: "smsp__inst_executed_op_shared_atom.sum", unit: "inst" },
+    Field {
+        name: "shared_atom_wavefronts",
+        metric: "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+        unit: "wavefront",
+    },
     Field {
         name: "ffma_per_cycle",
         metric: "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum.per_cycle_elapsed",
@@ -315,6 +331,22 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("no_instruction_share_pct", "no-instruction (instruction fetch) stalls as a share of all stalls"),
     ("lg_throttle_share_pct", "LSU queue (lg_throttle) stalls as a share of all stalls"),
     ("mio_throttle_share_pct", "MIO queue (mio_throttle) stalls as a share of all stalls"),
+    ("branch_resolving_share_pct", "branch-target (branch_resolving) stalls as a share of all stalls"),
+    (
+        "mio_wait_share_pct",
+        "stalls waiting on MIO, for a queue entry (mio_throttle) or a result (short_scoreboard), as a share of all stalls",
+    ),
+    (
+        "shared_atom_wavefront_pct",
+        "shared-memory wavefronts of atomics (ATOMS, their same-address replays included), percent of all shared wavefronts",
+    ),
+    ("branch_inst_pct", "branch instructions, percent of warp instructions"),
+    ("ldc_inst_pct", "indexed constant loads (LDC), percent of warp instructions"),
+    ("shared_atom_inst_pct", "shared-memory atomics (ATOMS), percent of warp instructions"),
+    (
+        "shared_inst_share_pct",
+        "shared-memory wavefronts less bank-conflict replays, percent of warp instructions (a 32-bit access is one wavefront)",
+    ),
     ("shared_conflict_pct", "shared-memory wavefronts caused by bank conflicts, percent of all"),
     (
         "uncoalesced_excess_pct",
@@ -324,6 +356,11 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("atomic_request_pct", "atomic and reduction requests, percent of global requests"),
     ("tail_loss_pct", "block slots left empty by the last, partial wave, percent"),
     ("divergence_loss_pct", "thread lanes idle per executed instruction, percent"),
+    ("idle_sm_pct", "the share of a full wave the grid leaves empty, percent (0 from one wave on)"),
+    (
+        "occupancy_headroom_pct",
+        "the share of the resident blocks' latency-bound time that lifting the binding occupancy limit to the next one would remove, percent",
+    ),
 ];
 
 /// The unit of a summary field, for reports.

@@ -47,6 +47,25 @@ impl KernelSummary {
     pub fn get(&self, name: &str) -> Option<f64> {
         self.fields.get(name).copied().flatten()
     }
+
+    /// This summary as if only the ncu metrics `keep` accepts had been collected: the
+    /// other direct fields and stall reasons are absent, and the derived fields are
+    /// derived again from what is left.
+    pub fn restricted(&self, keep: impl Fn(&str) -> bool) -> KernelSummary {
+        let mut fields: BTreeMap<String, Option<f64>> = BTreeMap::new();
+        for f in FIELDS {
+            fields.insert(f.name.to_string(), self.get(f.name).filter(|_| keep(f.metric)));
+        }
+        let stalls: Vec<StallShare> =
+            self.top_stalls.iter().filter(|t| keep(&stall_metric(&t.reason))).cloned().collect();
+        derive::derive(&mut fields, &stalls);
+        KernelSummary { kernel: self.kernel.clone(), launches: self.launches, fields, top_stalls: stalls }
+    }
+
+    /// The direct fields that were collected.
+    pub fn collected(&self) -> Vec<&'static str> {
+        FIELDS.iter().filter(|f| self.get(f.name).is_some()).map(|f| f.name).collect()
+    }
 }
 
 /// `metrics_summary.json`.

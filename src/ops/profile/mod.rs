@@ -252,6 +252,8 @@ pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
             rule: v.rule.clone(),
             limiter: v.limiter.as_ref().map(|l| l.id.clone()),
             advice: v.limiter.as_ref().map(|l| l.advice_id.as_str().to_string()),
+            predicted_saving_pct: v.limiter.as_ref().and_then(|l| l.predicted_saving_pct),
+            not_priced: v.limiter.as_ref().and_then(|l| l.not_priced.clone()),
             advice_headline: v
                 .limiter
                 .as_ref()

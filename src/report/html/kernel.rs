@@ -210,15 +210,16 @@ pub fn width(v: f64, max: f64) -> String {
 }
 
 fn cause_view(l: &LimiterFinding, glossary: &mut Glossary) -> CauseView {
-    let saving = match (l.gain_pct, &l.gain_field) {
-        (Some(g), Some(field)) => {
-            let what = source_of(field);
-            let what = what.strip_prefix("derived: ").unwrap_or(&what);
-            let what = what.split(", percent").next().unwrap_or(what);
-            format!("{} % ({what})", value(g))
-        }
-        _ => String::new(),
-    };
+    let mut saving = l.saving_text();
+    if let Some(ncu) = l.ncu_estimate_text() {
+        saving.push_str(&format!(" {ncu}"));
+    }
+    if let (Some(g), Some(field)) = (l.gain_pct, &l.gain_field) {
+        let what = source_of(field);
+        let what = what.strip_prefix("derived: ").unwrap_or(&what);
+        let what = what.split(", percent").next().unwrap_or(what);
+        saving.push_str(&format!(" What it wastes: {} % ({what}).", value(g)));
+    }
     let ncu = l.ncu.as_ref().map(|n| {
         let top = match (&n.top_rule, n.top_speedup_pct) {
             (Some(r), Some(p)) => format!("; ncu's largest estimated speedup is {r} ({} %)", value(p)),

@@ -122,7 +122,9 @@ fn read_extras(root: &Path, profile: &str) -> Extras {
         .read_bottleneck_decision::<BottleneckDecision>()
         .ok()
         .flatten()
-        .map(|d| d.kernels.into_iter().filter_map(|v| Some((v.kernel, v.limiter?.gain_pct?))).collect())
+        .map(|d| {
+            d.kernels.into_iter().filter_map(|v| Some((v.kernel, v.limiter?.predicted_saving_pct?))).collect()
+        })
         .unwrap_or_default();
     Extras {
         has_report: dir.report_html_path().is_file(),
@@ -206,7 +208,11 @@ fn row(r: &IndexRow, e: &Extras) -> Row {
         verdict: r.classification.name().to_string(),
         confidence: r.confidence.name().to_string(),
         cause: r.limiter.clone().unwrap_or_else(|| "-".into()),
-        saving: saving.map(|s| format!("{} %", value(s))).unwrap_or_else(|| "-".into()),
+        saving: match (saving, &r.limiter) {
+            (Some(s), _) => format!("{} %", value(s)),
+            (None, Some(_)) => "not priced".into(),
+            (None, None) => "-".into(),
+        },
         saving_key: saving.map(|s| s.to_string()).unwrap_or_default(),
         duration: r.duration_ns.map(duration).unwrap_or_else(|| "-".into()),
         duration_key: r.duration_ns.map(|d| d.to_string()).unwrap_or_default(),

@@ -20,13 +20,33 @@ pub fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// What may differ between two machines: the log file's directory and the program.
+/// `argv` with the metrics added since the recorded runs left out of its `--metrics`
+/// ([`super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV`]).
+pub fn without_added_metrics(argv: &[String]) -> Vec<String> {
+    let added = super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV;
+    let mut out = Vec::new();
+    for (i, a) in argv.iter().enumerate() {
+        if i > 0 && argv[i - 1] == "--metrics" {
+            out.push(a.split(',').filter(|m| !added.contains(m)).collect::<Vec<_>>().join(","));
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+/// What may differ between two machines: the log file's directory and the program; and
+/// what the stages ask for that the recorded runs predate
+/// ([`super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV`], left out of `--metrics`).
 pub fn normalised(argv: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     let mut prev = "";
     for (i, a) in argv.iter().enumerate() {
         let last = i + 1 == argv.len();
-        let a = if prev == "--log-file" {
+        let a = if prev == "--metrics" {
+            let added = super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV;
+            a.split(',').filter(|m| !added.contains(m)).collect::<Vec<_>>().join(",")
+        } else if prev == "--log-file" {
             format!(".../{}", Path::new(a).file_name().unwrap().to_string_lossy())
         } else if last {
             // The program: the replays run a stand-in built here.

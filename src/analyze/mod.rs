@@ -123,10 +123,7 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         .chain(opts.source_roots.iter().cloned().map(Some))
         .collect();
     let map = opts.source_map.clone();
-    let resolve = move |file: &str, line: u32| match mapped(&map, file) {
-        Some(at) => read_line(&at.to_string_lossy(), line, &[]),
-        None => read_line(file, line, &roots),
-    };
+    let resolve = move |file: &str, line: u32| resolve_line(&map, &roots, file, line);
     let source_launches: Vec<(String, usize)> = match &inputs.source {
         Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
         None => Vec::new(),
@@ -166,6 +163,19 @@ fn mapped<'m>(map: &'m std::collections::BTreeMap<String, PathBuf>, file: &str) 
             .find(|(n, _)| !Path::new(n).is_absolute() && Path::new(file).ends_with(n))
             .map(|(_, at)| at)
     })
+}
+
+/// Line `line` of the source file the line info names `file`: from where the archive's
+/// map puts it, else where it is, else by path suffix under one of `roots`.
+fn resolve_line(
+    map: &std::collections::BTreeMap<String, PathBuf>,
+    roots: &[Option<PathBuf>],
+    file: &str,
+    line: u32,
+) -> Option<String> {
+    mapped(map, file)
+        .and_then(|at| read_line(&at.to_string_lossy(), line, &[None]))
+        .or_else(|| read_line(file, line, roots))
 }
 
 /// Line `line` of `file`, read where it is or, by path suffix, under one of `roots`.
@@ -239,5 +249,13 @@ mod tests {
         assert_eq!(super::mapped(&map, "src/reduce.cu"), Some(&file));
         assert_eq!(super::mapped(&map, "/somewhere/src/reduce.cu"), Some(&file));
         assert_eq!(super::mapped(&map, "/somewhere/src/xreduce.cu"), None);
+        // The whole resolution, as the analysis runs it: a mapped name is read where the
+        // map puts it (candle's PTX names `src/reduce.cu`; ncu prints the build machine's
+        // absolute path, which ends with it).
+        let absolute = "/root/.cargo/registry/src/index.crates.io-0123/candle-kernels-0.11.1/src/reduce.cu";
+        assert_eq!(super::resolve_line(&map, &[], absolute, 2).as_deref(), Some("  float acc = 0.0f;"));
+        // A map entry whose file is missing falls back to the roots.
+        let stale = [("src/reduce.cu".to_string(), tmp.path().join("gone.cu"))].into();
+        assert_eq!(super::resolve_line(&stale, &roots, named, 2).as_deref(), Some("  float acc = 0.0f;"));
     }
 }

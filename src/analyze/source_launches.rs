@@ -53,10 +53,14 @@ fn add_line(into: &mut SourceLine, l: &SourceLine, measured: &[bool]) {
     add_rows(&mut into.sass, &l.sass, measured);
 }
 
-/// Each row of `rows` added to the row of `into` at the same address (appended when none).
+/// Each row of `rows` added to the row of `into` with the same address and instruction
+/// (appended when none). ncu can list one instruction twice under a line (an inlined
+/// call's code under each of its lines): the k-th listing adds to the k-th.
 fn add_rows(into: &mut Vec<SassRow>, rows: &[SassRow], measured: &[bool]) {
-    for r in rows {
-        match into.iter_mut().find(|m| m.address == r.address && m.instruction == r.instruction) {
+    let same = |a: &SassRow, b: &SassRow| a.address == b.address && a.instruction == b.instruction;
+    for (i, r) in rows.iter().enumerate() {
+        let k = rows[..i].iter().filter(|p| same(p, r)).count();
+        match into.iter_mut().filter(|m| same(m, r)).nth(k) {
             Some(m) => add_values(&mut m.values, &r.values, measured),
             None => into.push(r.clone()),
         }
@@ -117,5 +121,23 @@ mod tests {
         assert_eq!(k.lines[0].sass.len(), 1);
         assert_eq!(k.lines[0].sass[0].values[4], "60");
         assert_eq!(m.blocks[1].lines[0].values[4], "5");
+    }
+
+    /// One instruction listed twice under a line, as ncu printed `softmax_f32`'s
+    /// `FMNMX` under `reduce.cu:319` on an H200: each listing sums with its own.
+    #[test]
+    fn an_instruction_listed_twice_sums_listing_by_listing() {
+        let twice = |samples: [&str; 2]| {
+            let mut b = block("k", samples[0]);
+            let mut again = b.lines[0].sass[0].clone();
+            again.values[4] = samples[1].into();
+            b.lines[0].sass.push(again);
+            b
+        };
+        let page = SourcePage { blocks: vec![twice(["10", "1"]), twice(["20", "2"])] };
+        let (m, _) = merged(&page);
+        let sass = &m.blocks[0].lines[0].sass;
+        assert_eq!(sass.len(), 2);
+        assert_eq!((sass[0].values[4].as_str(), sass[1].values[4].as_str()), ("30", "3"));
     }
 }

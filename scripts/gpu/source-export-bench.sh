@@ -81,8 +81,10 @@ for n, b in enumerate(batches):
     # A: the two planned runs.
     for stage in ("basic", "source"):
         cwd, env, argv = split(stages[stage])
-        secs, rc = run(argv, cwd, env, os.path.join(out, "pages", f"{name}_A_{stage}.log"))
         logf = argv[argv.index("--log-file") + 1]
+        # A dry run plans the batch's folder without making it.
+        os.makedirs(os.path.dirname(logf), exist_ok=True)
+        secs, rc = run(argv, cwd, env, os.path.join(out, "pages", f"{name}_A_{stage}.log"))
         if os.path.exists(logf):
             os.replace(logf, os.path.join(out, "pages", f"{name}_A_{stage}.csv"))
         rows[("A", stage)] = (secs, rc)

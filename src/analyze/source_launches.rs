@@ -2,6 +2,11 @@
 //! kernel's file (ncu prints the page per profiled launch). The hot lines are a kernel's,
 //! not a launch's: the blocks of one function and file are summed into one, line by line
 //! and instruction by instruction, and the number of launches summed is kept to be said.
+//!
+//! A page printed SASS only (`--print-source sass`, a kernel without line info) holds
+//! each launch's block twice, back to back and identical (seen on an H200 with ncu
+//! 2025.3.1 for a cuBLAS kernel: 6 blocks for 3 launches): the second copy is not a launch
+//! and is skipped.
 
 use crate::ncu::parse::{parse_number, SassRow, SourceBlock, SourceLine, SourcePage};
 
@@ -13,7 +18,13 @@ const KEYS: [&str; 3] = ["Line No", "Address", "Source"];
 pub fn merged(page: &SourcePage) -> (SourcePage, Vec<(String, usize)>) {
     let mut blocks: Vec<SourceBlock> = Vec::new();
     let mut seen: Vec<((String, String), usize)> = Vec::new();
+    let mut previous: Option<&SourceBlock> = None;
     for b in &page.blocks {
+        let repeated = b.lines.is_empty() && previous == Some(b);
+        previous = Some(b);
+        if repeated {
+            continue;
+        }
         let key = (b.function_name.clone(), b.file_path.clone());
         match blocks.iter_mut().find(|m| {
             m.function_name == b.function_name && m.file_path == b.file_path && m.columns == b.columns
@@ -139,5 +150,21 @@ mod tests {
         let sass = &m.blocks[0].lines[0].sass;
         assert_eq!(sass.len(), 2);
         assert_eq!((sass[0].values[4].as_str(), sass[1].values[4].as_str()), ("30", "3"));
+    }
+
+    /// A SASS-only page repeats each launch's block; only launches are summed.
+    #[test]
+    fn a_sass_only_block_printed_twice_counts_once() {
+        let sass_only = |samples: &str| {
+            let mut b = block("k", samples);
+            b.file_path.clear();
+            b.sass = b.lines.remove(0).sass;
+            b
+        };
+        let page =
+            SourcePage { blocks: vec![sass_only("10"), sass_only("10"), sass_only("20"), sass_only("20")] };
+        let (m, launches) = merged(&page);
+        assert_eq!(launches, vec![("k".to_string(), 2)]);
+        assert_eq!(m.blocks[0].sass[0].values[4], "30");
     }
 }

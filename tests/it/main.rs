@@ -50,5 +50,6 @@ mod third_party;
 mod thresholds;
 mod travel;
 mod visual;
+mod whole_programs;
 mod workflow;
 mod zoo;

@@ -122,3 +122,16 @@ fn the_mio_kernels_auto_run_names_the_expected_causes() {
         assert_eq!(d["kernels"][0]["limiter"]["id"], limiter, "{kernel}: {}", d["kernels"][0]);
     }
 }
+
+/// After the fix, on the H200: candle's softmax hot lines carry candle-kernels' own text,
+/// read from the archive's `deps/` (the recorded `source_hotspots.csv`, as the run wrote it).
+#[test]
+fn candle_s_hot_lines_carry_their_text_from_the_archive() {
+    let dir = recorded("candle-text", "softmax_");
+    let csv = std::fs::read_to_string(dir.join("details/source_hotspots.csv")).unwrap();
+    let first = csv.lines().nth(1).unwrap();
+    assert!(first.contains("reduce.cu,319,,\"max_val = maxg(max_val, x[i]);\""), "{first}");
+    let lines = csv.lines().filter(|l| l.starts_with("cuda,")).count();
+    let unread = csv.lines().filter(|l| l.starts_with("cuda,") && l.contains("Unable to open")).count();
+    assert!(lines > 10 && unread == 0, "{unread} of {lines} lines without text");
+}

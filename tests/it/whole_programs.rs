@@ -131,7 +131,10 @@ fn candle_s_hot_lines_carry_their_text_from_the_archive() {
     let csv = std::fs::read_to_string(dir.join("details/source_hotspots.csv")).unwrap();
     let first = csv.lines().nth(1).unwrap();
     assert!(first.contains("reduce.cu,319,,\"max_val = maxg(max_val, x[i]);\""), "{first}");
-    let lines = csv.lines().filter(|l| l.starts_with("cuda,")).count();
-    let unread = csv.lines().filter(|l| l.starts_with("cuda,") && l.contains("Unable to open")).count();
-    assert!(lines > 10 && unread == 0, "{unread} of {lines} lines without text");
+    // Every line of candle-kernels' files has its text. (CUDA's own headers, named by the
+    // build machine's toolkit path, are not packed: one sm_30_intrinsics.hpp line has none.)
+    let candle: Vec<&str> =
+        csv.lines().filter(|l| l.starts_with("cuda,") && l.contains("/candle-kernels-0.11.1/")).collect();
+    let unread = candle.iter().filter(|l| l.contains("Unable to open")).count();
+    assert!(candle.len() > 10 && unread == 0, "{unread} of {} lines without text", candle.len());
 }

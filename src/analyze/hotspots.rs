@@ -98,8 +98,12 @@ const INSTRUCTIONS: &[&str] = &["Instructions Executed"];
 /// could not read.
 pub fn hotspots(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<Hotspot> {
     // A window of several launches: one block per function and file, the launches summed.
-    let (page, _) = super::source_launches::merged(page);
-    let page = &page;
+    ranked(&super::source_launches::merged(page).0, resolve)
+}
+
+/// [`hotspots`] of a page whose launches are already summed
+/// ([`super::source_launches::merged`]).
+pub fn ranked(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<Hotspot> {
     let mut totals: Vec<(String, f64)> = Vec::new();
     for b in &page.blocks {
         let sum: f64 = b.lines.iter().filter_map(|l| number(b, &l.values, SAMPLES)).sum::<f64>()

@@ -124,12 +124,14 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
         .collect();
     let map = opts.source_map.clone();
     let resolve = move |file: &str, line: u32| resolve_line(&map, &roots, file, line);
-    let source_launches: Vec<(String, usize)> = match &inputs.source {
-        Some(page) => source_launches::merged(page).1.into_iter().filter(|(_, n)| *n > 1).collect(),
+    // The page's launches are summed once: the hot lines and the launch counts come from it.
+    let merged = inputs.source.as_ref().map(source_launches::merged);
+    let source_launches: Vec<(String, usize)> = match &merged {
+        Some((_, launches)) => launches.iter().filter(|(_, n)| *n > 1).cloned().collect(),
         None => Vec::new(),
     };
-    let hotspots: Vec<Hotspot> = match &inputs.source {
-        Some(page) => hotspots::hotspots(page, &resolve)
+    let hotspots: Vec<Hotspot> = match &merged {
+        Some((page, _)) => hotspots::ranked(page, &resolve)
             .into_iter()
             .filter(|h| inputs.kernel_filter.as_ref().is_none_or(|re| re.is_match(&h.function)))
             .collect(),

@@ -26,6 +26,7 @@ pub mod discover;
 pub mod environment;
 mod failure;
 mod follow_up;
+pub mod planner;
 pub mod prepare;
 mod queue;
 mod reason;

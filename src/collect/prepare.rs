@@ -123,6 +123,7 @@ fn target_spec_for(
             (StageSelection::Auto, set.clone(), sections.clone())
         }
         StagePlan::Custom(StageCollection::Named(s)) => (StageSelection::List(vec![*s]), None, Vec::new()),
+        StagePlan::Custom(StageCollection::Merged(s)) => (StageSelection::List(s.clone()), None, Vec::new()),
         StagePlan::Custom(StageCollection::Discovery) => (StageSelection::Auto, None, Vec::new()),
     };
     let cargo_target = match &kernel.target {

@@ -74,6 +74,17 @@ pub enum Event {
         why: String,
     },
     /// The rules chose the follow-up stage from basic's metrics.
+    FollowUpsPlanned {
+        /// The kernels of the batch whose follow-ups were planned, `a + b`.
+        kernels: String,
+        /// The choice and the numbers behind it, one line.
+        why: String,
+        /// The chosen runs' predicted wall time, ms.
+        estimate_ms: u64,
+        /// The other way's, ms, when there was a choice.
+        alternative_ms: Option<u64>,
+    },
+    /// `auto`'s follow-up for one kernel, chosen from its basic metrics.
     FollowUpChosen {
         /// The kernel.
         kernel: String,
@@ -319,6 +330,7 @@ impl Message for Event {
             // One line per stage when it ends; its start and the follow-up's whole reason
             // under -v (a terminal shows the running stage on a spinner).
             StageStarted { .. } | FollowUpChosen { .. } => Channel::Detail,
+            FollowUpsPlanned { .. } => Channel::Progress,
             StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
             BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
             KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {

@@ -63,6 +63,15 @@ pub struct BatchPlanned {
     pub stages: Vec<StageCommand>,
     /// Whether follow-up stages are chosen after `basic` (and batched again per stage).
     pub follow_up: bool,
+    /// Each first stage's predicted wall time, ms, from the profiles root's cost history
+    /// (`null` when unknown).
+    pub estimates_ms: Vec<Option<u64>>,
+    /// The follow-ups' predicted wall time, ms (0 when the first run collects them).
+    pub follow_ups_ms: Option<u64>,
+    /// The whole batch's, ms, when every part is known.
+    pub total_ms: Option<u64>,
+    /// Where the estimates come from, or why there are none.
+    pub estimate_note: String,
 }
 
 /// One stage and its ncu command.

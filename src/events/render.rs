@@ -27,6 +27,9 @@ impl fmt::Display for Event {
                 kernels.join(", ")
             ),
             RunsAlone { kernel, why } => write!(f, "`{kernel}` runs on its own: {why}"),
+            FollowUpsPlanned { kernels, why, .. } => {
+                write!(f, "Planned the follow-ups of `{kernels}`: {why}")
+            }
             FollowUpChosen { kernel, stage, why, batched: true } => {
                 write!(f, "Follow-up for `{kernel}`: {stage} ({why})")
             }
@@ -321,14 +324,36 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
 /// A dry run's batched commands, each under a `# Stage` comment, as the batch's own
 /// `commands.sh` will hold them.
 fn dry_run_batch(f: &mut std::fmt::Formatter<'_>, b: &super::BatchPlanned) -> std::fmt::Result {
+    let seconds = |ms: Option<u64>| match ms {
+        Some(ms) => format!("about {:.1} s", ms as f64 / 1000.0),
+        None => "cost unknown".to_string(),
+    };
     for (i, s) in b.stages.iter().enumerate() {
         if i > 0 {
             f.write_str("\n")?;
         }
-        write!(f, "# Stage {} (batched: {})\n{}", s.stage, b.kernels.join(" + "), s.command)?;
+        let estimate = seconds(b.estimates_ms.get(i).copied().flatten());
+        write!(f, "# Stage {} (batched: {}; {estimate})\n{}", s.stage, b.kernels.join(" + "), s.command)?;
     }
     if b.follow_up {
-        write!(f, "\n# then the follow-ups basic's metrics call for, batched per chosen stage")?;
+        let then = match b.follow_ups_ms {
+            Some(0) => {
+                "then only a follow-up that basic's metrics call for and this run did not collect".to_string()
+            }
+            ms => format!(
+                "then the follow-ups basic's metrics call for, as the planner runs them ({})",
+                seconds(ms)
+            ),
+        };
+        write!(f, "\n# {then}")?;
+    }
+    if !b.estimate_note.is_empty() {
+        write!(
+            f,
+            "\n# Cost: {}; {}",
+            seconds(b.total_ms).replace("cost unknown", "total unknown"),
+            b.estimate_note
+        )?;
     }
     Ok(())
 }

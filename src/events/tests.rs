@@ -87,6 +87,38 @@ fn init_addition() -> InitAddition {
     }
 }
 
+/// The planner's messages: a dry run's batch with its estimates, and its choices.
+fn dry_run_batch() -> Event {
+    Event::DryRunBatch(BatchPlanned {
+        kernels: vec!["a".into(), "b".into()],
+        program: "/b/zoo".into(),
+        stages: vec![StageCommand { stage: "basic".into(), command: "ncu --metrics x".into() }],
+        follow_up: true,
+        estimates_ms: vec![Some(4200), None],
+        follow_ups_ms: None,
+        total_ms: None,
+        estimate_note: "estimates unknown: no cost history".into(),
+    })
+}
+
+/// The planner's choices, with and without an alternative.
+fn follow_ups_planned() -> [Event; 2] {
+    [
+        Event::FollowUpsPlanned {
+            kernels: "a + b".into(),
+            why: "one follow-up run".into(),
+            estimate_ms: 5434,
+            alternative_ms: Some(7166),
+        },
+        Event::FollowUpsPlanned {
+            kernels: "a".into(),
+            why: "one run".into(),
+            estimate_ms: 1,
+            alternative_ms: None,
+        },
+    ]
+}
+
 /// One of every message.
 fn samples() -> Vec<Event> {
     let names = || vec!["hgemm".to_string()];
@@ -108,16 +140,23 @@ fn samples() -> Vec<Event> {
             why: "rule".into(),
             batched: true,
         },
+        Event::FollowUpsPlanned {
+            kernels: "a + b".into(),
+            why: "one follow-up run".into(),
+            estimate_ms: 5434,
+            alternative_ms: Some(7166),
+        },
+        Event::FollowUpsPlanned {
+            kernels: "a".into(),
+            why: "one run".into(),
+            estimate_ms: 1,
+            alternative_ms: None,
+        },
         Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() },
         Event::KernelDiscovered { kernel: "k".into(), chosen: "f".into(), why: "the costliest".into() },
         Event::ProfilePrepared(prepared()),
         Event::DryRun(prepared()),
-        Event::DryRunBatch(BatchPlanned {
-            kernels: vec!["a".into(), "b".into()],
-            program: "/b/zoo".into(),
-            stages: vec![StageCommand { stage: "basic".into(), command: "ncu --metrics x".into() }],
-            follow_up: true,
-        }),
+        dry_run_batch(),
         analysed_sample(),
         Event::ShardEmpty { partition: Some("count:2/4".into()), profile_root: "profile".into() },
         Event::Comparison {
@@ -285,7 +324,9 @@ fn every_message_fits_its_definition_in_the_contract() {
     );
     let defs = schema["$defs"].as_object().unwrap();
     let mut used = std::collections::BTreeSet::new();
-    for e in samples().into_iter().chain(measuring_samples()).chain(more_samples()) {
+    for e in
+        samples().into_iter().chain(measuring_samples()).chain(more_samples()).chain(follow_ups_planned())
+    {
         let v = serde_json::to_value(&e).unwrap();
         let reason = v["reason"].as_str().unwrap().to_string();
         let def = defs.get(&reason).unwrap_or_else(|| panic!("`{reason}` has no definition in the schema"));

@@ -28,6 +28,10 @@ pub enum StageCollection {
         /// `--section NAME` for each.
         sections: Vec<String>,
     },
+    /// Several of our metric-list stages in one run (the planner's choice, see
+    /// [`super::stages::mergeable`]): the union of their metrics, one raw page that each
+    /// kernel's stages are cut from by column ([`super::stages::owns_column`]).
+    Merged(Vec<Stage>),
 }
 
 impl StageCollection {
@@ -37,6 +41,15 @@ impl StageCollection {
             StageCollection::Discovery => "discovery",
             StageCollection::Named(s) => s.name(),
             StageCollection::Custom { .. } => "custom",
+            StageCollection::Merged(_) => "merged",
+        }
+    }
+
+    /// How messages show it: the name, or a merged run's stages (`basic+memory`).
+    pub fn label(&self) -> String {
+        match self {
+            StageCollection::Merged(stages) => stages.iter().map(|s| s.name()).collect::<Vec<_>>().join("+"),
+            other => other.name().to_string(),
         }
     }
 
@@ -47,6 +60,7 @@ impl StageCollection {
                 ["--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw"].map(String::from).to_vec()
             }
             StageCollection::Named(stage) => super::stages::definition(*stage).ncu_args(),
+            StageCollection::Merged(stages) => super::stages::merged_args(stages),
             StageCollection::Custom { set, sections } => {
                 let mut out = Vec::new();
                 if let Some(set) = set {

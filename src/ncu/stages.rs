@@ -364,6 +364,57 @@ pub fn definition(stage: Stage) -> &'static StageDefinition {
     DEFINITIONS.iter().find(|d| d.stage == stage).unwrap_or(&DEFINITIONS[0])
 }
 
+/// Whether `stage` can share one ncu run with others ([`StageCollection::Merged`]): a
+/// stage defined by a metric list alone, printed as a raw page, so that each metric's
+/// columns can be told apart ([`owns_column`]). Sections and sets cannot: their columns
+/// are not named in advance.
+///
+/// [`StageCollection::Merged`]: super::command::StageCollection::Merged
+pub fn mergeable(stage: Stage) -> bool {
+    let d = definition(stage);
+    !d.metrics.is_empty() && d.sections.is_empty() && d.set.is_none() && d.page == Page::Raw
+}
+
+/// The ncu options of one run that collects every stage of `stages` (all [`mergeable`]):
+/// the union of their metrics, in stage order without repeats, as one raw page.
+pub fn merged_args(stages: &[Stage]) -> Vec<String> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for stage in stages {
+        for m in definition(*stage).metrics {
+            if !metrics.contains(m) {
+                metrics.push(m);
+            }
+        }
+    }
+    ["--metrics".to_string(), metrics.join(","), "--csv".into(), "--page".into(), "raw".into()].to_vec()
+}
+
+/// Whether a raw page's `column` holds the requested `metric`: the same name, or the
+/// same name with another roll-up (ncu prints `dram__bytes_read.sum` as the `.avg`,
+/// `.max`, `.min` and `.sum` columns, and `x.avg.pct_of_peak_sustained_elapsed` as the
+/// four `x.<rollup>.pct_of_peak_sustained_elapsed`).
+pub fn owns_column(metric: &str, column: &str) -> bool {
+    fn rollup_free(name: &str) -> String {
+        let parts: Vec<&str> = name.split('.').collect();
+        parts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| if i > 0 && ROLLUPS.contains(p) { "*" } else { p })
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+    const ROLLUPS: [&str; 4] = ["avg", "max", "min", "sum"];
+    metric == column || rollup_free(metric) == rollup_free(column)
+}
+
+/// Whether `column` of a merged run's page belongs on `stage`'s page: it is one of
+/// `stage`'s metrics, or no stage of the run asked for it (ncu's own launch, device and
+/// replay columns, which every page has).
+pub fn column_for_stage(column: &str, stage: Stage, merged: &[Stage]) -> bool {
+    let asked_by = |s: Stage| definition(s).metrics.iter().any(|m| owns_column(m, column));
+    asked_by(stage) || !merged.iter().any(|s| asked_by(*s))
+}
+
 /// Every metric name any stage requests, without repeats, in definition order.
 pub fn all_metric_names() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();

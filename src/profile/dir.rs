@@ -29,10 +29,15 @@ pub const NCU_PATH_FILE: &str = "ncu_path";
 pub const DEFAULT_NCU_PATH: &str = "/usr/local/cuda/bin/ncu";
 /// The raw CSV a stage writes under `details/` (`01_basic_raw.csv`): numbered in
 /// collection order, so a listing reads in the order the stages ran.
-pub fn raw_page_name(collection: &StageCollection) -> &'static str {
-    match collection {
+pub fn raw_page_name(collection: &StageCollection) -> String {
+    let name = match collection {
         StageCollection::Discovery => DISCOVERY_RAW,
         StageCollection::Custom { .. } => "01_custom_raw.csv",
+        // Only in a batch's hidden folder: each kernel gets its stages' pages cut from it.
+        StageCollection::Merged(stages) => {
+            let names: Vec<&str> = stages.iter().map(|s| s.name()).collect();
+            return format!("10_merged_{}_raw.csv", names.join("+"));
+        }
         StageCollection::Named(stage) => match stage {
             Stage::Basic => "01_basic_raw.csv",
             Stage::SpeedOfLight => "02_speed_of_light_raw.csv",
@@ -45,7 +50,8 @@ pub fn raw_page_name(collection: &StageCollection) -> &'static str {
             // Added after the others: the numbers of existing profiles stay as they are.
             Stage::Counters => "09_counters_raw.csv",
         },
-    }
+    };
+    name.to_string()
 }
 
 /// `details/metrics_raw.csv`: every stage merged (derived, not an ncu page).

@@ -10,6 +10,7 @@
 pub mod ab;
 pub mod dir;
 pub mod fs;
+pub mod history;
 pub mod html;
 pub mod import;
 pub mod output;

@@ -168,6 +168,24 @@ pub struct RunManifest {
     /// configured `env`) set one: the shared libraries were checked with it before ncu ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ld_library_path: Option<String>,
+    /// How `auto`'s follow-ups were planned in a batch (see `collect::planner`): the
+    /// choice, its estimate and what the follow-up runs took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanRecord>,
+}
+
+/// The planner's choice for a batch's follow-ups, as each member's manifest records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanRecord {
+    /// The choice and the numbers behind it.
+    pub choice: String,
+    /// The chosen runs' predicted wall time, ms.
+    pub estimate_ms: u64,
+    /// The other way's predicted wall time, ms, when there was a choice.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternative_ms: Option<u64>,
+    /// What the follow-up runs took, ms (all of the batch's, as ncu ran them).
+    pub follow_up_wall_ms: u64,
 }
 
 impl RunManifest {
@@ -186,6 +204,7 @@ impl RunManifest {
             kprof_overhead_ms: 0,
             partition: None,
             ld_library_path: None,
+            plan: None,
         }
     }
 

@@ -364,7 +364,7 @@ fn every_stage_is_explained_with_its_real_ncu_options() {
         let text = explained(stage.name());
         assert!(text.starts_with(&format!("{} (stage)", stage.name())), "{text}");
         let collection = StageCollection::Named(stage);
-        assert!(text.contains(cargo_kprof::profile::dir::raw_page_name(&collection)), "{text}");
+        assert!(text.contains(&cargo_kprof::profile::dir::raw_page_name(&collection)), "{text}");
         assert!(text.contains("--csv"), "{text}");
     }
     assert!(explained("sol").starts_with("speed-of-light (stage)"));

@@ -185,6 +185,37 @@ impl RawPage {
         (seen == self.rows.len()).then_some(out)
     }
 
+    /// The page's text with only the columns `keep` accepts (by name), in the header, the
+    /// units row and every launch row; ncu's own lines are kept as written. `None` when a
+    /// rewritten line does not split into the page's cells as ncu writes them
+    /// (`"a","b"`), so that nothing is cut in the wrong place.
+    pub fn text_with_columns(&self, text: &str, keep: impl Fn(&str) -> bool) -> Option<String> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let kept: Vec<bool> = self.columns.iter().map(|c| keep(c)).collect();
+        if self.width != self.columns.len() {
+            return None;
+        }
+        let rewritten: std::collections::HashSet<usize> = [self.header_line, self.header_line + 1]
+            .into_iter()
+            .chain(self.row_lines.iter().copied())
+            .collect();
+        let mut out = String::with_capacity(text.len());
+        for (n, line) in text.split_inclusive('\n').enumerate() {
+            if !rewritten.contains(&(n + 1)) {
+                out.push_str(line);
+                continue;
+            }
+            let body = line.trim_end_matches(['\n', '\r']);
+            let cells = super::lines::ncu_split(body).filter(|c| c.len() == kept.len())?;
+            let cut: Vec<&str> = cells.into_iter().zip(&kept).filter(|(_, k)| **k).map(|(c, _)| c).collect();
+            out.push('"');
+            out.push_str(&cut.join("\",\""));
+            out.push('"');
+            out.push_str(&line[body.len()..]);
+        }
+        Some(out)
+    }
+
     /// The distinct kernel names, in order of first launch.
     pub fn kernel_names(&self) -> Vec<&str> {
         let mut names: Vec<&str> = Vec::new();

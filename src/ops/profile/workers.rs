@@ -14,6 +14,8 @@ use crate::analyze::AnalyzeOptions;
 use crate::collect::prepare::PreparedKernel;
 use crate::collect::{self, batch, environment, timing, KernelRun};
 use crate::events::{BatchPlanned, StageCommand};
+use crate::model::stage::Stage;
+use crate::ncu::StageCollection;
 use crate::plan::{self, KernelPlan, Plan};
 use crate::process;
 use crate::report;
@@ -90,20 +92,39 @@ pub(super) fn planned_batches(
             unit.iter().zip(&ncus).map(|(i, ncu)| kernel_run(&prepared[*i], ncu, plan.timeout)).collect();
         let group: Vec<usize> = (0..runs.len()).collect();
         let batch_dir = batch::batch_dir_of(runs[0].dir);
-        let stages = runs[0]
-            .kernel
-            .initial_collections()
+        let names: Vec<&str> = runs.iter().map(|r| r.kernel.name.as_str()).collect();
+        let root = runs[0].dir.path().parent().unwrap_or(runs[0].dir.path());
+        let mut collections = runs[0].kernel.initial_collections();
+        // The source page is split by the functions the other stages' pages named.
+        collections.sort_by_key(|c| *c == StageCollection::Named(Stage::Source));
+        let dry = match runs[0].kernel.stages.is_auto() {
+            true => batch::dry_plan(root, &batch::program_key(runs[0].kernel), &names, collections),
+            false => batch::DryPlan {
+                estimates_ms: vec![None; collections.len()],
+                collections,
+                follow_ups_ms: None,
+                note: String::new(),
+            },
+        };
+        let stages = dry
+            .collections
             .iter()
             .map(|c| StageCommand {
-                stage: c.name().to_string(),
+                stage: c.label(),
                 command: batch::batched_command(&runs, &group, &batch_dir, c).1.to_string(),
             })
             .collect();
+        let ms = |v: Option<f64>| v.map(|ms| ms.round() as u64);
+        let total = dry.estimates_ms.iter().copied().chain([dry.follow_ups_ms]).sum::<Option<f64>>();
         out.push(BatchPlanned {
-            kernels: runs.iter().map(|r| r.kernel.name.clone()).collect(),
+            kernels: names.iter().map(|n| n.to_string()).collect(),
             program: runs[0].target.program.clone(),
             stages,
             follow_up: runs[0].kernel.stages.is_auto(),
+            estimates_ms: dry.estimates_ms.into_iter().map(ms).collect(),
+            follow_ups_ms: ms(dry.follow_ups_ms),
+            total_ms: ms(total),
+            estimate_note: dry.note,
         });
     }
     out

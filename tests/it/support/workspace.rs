@@ -61,12 +61,15 @@ impl Workspace {
     }
 
     /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given,
-    /// and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
+    /// `KPROF_PLAN=fixed` unless given, and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
     /// may run in (they would choose a shard).
     pub fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
         cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
         cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
+        // The recordings replayed hold one run per follow-up stage; a test of the planner's
+        // merged runs sets KPROF_PLAN itself (its pages were recorded that way).
+        cmd.env("KPROF_PLAN", "fixed");
         for var in
             ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
         {

@@ -36,6 +36,10 @@ use std::time::Instant;
 use anyhow::Result;
 use kprof_contract::env as contract;
 
+mod plan;
+
+pub use plan::{dry_plan, program_key, DryPlan};
+
 use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
 use super::follow_up::follow_up;
@@ -52,9 +56,10 @@ use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetComman
 use crate::ncu::parse::RawPage;
 use crate::plan::KernelPlan;
 use crate::process::{shell_comment, ProcessBuilder};
-use crate::profile::run_manifest::WindowRecord;
+use crate::profile::run_manifest::{PlanRecord, WindowRecord};
 use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
+use plan::MemberCost;
 
 /// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
 /// harness target with a filter and a case, with no discovery stage. The source stage
@@ -118,14 +123,29 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     let mut collections = first.kernel.stage_collections();
     // The source page is split by the functions the other stages' pages named.
     collections.sort_by_key(|c| *c == StageCollection::Named(Stage::Source));
-    let stages: Vec<BatchStage> = collections
+    let mut stages: Vec<BatchStage> = collections
         .into_iter()
         .map(|collection| BatchStage {
             reason: Reason::first(auto, &collection),
             collection,
             group: all.clone(),
+            wants: BTreeMap::new(),
         })
         .collect();
+    let program = plan::program_key(first.kernel);
+    let root = first.dir.path().parent().unwrap_or(first.dir.path()).to_path_buf();
+    let mut planned = None;
+    if auto {
+        let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
+        if let Some(run) = plan::first_run(&root, &program, &names) {
+            planned = Some(plan::announce_first(shell, members, &run));
+            let basic = StageCollection::Named(Stage::Basic);
+            if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {
+                s.collection = StageCollection::Merged(run.stages);
+                s.wants = run.wants;
+            }
+        }
+    }
     let mut batch = Batch {
         members,
         rules,
@@ -136,6 +156,11 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         functions: BTreeMap::new(),
         ncu_ms: 0,
         auto,
+        program,
+        root,
+        follow_up_ms: 0,
+        first_run: true,
+        plan: planned,
     };
     drive(&mut batch, stages)?;
     batch.finish(started)
@@ -164,6 +189,8 @@ struct BatchStage {
     collection: StageCollection,
     group: Vec<usize>,
     reason: Reason,
+    /// For a merged run: the stages each member gets, cut from its page by column.
+    wants: BTreeMap<usize, Vec<Stage>>,
 }
 
 /// A batch's run through the stage loop: the members, their manifests so far, and those
@@ -182,6 +209,16 @@ struct Batch<'r, 'a> {
     /// Time spent inside ncu, ms.
     ncu_ms: u64,
     auto: bool,
+    /// The program, as the cost history names it.
+    program: String,
+    /// The profiles root: where the cost history is.
+    root: std::path::PathBuf,
+    /// Time the follow-up runs took, ms (the planner's estimate is checked against it).
+    follow_up_ms: u64,
+    /// Whether no run of the batch has ended yet.
+    first_run: bool,
+    /// The planner's choice for the follow-ups, once made.
+    plan: Option<PlanRecord>,
 }
 
 /// A batched stage that ended `ok`: what each member's share is cut from.
@@ -192,19 +229,25 @@ struct Shared<'p> {
     ran: &'p StageRan,
     cmd: &'p ProcessBuilder,
     text: &'p str,
+    /// Whether it was the batch's first run.
+    first_run: bool,
 }
 
 impl Unit for Batch<'_, '_> {
     type Stage = BatchStage;
 
     fn step(&mut self, stage: BatchStage) -> Result<Next<BatchStage>> {
-        let BatchStage { collection, group, reason } = stage;
+        let BatchStage { collection, group, reason, wants } = stage;
         let group: Vec<usize> = group.into_iter().filter(|i| !self.alone.contains_key(i)).collect();
         if group.is_empty() {
             return Ok(Next::Done);
         }
         let (cmd, ran) = run_batched(self.members, &group, &self.dir, &collection, &reason, self.shell)?;
         self.ncu_ms += ran.outcome.wall_ms;
+        if matches!(reason, Reason::FollowUp(_)) {
+            self.follow_up_ms += ran.outcome.wall_ms;
+        }
+        let first_run = std::mem::replace(&mut self.first_run, false);
         match ran.outcome.status {
             StageStatus::Ok => {}
             StageStatus::NoMatch => {
@@ -221,7 +264,7 @@ impl Unit for Batch<'_, '_> {
         }
         self.shell.emit(&Event::StageDone {
             kernel: shown_names(self.members, &group),
-            stage: collection.name().to_string(),
+            stage: collection.label(),
             status: StageStatus::Ok.name(),
             passes: ran.outcome.passes.first().copied(),
             wall_ms: ran.outcome.wall_ms,
@@ -235,6 +278,7 @@ impl Unit for Batch<'_, '_> {
             ran: &ran,
             cmd: &cmd,
             text: &text,
+            first_run,
         };
         if collection == StageCollection::Named(Stage::Source) {
             return self.share_source(&shared);
@@ -243,6 +287,9 @@ impl Unit for Batch<'_, '_> {
             self.send_alone(&group, "the batched page could not be read");
             return Ok(Next::Done);
         };
+        if let StageCollection::Merged(stages) = &collection {
+            return self.share_merged(&shared, page, stages, &wants);
+        }
         self.share(&shared, page)
     }
 }
@@ -297,10 +344,12 @@ impl Batch<'_, '_> {
     }
 
     /// Gives each member of the stage its own rows, and (for `auto`'s basic) returns the
-    /// follow-ups its rows choose, one batched run per chosen stage.
+    /// follow-ups its rows choose, as the planner runs them ([`Batch::plan_follow_ups`]).
     fn share(&mut self, shared: &Shared<'_>, page: &RawPage) -> Result<Next<BatchStage>> {
         let rows = split_rows(page, self.members, shared.group);
-        let mut follow: BTreeMap<Stage, (Vec<usize>, Vec<String>)> = BTreeMap::new();
+        let basic = self.auto && *shared.collection == StageCollection::Named(Stage::Basic);
+        let mut wants: BTreeMap<usize, (Stage, String)> = BTreeMap::new();
+        let mut costs: BTreeMap<usize, MemberCost> = BTreeMap::new();
         for i in shared.group {
             let Some((text, own)) = own_page(page, shared.text, &rows[i]) else {
                 self.send_alone(
@@ -309,22 +358,26 @@ impl Batch<'_, '_> {
                 );
                 continue;
             };
-            self.serve(*i, shared, &text, Some(&own))?;
+            self.serve(*i, shared, shared.collection, &text, Some(&own))?;
+            if let Some(c) = MemberCost::of(&own) {
+                costs.insert(*i, c);
+            }
             let functions = self.functions.entry(*i).or_default();
             functions.extend(own.launches().map(|l| function_name(l.kernel_name())));
-            if self.auto && *shared.collection == StageCollection::Named(Stage::Basic) {
+            if basic {
                 let (stage, reason) = self.follow_up_of(*i, own)?;
-                let entry = follow.entry(stage).or_default();
-                entry.0.push(*i);
-                entry.1.push(format!("`{}`: {reason}", self.members[*i].kernel.name));
+                wants.insert(*i, (stage, format!("`{}`: {reason}", self.members[*i].kernel.name)));
             }
         }
-        let next = follow.into_iter().map(|(stage, (group, reasons))| BatchStage {
-            collection: StageCollection::Named(stage),
-            group,
-            reason: Reason::FollowUp(reasons.join("; ")),
-        });
-        Ok(Next::Then(next.collect()))
+        let chosen: BTreeMap<usize, Stage> = wants.iter().map(|(i, (s, _))| (*i, *s)).collect();
+        let run = self.history_run(&shared.collection.label(), shared, &costs, &chosen);
+        if !basic || wants.is_empty() {
+            self.remember(&run);
+            return Ok(Next::Then(Vec::new()));
+        }
+        let known = plan::known(&self.root, &self.program, &run);
+        self.remember(&run);
+        Ok(Next::Then(self.plan_follow_ups(&wants, &costs, &known)))
     }
 
     /// Gives each member of the source stage its own blocks of the batched page; a member
@@ -333,7 +386,7 @@ impl Batch<'_, '_> {
         let pages = split_source(shared.text, &self.functions, shared.group, &shared.ran.no_line_info);
         for (i, own) in pages {
             match own {
-                Ok(text) => self.serve(i, shared, &text, None)?,
+                Ok(text) => self.serve(i, shared, shared.collection, &text, None)?,
                 Err(why) => self.send_alone(&[i], &why),
             }
         }
@@ -342,12 +395,27 @@ impl Batch<'_, '_> {
 
     /// Writes member `i`'s own page (`text`; `page`, parsed, for a raw page) and its
     /// manifest entry, and records the batched command in its `commands.sh`.
-    fn serve(&mut self, i: usize, shared: &Shared<'_>, text: &str, page: Option<&RawPage>) -> Result<()> {
+    fn serve(
+        &mut self,
+        i: usize,
+        shared: &Shared<'_>,
+        collection: &StageCollection,
+        text: &str,
+        page: Option<&RawPage>,
+    ) -> Result<()> {
         let m = &self.members[i];
-        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(shared.collection), text)?;
+        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(collection), text)?;
         let mut outcome = shared.ran.outcome.clone();
         let kernels = shared.group.len();
         outcome.why = Reason::BatchedWith { inner: Box::new(shared.reason.clone()), kernels }.to_string();
+        if collection != shared.collection {
+            outcome.stage = collection.name().to_string();
+            outcome.output = crate::profile::dir::raw_page_rel(collection);
+            outcome.why.push_str(&format!(
+                "; one merged run ({}), this page cut from it by column",
+                shared.collection.label()
+            ));
+        }
         if let Some(page) = page {
             outcome.passes = page
                 .launches()
@@ -361,7 +429,7 @@ impl Batch<'_, '_> {
             m.dir,
             &format!(
                 "# Stage {} ran batched with {kernels} kernel(s) of this program, as:\n# {}\n",
-                shared.collection.name(),
+                collection.name(),
                 shell_comment(&shared.cmd.to_string())
             ),
         )?;
@@ -403,7 +471,7 @@ impl Batch<'_, '_> {
     /// Says which members run alone, writes the served members' manifests, and returns
     /// how the batch ended for each.
     fn finish(self, started: Instant) -> Result<Vec<Served>> {
-        let Batch { members, shell, manifests, mut alone, ncu_ms, .. } = self;
+        let Batch { members, shell, manifests, mut alone, ncu_ms, plan, follow_up_ms, .. } = self;
         let overhead = (started.elapsed().as_millis() as u64).saturating_sub(ncu_ms) / members.len() as u64;
         let mut served = Vec::new();
         for (i, mut manifest) in manifests.into_iter().enumerate() {
@@ -414,6 +482,7 @@ impl Batch<'_, '_> {
                 }
                 None => {
                     manifest.kprof_overhead_ms = overhead;
+                    manifest.plan = plan.clone().map(|p| PlanRecord { follow_up_wall_ms: follow_up_ms, ..p });
                     manifest.write(members[i].dir)?;
                     served.push(Served::Done);
                 }

@@ -1,0 +1,461 @@
+//! The planner inside a batch ([`super`]): the costs it reads from the pages and the
+//! profiles root's history, the follow-up runs it chooses ([`crate::collect::planner`]), the history
+//! lines it writes back, and the pages of a merged run cut per stage.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::{own_page, shown_names, split_rows, Batch, BatchStage, Shared};
+use crate::analyze::summary;
+use crate::collect::discover::function_name;
+use crate::collect::planner::{self, CostTerms, FollowUpPlan, KernelCost, RunSample};
+use crate::collect::queue::Next;
+use crate::collect::reason::Reason;
+use crate::events::Event;
+use crate::model::stage::Stage;
+use crate::ncu::command::StageCollection;
+use crate::ncu::parse::RawPage;
+use crate::ncu::stages::column_for_stage;
+use crate::plan::{KernelPlan, PlannedTarget};
+use crate::profile::history::{self, HistoryKernel, HistoryRun};
+use crate::profile::run_manifest::PlanRecord;
+
+/// `KPROF_PLAN=fixed` keeps today's plan (one follow-up run per chosen stage) without
+/// pricing it: for measuring what the planner saves.
+pub const PLAN_ENV: &str = "KPROF_PLAN";
+
+/// Whether the planner may merge runs (anything but `KPROF_PLAN=fixed`).
+pub fn planner_on() -> bool {
+    std::env::var(PLAN_ENV).map(|v| v != "fixed").unwrap_or(true)
+}
+
+/// The program a kernel runs in, as the history names it.
+pub fn program_key(kernel: &KernelPlan) -> String {
+    match &kernel.target {
+        PlannedTarget::Cargo(t) => format!("{}/{}/{}", t.package, t.kind.name(), t.name),
+        PlannedTarget::Command(argv) => argv.join(" "),
+    }
+}
+
+/// One member's share of a run, read off its own rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberCost {
+    /// Launches profiled.
+    pub launches: u32,
+    /// Replay passes per launch (the first launch's).
+    pub passes: u32,
+    /// Mean duration of a launch, ms.
+    pub duration_ms: f64,
+}
+
+impl MemberCost {
+    /// From a member's own rows; `None` when the page has no launch.
+    pub fn of(page: &RawPage) -> Option<MemberCost> {
+        let launches = page.launches().count();
+        if launches == 0 {
+            return None;
+        }
+        let passes =
+            page.launches().find_map(|l| l.number("profiler__replayer_passes")).unwrap_or(0.0) as u32;
+        let metric = "gpu__time_duration.sum";
+        let durations: Vec<f64> = page
+            .launches()
+            .filter_map(|l| Some(l.number(metric)? * summary::unit_scale(l.unit(metric).unwrap_or(""))))
+            .collect();
+        let duration_ms = if durations.is_empty() {
+            0.0
+        } else {
+            durations.iter().sum::<f64>() / durations.len() as f64 / 1e6
+        };
+        Some(MemberCost { launches: launches as u32, passes, duration_ms })
+    }
+
+    /// What the planner prices it at.
+    pub fn kernel_cost(&self) -> KernelCost {
+        KernelCost { launches: self.launches, duration_ms: self.duration_ms }
+    }
+}
+
+/// A run as a sample for the cost fit.
+fn sample_of(run: &HistoryRun) -> RunSample {
+    let (mut launch_passes, mut kernel_ms) = (0.0, 0.0);
+    for k in &run.kernels {
+        let lp = f64::from(k.passes) * f64::from(k.launches);
+        launch_passes += lp;
+        kernel_ms += lp * k.duration_ns / 1e6;
+    }
+    RunSample { wall_ms: run.wall_ms as f64, launch_passes, kernel_ms, first: run.first }
+}
+
+/// What the planner knows of a program before its follow-ups: its terms and the passes
+/// measured per set of stages.
+pub struct Known {
+    /// The cost terms.
+    pub terms: CostTerms,
+    /// Replay passes per launch measured for each set of stages (`memory+compute`).
+    pub passes: BTreeMap<String, u32>,
+}
+
+/// The terms of `program` from the history under `root`, or else from `basic` (this
+/// batch's basic run).
+pub fn known(root: &Path, program: &str, basic: &HistoryRun) -> Known {
+    let runs = history::runs_of(root, program);
+    let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())
+        .unwrap_or_else(|| CostTerms::from_basic(&sample_of(basic)));
+    let mut passes = BTreeMap::new();
+    for run in runs.iter().chain([basic]) {
+        if let Some(p) = run.kernels.first().map(|k| k.passes).filter(|p| *p > 0) {
+            passes.insert(run.stages.clone(), p);
+        }
+    }
+    Known { terms, passes }
+}
+
+/// The follow-up runs for `wants` (member -> stage): priced when the planner is on,
+/// today's one run per stage otherwise.
+pub fn follow_ups(
+    wants: &BTreeMap<usize, Stage>,
+    costs: &BTreeMap<usize, MemberCost>,
+    known: &Known,
+) -> FollowUpPlan {
+    let costs: BTreeMap<usize, KernelCost> = costs.iter().map(|(i, c)| (*i, c.kernel_cost())).collect();
+    let mut plan = planner::choose_follow_ups(wants, &costs, &known.terms, &known.passes, planner_on());
+    if !planner_on() {
+        plan.why = format!("{PLAN_ENV}=fixed: {}", plan.why);
+    }
+    plan
+}
+
+/// A history line for a run of `stages` over `members` (name, cost, follow-up).
+pub fn history_run(
+    program: &str,
+    stages: &str,
+    first: bool,
+    wall_ms: u64,
+    members: &[(String, MemberCost, Option<Stage>)],
+) -> HistoryRun {
+    HistoryRun {
+        schema_version: 1,
+        program: program.to_string(),
+        stages: stages.to_string(),
+        first,
+        wall_ms,
+        kernels: members
+            .iter()
+            .map(|(kernel, c, follow)| HistoryKernel {
+                kernel: kernel.clone(),
+                launches: c.launches,
+                passes: c.passes,
+                duration_ns: c.duration_ms * 1e6,
+                follow_up: follow.map(|s| s.name().to_string()),
+            })
+            .collect(),
+    }
+}
+
+/// `stage`'s page cut from a merged run's page over `merged` (a member's own rows):
+/// its metrics' columns and the columns no stage asked for. `None` when the page cannot
+/// be cut (see [`RawPage::text_with_columns`]).
+pub fn stage_page(page: &RawPage, text: &str, stage: Stage, merged: &[Stage]) -> Option<(String, RawPage)> {
+    let cut = page.text_with_columns(text, |c| column_for_stage(c, stage, merged))?;
+    let parsed = RawPage::parse(&cut, "merged page").ok()?;
+    (parsed.rows.len() == page.rows.len()).then_some((cut, parsed))
+}
+
+impl Batch<'_, '_> {
+    /// The follow-up runs of `wants` (member -> stage and the rules' words), as the
+    /// planner chooses them: one per stage, or one merged run. Said in one line, and kept
+    /// for each member's manifest.
+    pub(super) fn plan_follow_ups(
+        &mut self,
+        wants: &BTreeMap<usize, (Stage, String)>,
+        costs: &BTreeMap<usize, MemberCost>,
+        known: &Known,
+    ) -> Vec<BatchStage> {
+        let chosen: BTreeMap<usize, Stage> = wants.iter().map(|(i, (s, _))| (*i, *s)).collect();
+        let plan = follow_ups(&chosen, costs, known);
+        let members: Vec<usize> = chosen.keys().copied().collect();
+        self.shell.emit(&Event::FollowUpsPlanned {
+            kernels: shown_names(self.members, &members),
+            why: plan.why.clone(),
+            estimate_ms: plan.estimate_ms().round() as u64,
+            alternative_ms: plan.alternative_ms.map(|ms| ms.round() as u64),
+        });
+        self.plan = Some(PlanRecord {
+            choice: plan.why.clone(),
+            estimate_ms: plan.estimate_ms().round() as u64,
+            alternative_ms: plan.alternative_ms.map(|ms| ms.round() as u64),
+            follow_up_wall_ms: 0,
+        });
+        plan.runs
+            .into_iter()
+            .map(|run| {
+                let why: Vec<&str> = run.members.iter().map(|m| wants[m].1.as_str()).collect();
+                let reason = Reason::FollowUp(why.join("; "));
+                let (collection, wants) = match run.stages.as_slice() {
+                    [one] => (StageCollection::Named(*one), BTreeMap::new()),
+                    _ => (
+                        StageCollection::Merged(run.stages.clone()),
+                        run.members.iter().map(|m| (*m, vec![chosen[m]])).collect(),
+                    ),
+                };
+                BatchStage { collection, group: run.members, reason, wants }
+            })
+            .collect()
+    }
+
+    /// Gives each member of a merged run the pages of its own stages, cut from its rows by
+    /// column; a member whose page cannot be cut runs alone.
+    pub(super) fn share_merged(
+        &mut self,
+        shared: &Shared<'_>,
+        page: &RawPage,
+        stages: &[Stage],
+        wants: &BTreeMap<usize, Vec<Stage>>,
+    ) -> Result<Next<BatchStage>> {
+        let rows = split_rows(page, self.members, shared.group);
+        let mut costs: BTreeMap<usize, MemberCost> = BTreeMap::new();
+        let mut missed: BTreeMap<usize, (Stage, String)> = BTreeMap::new();
+        let mut chosen: BTreeMap<usize, Stage> = BTreeMap::new();
+        for i in shared.group {
+            let own = own_page(page, shared.text, &rows[i]);
+            let pages: Option<Vec<(Stage, String, RawPage)>> = own.as_ref().and_then(|(text, own)| {
+                let mine = wants.get(i)?;
+                mine.iter().map(|s| stage_page(own, text, *s, stages).map(|(t, p)| (*s, t, p))).collect()
+            });
+            let (Some((_, own)), Some(pages)) = (&own, pages) else {
+                self.send_alone(&[*i], "its stages could not be cut from the merged run's page");
+                continue;
+            };
+            for (stage, text, page) in &pages {
+                self.serve(*i, shared, &StageCollection::Named(*stage), text, Some(page))?;
+            }
+            if let Some(c) = MemberCost::of(own) {
+                costs.insert(*i, c);
+            }
+            self.functions
+                .entry(*i)
+                .or_default()
+                .extend(own.launches().map(|l| function_name(l.kernel_name())));
+            // A first run the history planned: basic's columns choose the follow-up as
+            // always; one the run did not collect (the kernel changed) runs after it.
+            if let Some((_, _, basic)) = pages.into_iter().find(|(s, _, _)| *s == Stage::Basic) {
+                let (stage, reason) = self.follow_up_of(*i, basic)?;
+                chosen.insert(*i, stage);
+                if !wants[i].contains(&stage) {
+                    missed.insert(*i, (stage, format!("`{}`: {reason}", self.members[*i].kernel.name)));
+                }
+            }
+        }
+        let run = self.history_run(&shared.collection.label(), shared, &costs, &chosen);
+        if missed.is_empty() {
+            self.remember(&run);
+            return Ok(Next::Done);
+        }
+        let known = known(&self.root, &self.program, &run);
+        self.remember(&run);
+        Ok(Next::Then(self.plan_follow_ups(&missed, &costs, &known)))
+    }
+
+    /// The cost history's line for a run that served `costs` (and chose `follow_ups`).
+    pub(super) fn history_run(
+        &self,
+        stages: &str,
+        shared: &Shared<'_>,
+        costs: &BTreeMap<usize, MemberCost>,
+        follow_ups: &BTreeMap<usize, Stage>,
+    ) -> crate::profile::history::HistoryRun {
+        let members: Vec<(String, MemberCost, Option<Stage>)> = costs
+            .iter()
+            .map(|(i, c)| (self.members[*i].kernel.name.clone(), c.clone(), follow_ups.get(i).copied()))
+            .collect();
+        history_run(&self.program, stages, shared.first_run, shared.ran.outcome.wall_ms, &members)
+    }
+
+    /// Appends `run` to the profiles root's cost history: derived data, so a failure to
+    /// write it is only said.
+    pub(super) fn remember(&self, run: &crate::profile::history::HistoryRun) {
+        if !run.kernels.is_empty() {
+            if let Err(e) = crate::profile::history::append(&self.root, run) {
+                self.shell.warn(format!("the cost history was not updated ({e:#}); the profile is complete"));
+            }
+        }
+    }
+}
+
+/// What the history knows of a program: its terms, the passes measured per set of
+/// stages, and each kernel's last cost and follow-up.
+struct Learned {
+    terms: CostTerms,
+    passes: BTreeMap<String, u32>,
+    last: BTreeMap<String, (Option<Stage>, KernelCost)>,
+}
+
+impl Learned {
+    /// From the history under `root`; `None` without a run to fit the terms on.
+    fn of(root: &Path, program: &str) -> Option<Learned> {
+        let runs = history::runs_of(root, program);
+        let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())?;
+        let mut passes = BTreeMap::new();
+        let mut last: BTreeMap<String, (Option<Stage>, KernelCost)> = BTreeMap::new();
+        for run in &runs {
+            if let Some(p) = run.kernels.first().map(|k| k.passes).filter(|p| *p > 0) {
+                passes.insert(run.stages.clone(), p);
+            }
+            for k in &run.kernels {
+                let cost = KernelCost { launches: k.launches, duration_ms: k.duration_ns / 1e6 };
+                let follow: Option<Stage> = k.follow_up.as_deref().and_then(|f| f.parse().ok());
+                let before = last.get(&k.kernel).and_then(|(f, _)| *f);
+                last.insert(k.kernel.clone(), (follow.or(before), cost));
+            }
+        }
+        Some(Learned { terms, passes, last })
+    }
+
+    /// Each member's last follow-up and cost, when every member has both.
+    fn follow_ups(&self, members: &[&str]) -> Option<(BTreeMap<usize, Stage>, BTreeMap<usize, KernelCost>)> {
+        let mut wants = BTreeMap::new();
+        let mut costs = BTreeMap::new();
+        for (i, name) in members.iter().enumerate() {
+            let (follow, cost) = self.last.get(*name)?;
+            wants.insert(i, (*follow)?);
+            costs.insert(i, cost.clone());
+        }
+        Some((wants, costs))
+    }
+}
+
+/// A first run the history plans: basic merged with each member's follow-up of last
+/// time, for a batch whose every member has one and whose stages can merge, when the
+/// terms price it below basic then the follow-ups. `None` keeps basic first.
+pub fn first_run(root: &Path, program: &str, members: &[&str]) -> Option<FirstRun> {
+    if !planner_on() {
+        return None;
+    }
+    let learned = Learned::of(root, program)?;
+    let (wants, costs) = learned.follow_ups(members)?;
+    let mut stages: Vec<Stage> = vec![Stage::Basic];
+    stages.extend(wants.values().copied().collect::<std::collections::BTreeSet<_>>());
+    if !stages.iter().all(|s| crate::ncu::stages::mergeable(*s)) {
+        return None;
+    }
+    let (terms, passes) = (&learned.terms, &learned.passes);
+    let all: Vec<&KernelCost> = costs.values().collect();
+    let follow = planner::choose_follow_ups(&wants, &costs, terms, passes, true);
+    let apart = terms.run_ms(planner::passes_of(&[Stage::Basic], passes), &all) + follow.estimate_ms();
+    let merged = terms.run_ms(planner::passes_of(&stages, passes), &all);
+    if merged >= apart {
+        return None;
+    }
+    let why = format!(
+        "basic and last time's follow-ups in one run ({}), {:.1} s against {:.1} s for basic then the follow-ups; {}",
+        planner::label(&stages),
+        merged / 1000.0,
+        apart / 1000.0,
+        terms.said()
+    );
+    let wants = wants.into_iter().map(|(i, s)| (i, vec![Stage::Basic, s])).collect();
+    Some(FirstRun { stages, wants, why, estimate_ms: merged, alternative_ms: apart })
+}
+
+/// What a dry run shows of a batch: its first runs as the planner will start them, each
+/// with its predicted wall time, the follow-ups' prediction, and one line on where the
+/// numbers come from.
+pub struct DryPlan {
+    /// The first runs' collections (basic merged with the follow-ups when the history
+    /// plans it so).
+    pub collections: Vec<StageCollection>,
+    /// Each one's predicted wall time, ms; `None` when unknown.
+    pub estimates_ms: Vec<Option<f64>>,
+    /// The follow-ups' predicted wall time, ms (0 when the first run collects them).
+    pub follow_ups_ms: Option<f64>,
+    /// Where the estimates come from, or why there are none.
+    pub note: String,
+}
+
+/// The [`DryPlan`] of a batch of `members` (kernel names) of `program` whose profiles go
+/// under `root`, starting with `collections`.
+pub fn dry_plan(
+    root: &Path,
+    program: &str,
+    members: &[&str],
+    mut collections: Vec<StageCollection>,
+) -> DryPlan {
+    let Some(learned) = Learned::of(root, program) else {
+        let note = format!(
+            "estimates unknown: no cost history of this program in {} yet (a run records one)",
+            history::history_path(root).display()
+        );
+        let estimates_ms = vec![None; collections.len()];
+        return DryPlan { collections, estimates_ms, follow_ups_ms: None, note };
+    };
+    let first = first_run(root, program, members);
+    if let Some(run) = &first {
+        let basic = StageCollection::Named(Stage::Basic);
+        if let Some(c) = collections.iter_mut().find(|c| **c == basic) {
+            *c = StageCollection::Merged(run.stages.clone());
+        }
+    }
+    let costs: Option<Vec<&KernelCost>> =
+        members.iter().map(|m| learned.last.get(*m).map(|(_, c)| c)).collect();
+    let estimates_ms = collections
+        .iter()
+        .map(|c| {
+            let stages = match c {
+                StageCollection::Named(s) => vec![*s],
+                StageCollection::Merged(s) => s.clone(),
+                _ => return None,
+            };
+            Some(learned.terms.run_ms(planner::passes_of(&stages, &learned.passes), costs.as_ref()?))
+        })
+        .collect();
+    let follow_ups_ms = match &first {
+        Some(_) => Some(0.0),
+        None => learned.follow_ups(members).map(|(wants, costs)| {
+            planner::choose_follow_ups(&wants, &costs, &learned.terms, &learned.passes, planner_on())
+                .estimate_ms()
+        }),
+    };
+    let note = match first {
+        Some(run) => run.why,
+        None => learned.terms.said(),
+    };
+    DryPlan { collections, estimates_ms, follow_ups_ms, note }
+}
+
+/// The first run [`first_run`] plans.
+pub struct FirstRun {
+    /// Basic and the follow-ups, merged.
+    pub stages: Vec<Stage>,
+    /// Each member's stages.
+    pub wants: BTreeMap<usize, Vec<Stage>>,
+    /// Why, in one line.
+    pub why: String,
+    /// Its predicted wall time, ms.
+    pub estimate_ms: f64,
+    /// Basic then the follow-ups, predicted, ms.
+    pub alternative_ms: f64,
+}
+
+/// Says the planned first run and returns its record for the members' manifests.
+pub fn announce_first(
+    shell: &crate::shell::Shell,
+    members: &[crate::collect::run::KernelRun<'_>],
+    run: &FirstRun,
+) -> PlanRecord {
+    let all: Vec<usize> = (0..members.len()).collect();
+    shell.emit(&Event::FollowUpsPlanned {
+        kernels: shown_names(members, &all),
+        why: run.why.clone(),
+        estimate_ms: run.estimate_ms.round() as u64,
+        alternative_ms: Some(run.alternative_ms.round() as u64),
+    });
+    PlanRecord {
+        choice: run.why.clone(),
+        estimate_ms: run.estimate_ms.round() as u64,
+        alternative_ms: Some(run.alternative_ms.round() as u64),
+        follow_up_wall_ms: 0,
+    }
+}

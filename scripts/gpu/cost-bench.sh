@@ -20,7 +20,15 @@
 # print pass lines with --csv); kprof's overhead is its wall time minus the wall time of
 # the ncu processes it ran (run_manifest.yaml, per stage). Ratios are auto / full.
 # Targets: passes <= 0.6; wall <= 1.0, and <= 0.7 for kernels of 10 ms or more.
+#
+# scripts/gpu/cost-bench.sh --programs KPROF_BIN ARCHIVE WORK_DIR [PROGRAM...] measures
+# per program instead (scripts/gpu/cost_programs.py): one SOL-only and one `--set full`
+# run over all its kernels against `auto` with and without the planner and its history.
 set -uo pipefail
+if [ "${1:-}" = --programs ]; then
+  shift
+  exec python3 "$(dirname "$0")/cost_programs.py" "$@"
+fi
 
 kprof="${1:?usage: cost-bench.sh KPROF_BIN ARCHIVE_DIR WORK_DIR [KERNEL...]}"
 archives="${2:?usage: cost-bench.sh KPROF_BIN ARCHIVE_DIR WORK_DIR [KERNEL...]}"

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""What `auto` costs per program against what an expert would run by hand, side by side.
+
+usage: scripts/gpu/cost-bench.sh --programs KPROF ARCHIVE WORK_DIR [PROGRAM...]
+
+  KPROF     a cargo-kprof binary
+  ARCHIVE   an archive of harness programs (`cargo kprof archive --workspace ...`)
+  WORK_DIR  a new folder; the table is WORK_DIR/programs.md, the facts WORK_DIR/programs.json
+  PROGRAM   substrings of the program names to keep (default: every batch of the archive)
+
+In one run, on the GPU machine:
+  1. The dry run's batched `basic` command of every program (one ncu run over all its
+     kernels, the same window and filter) with its metrics replaced by
+     `--section SpeedOfLight` (the cheapest run that reads the SOL numbers) and by
+     `--set full` (every section in one batched run), each timed.
+  2. `cargo-kprof kprof run --archive` three times over those programs' kernels:
+       fixed  KPROF_PLAN=fixed: basic, source, one run per chosen follow-up stage;
+       fresh  the planner, with an empty cost history (KPROF_COST_HISTORY);
+       again  the planner, with the history `fresh` wrote.
+     Per program, a run's wall is the sum of its distinct ncu runs' wall times (from the
+     profiles' run_manifest.yaml), its passes the replay passes per launch of its stages
+     summed over the kernels, the source stage counted apart.
+  3. The ratios the planner is held to, and whether each kernel's verdict (class,
+     limiter, confidence) is the same in the three runs.
+Clocks are never changed (`--clock-control none`, as archived).
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+
+def run(argv, cwd=None, env=None, log=None):
+    began = time.monotonic()
+    with open(log, "w") if log else open(os.devnull, "w") as f:
+        rc = subprocess.call(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT)
+    return time.monotonic() - began, rc
+
+
+def split(command):
+    """`cd DIR && env K=V ... NCU ARGS...` into (cwd, env, argv)."""
+    words = shlex.split(command)
+    cwd = None
+    if words[0] == "cd":
+        cwd, words = words[1], words[3:]
+    env = dict(os.environ)
+    if words[0] == "env":
+        words = words[1:]
+        while "=" in words[0] and not words[0].startswith("/"):
+            k, v = words[0].split("=", 1)
+            env[k] = v
+            words = words[1:]
+    return cwd, env, words
+
+
+def passes_of(path):
+    """Replay passes summed over a raw page's launches."""
+    import csv
+    lines = open(path, errors="replace").read().splitlines()
+    start = next((i for i, l in enumerate(lines) if l.startswith('"ID"')), None)
+    if start is None:
+        return 0
+    rows = list(csv.reader(lines[start:]))
+    col = rows[0].index("profiler__replayer_passes")
+    return sum(int(float(r[col])) for r in rows[2:] if len(r) > col and r[col])
+
+
+def by_hand(batch, what, out, name):
+    """The batch's basic command with its metrics replaced by `what`, timed."""
+    basic = next(s["command"] for s in batch["stages"] if s["stage"] == "basic")
+    cwd, env, argv = split(basic)
+    at = argv.index("--metrics")
+    argv = argv[:at] + what + argv[at + 2:]
+    page = os.path.join(out, f"{name}.csv")
+    argv[argv.index("--log-file") + 1] = page
+    secs, rc = run(argv, cwd, env, os.path.join(out, f"{name}.log"))
+    return {"wall_s": round(secs, 2), "rc": rc, "passes": passes_of(page) if os.path.exists(page) else None}
+
+
+def manifests(root):
+    for dirpath, _, files in os.walk(root):
+        if "run_manifest.yaml" in files and "/.batch_" not in dirpath:
+            yield dirpath, open(os.path.join(dirpath, "run_manifest.yaml")).read()
+
+
+def kprof_run(kprof, archive, remap, env, log, kernels):
+    selection = [a for k in kernels for a in ("-k", k)]
+    secs, rc = run([kprof, "kprof", "run", "--archive", archive, "--workspace-remap", remap,
+                    "--message-format", "json"] + selection, env=env, log=log)
+    verdicts = {}
+    for line in open(log, errors="replace"):
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if ev.get("reason") == "analysed":
+            for k in ev["kernels"]:
+                verdicts[k["kernel"]] = f'{k["classification"]}/{k.get("limiter")}/{k["confidence"]}'
+    stages = {}  # kernel -> [(stage, command, wall_ms, passes per launch)]
+    for d, text in manifests(remap):
+        kernel = re.search(r"^kernel: (.*)$", text, re.M).group(1).strip("'\"")
+        rows = []
+        for block in re.split(r"\n- stage: ", text.split("\nstages:", 1)[1])[0:]:
+            m = re.search(r"^(?:- stage: )?(\S+)", block.strip())
+            cmd = re.search(r"command: (.*)", block)
+            wall = re.search(r"wall_ms: (\d+)", block)
+            passes = re.findall(r"^  - (\d+)$", block, re.M)
+            if m and wall:
+                rows.append((m.group(1), cmd.group(1) if cmd else "", int(wall.group(1)),
+                             int(passes[0]) if passes else 0))
+        stages[kernel] = rows
+    return {"wall_s": round(secs, 2), "rc": rc, "verdicts": verdicts, "stages": stages}
+
+
+def program_cost(result, kernels):
+    """Distinct ncu runs of the program's kernels: wall (s), passes without and with source."""
+    seen = {}
+    passes = source = 0
+    for k in kernels:
+        mine = set()
+        for stage, cmd, wall, p in result["stages"].get(k, []):
+            seen[(cmd, wall)] = wall
+            if (cmd, wall) in mine:
+                continue  # one merged run gives a kernel several pages
+            mine.add((cmd, wall))
+            if stage == "source":
+                source += 5
+            else:
+                passes += p
+    return sum(seen.values()) / 1000.0, passes, source
+
+
+def main():
+    kprof, archive, out = sys.argv[1:4]
+    keep = sys.argv[4:]
+    if os.path.exists(out):
+        sys.exit(f"{out} exists: give a new folder")
+    os.makedirs(out)
+    kprof, archive, out = map(os.path.abspath, (kprof, archive, out))
+    dry = os.path.join(out, "dry.jsonl")
+    run([kprof, "kprof", "run", "--archive", archive, "--workspace-remap", os.path.join(out, "dry"),
+         "--dry-run", "--message-format", "json"], log=dry)
+    batches = [json.loads(l) for l in open(dry) if l.startswith("{") and '"dry-run-batch"' in l]
+    batches = [b for b in batches if not keep or any(k in b["program"] for k in keep)]
+    subprocess.call(["ncu", "--version"], stdout=subprocess.DEVNULL)
+    facts = {"programs": {}}
+    for b in batches:
+        name = os.path.basename(b["program"]).rsplit("-", 1)[0]
+        facts["programs"][name] = {
+            "kernels": b["kernels"],
+            "sol": by_hand(b, ["--section", "SpeedOfLight"], out, f"{name}-sol"),
+            "full": by_hand(b, ["--set", "full"], out, f"{name}-full"),
+        }
+    base = dict(os.environ)
+    history = os.path.join(out, "cost_history.jsonl")
+    runs = {}
+    for mode, extra in [("fixed", {"KPROF_PLAN": "fixed"}), ("fresh", {"KPROF_COST_HISTORY": history}),
+                        ("again", {"KPROF_COST_HISTORY": history})]:
+        env = dict(base, **extra)
+        kernels = [k for b in batches for k in b["kernels"]]
+        runs[mode] = kprof_run(kprof, archive, os.path.join(out, mode), env, os.path.join(out, f"{mode}.jsonl"),
+                               kernels if keep else [])
+    facts["runs"] = {m: {"wall_s": r["wall_s"], "rc": r["rc"], "verdicts": r["verdicts"]} for m, r in runs.items()}
+    table = ["| program | kernels | SOL | full (passes) | fixed | fresh | again | fresh/SOL | fresh/full | "
+             "again/SOL | again/full | passes fresh/full (source apart) | same verdicts |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, p in facts["programs"].items():
+        cost = {m: program_cost(runs[m], p["kernels"]) for m in runs}
+        p["auto"] = {m: {"wall_s": round(c[0], 2), "passes": c[1], "source_passes": c[2]} for m, c in cost.items()}
+        same = all(len({runs[m]["verdicts"].get(k) for m in runs}) == 1 for k in p["kernels"])
+        sol, full = p["sol"]["wall_s"], p["full"]["wall_s"]
+        fp = p["full"]["passes"] or 0
+        table.append(
+            f"| {name} | {len(p['kernels'])} | {sol:.1f} s | {full:.1f} s ({fp}) | {cost['fixed'][0]:.1f} s | "
+            f"{cost['fresh'][0]:.1f} s | {cost['again'][0]:.1f} s | {cost['fresh'][0] / sol:.2f} | "
+            f"{cost['fresh'][0] / full:.2f} | {cost['again'][0] / sol:.2f} | {cost['again'][0] / full:.2f} | "
+            f"{cost['fresh'][1] / fp if fp else float('nan'):.2f} | {'yes' if same else 'NO'} |")
+    table.append("")
+    table.append("whole runs: " + ", ".join(f"{m} {r['wall_s']:.1f} s (exit {r['rc']})" for m, r in runs.items()))
+    open(os.path.join(out, "programs.md"), "w").write("\n".join(table) + "\n")
+    json.dump(facts, open(os.path.join(out, "programs.json"), "w"), indent=1)
+    print("\n".join(table))
+
+
+if __name__ == "__main__":
+    main()

@@ -196,7 +196,7 @@ pub fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<Stri
 }
 
 /// `--timing-only` times harness benches only: other programs' rounds run under ncu.
-fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
+pub fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
     match plan.kernels.iter().find(|k| k.runtime != crate::model::kinds::Runtime::Harness) {
         Some(k) if timing_only => Err(Failure::new(
             ExitCode::Config,

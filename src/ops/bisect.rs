@@ -17,7 +17,7 @@ use anyhow::Result;
 
 use super::ab::base::{self, Checkout};
 use super::ab::rounds::{AbOutcome, DEFAULT_ROUNDS};
-use super::ab::sides::{self, build_side, SidePlan};
+use super::ab::sides::{self, SidePlan};
 use super::ab::{compare_sides, AbCheck};
 use super::check::ResultFiles;
 use super::opening::{self, RequestFn};
@@ -27,7 +27,7 @@ use crate::compare::ab::verdict::reviewer_line;
 use crate::compare::bisect::{check_bound, Found, Interval, Outcome, Search};
 use crate::error::{exit_code_of, ExitCode, Failure};
 use crate::events::{self, Event};
-use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal, Side};
+use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal};
 use crate::plan::{self, Plan, Request};
 use crate::report::bisect::{BisectDoc, StepRecord, BISECT_SCHEMA_VERSION};
 use crate::shell::Shell;
@@ -93,7 +93,14 @@ pub fn bisect(request: RequestFn<'_>, o: &Bisect<'_>, shell: &Shell) -> Result<E
     let (_, good_plan, _) = base::base_side(&request, &head, o.manifest_path, o.good, shell)?;
     opening::create_profiles_root(&head.profile_root, shell)?;
     sides::share_ncu_path(&head.profile_root, &good_plan.profile_root)?;
-    let good = build_side(Side::Base, good_plan, shell)?;
+    let good =
+        sides::build_named(&format!("--good {}", good_rev.short()), good_plan, shell).map_err(|e| {
+            e.context(format!(
+                "--good {} ({}) does not build: nothing to compare with",
+                o.good,
+                good_rev.short()
+            ))
+        })?;
     let ctx = Context { o, repo, request, head, good, good_rev };
     let (search, records) = search(&ctx, &commits, shell)?;
     finish(&ctx, bad_rev, commits, &search, records, shell)
@@ -160,10 +167,13 @@ fn check_revision(
 ) -> Result<(Outcome, Vec<String>)> {
     let rev = commit.revision();
     let dir = base::worktree_dir(&ctx.head, BISECT_TREE);
-    let at = Checkout { repo: &ctx.repo, revision: &rev, dir: &dir, role: "revision", announce: &|_| {} };
+    // A worktree kprof cannot use (edited, someone else's) ends the bisect: no revision
+    // could be checked there.
+    worktree::checkout(&ctx.repo, &rev, &dir, &|_| {})?;
+    let at = Checkout { repo: &ctx.repo, revision: &rev, dir: &dir, role: "revision" };
     let root = crate::profile::bisect::revision_profiles_root(&ctx.head.profile_root, rev.short());
     let side = base::revision_side(&at, &ctx.request, ctx.o.manifest_path, root.clone(), shell)
-        .and_then(|(plan, _)| build_side(Side::Head, plan, shell));
+        .and_then(|(plan, _)| sides::build_named(&format!("revision {}", rev.short()), plan, shell));
     let side = match side {
         Ok(s) => s,
         Err(e) => return skipped(e),

@@ -199,6 +199,15 @@ fn bisect_names_the_planted_commit_and_skips_a_broken_build() {
     assert!(stderr.contains(&format!("bisect: the first regressed revision is {c7} c7 (")), "{stderr}");
     assert!(stderr.contains("\n  hgemm_tiled: regressed, +428.1 % [+427.8, +428.5]"), "{stderr}");
     assert!(stderr.contains(&format!("\n  skipped {c5}: does not build")), "{stderr}");
+    // An edit in kprof's worktree of the revisions ends the bisect, naming the file: no
+    // revision is skipped for it, and nothing is discarded.
+    let edited = ws.root().join("target/kprof-bisect/NOTES.txt");
+    std::fs::write(&edited, "mine\n").unwrap();
+    let (out, lines) = bisect(&ws, &["--good", &c[0], "--bad", &c[10]], &ws.root().join("edited.log"));
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("holds edits: NOTES.txt"), "{}", text(&out.stderr));
+    assert!(with_reason(&lines, "bisect-step").is_empty(), "{lines:?}");
+    assert_eq!(std::fs::read_to_string(&edited).unwrap(), "mine\n");
 }
 
 /// c6 -> a1 (notes) -> a2 (about +3 %) -> a3 (+428 %), at a tolerance of 3.1 %: a2's

@@ -36,7 +36,8 @@ pub fn base_side(
             action: action.name(),
         })
     };
-    let at = Checkout { repo: &repo, revision: &base, dir: &dir, role: "base", announce: &announce };
+    let at = Checkout { repo: &repo, revision: &base, dir: &dir, role: "base" };
+    worktree::checkout(&repo, &base, &dir, &announce)?;
     let profile_root = base_profiles_root(&head.profile_root, base.short());
     let (plan, config) = revision_side(&at, request, manifest, profile_root, shell)?;
     Ok((base, plan, config))
@@ -55,7 +56,7 @@ pub fn worktree_dir(head: &Plan, name: &str) -> PathBuf {
     kprof_dir.with_file_name(name)
 }
 
-/// A revision to check out into one of kprof's worktrees.
+/// A revision checked out into one of kprof's worktrees.
 pub struct Checkout<'a> {
     /// The repository.
     pub repo: &'a Path,
@@ -65,13 +66,11 @@ pub struct Checkout<'a> {
     pub dir: &'a Path,
     /// What to call it in messages: `base`, `revision`.
     pub role: &'a str,
-    /// Hears what is done with the worktree, before it is.
-    pub announce: &'a dyn Fn(worktree::WorktreeAction),
 }
 
-/// A revision's plan: checked out into `at.dir`, its workspace read, `request` resolved
-/// there, to build into the worktree's own target directory and profile under
-/// `profile_root`.
+/// A revision's plan, once [`worktree::checkout`] has put it into `at.dir`: its workspace
+/// read, `request` resolved there, to build into the worktree's own target directory and
+/// profile under `profile_root`.
 pub fn revision_side(
     at: &Checkout<'_>,
     request: &Request,
@@ -80,7 +79,6 @@ pub fn revision_side(
     shell: &Shell,
 ) -> Result<(Plan, Config)> {
     let (repo, base, dir) = (at.repo, at.revision, at.dir);
-    worktree::checkout(repo, base, dir, at.announce)?;
     let manifest = match manifest {
         Some(m) => plan::absolute(m)?,
         None => std::env::current_dir()?.join("Cargo.toml"),

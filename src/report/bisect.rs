@@ -93,7 +93,7 @@ pub fn markdown(doc: &BisectDoc) -> String {
             "| {} | {} | {} | {} | {outcome} | {} .. {} |\n",
             n + 1,
             cell_code(s.commit.short()),
-            cell(&s.commit.subject),
+            cell(&text(&s.commit.subject)),
             s.rounds,
             name(s.step.last_good, "good"),
             name(s.step.first_bad, "?"),
@@ -110,4 +110,72 @@ pub fn markdown(doc: &BisectDoc) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::bisect::{Interval, Outcome};
+
+    fn commit(n: usize, subject: &str) -> Commit {
+        Commit {
+            commit: n.to_string().repeat(40),
+            subject: subject.into(),
+            date: "2026-12-01T10:00:00+00:00".into(),
+        }
+    }
+
+    /// The steps' table holds one row per step whatever a subject holds (a `|`, a
+    /// backtick, a line break), and the evidence follows.
+    #[test]
+    fn bisect_md_keeps_one_row_per_step_and_the_evidence() {
+        let history = vec![commit(1, "a | b"), commit(2, "fix `x`\nsecond line"), commit(3, "c3")];
+        let step = |index, outcome, last_good, first_bad| Step {
+            index,
+            rounds_factor: 1,
+            outcome,
+            last_good,
+            first_bad,
+        };
+        let slower =
+            Outcome::Regressed { time: Some(Interval { estimate_pct: 9.0, lo_pct: 8.0, hi_pct: 10.0 }) };
+        let doc = BisectDoc {
+            schema_version: BISECT_SCHEMA_VERSION,
+            kernels: vec!["hgemm".into()],
+            good: BaseRevision { asked: "v1".into(), commit: "f".repeat(40) },
+            bad: BaseRevision { asked: "HEAD".into(), commit: history[2].commit.clone() },
+            steps: vec![
+                StepRecord {
+                    step: step(2, slower.clone(), None, Some(2)),
+                    commit: history[2].clone(),
+                    rounds: 12,
+                    evidence: vec!["hgemm: regressed, +9.0 % [+8.0, +10.0]".into()],
+                },
+                StepRecord {
+                    step: step(1, Outcome::Skipped { reason: "does not build: a | b".into() }, None, Some(2)),
+                    commit: history[1].clone(),
+                    rounds: 12,
+                    evidence: Vec::new(),
+                },
+            ],
+            history,
+            checks: 1,
+            check_bound: 3,
+            result: Found::Range { after: None, through: 2, hidden: vec![0, 1], second: None },
+            summary: "The first regressed revision is one of a, b and c".into(),
+        };
+        let md = markdown(&doc);
+        let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| #")).collect();
+        assert_eq!(rows.len(), 2, "{md}");
+        for row in &rows {
+            assert_eq!(row.replace("\\|", "").matches('|').count(), 7, "{row}");
+        }
+        assert!(rows[1].contains("skipped: does not build: a \\| b"), "{md}");
+        assert!(rows[1].contains("| fix \\`x\\` second line |"), "{md}");
+        assert!(
+            md.contains("- `333333333333` (regressed):\n  - hgemm: regressed, +9.0 % [+8.0, +10.0]"),
+            "{md}"
+        );
+        assert!(md.starts_with("# Bisect: `hgemm` between `ffffffffffff (v1)` and"), "{md}");
+    }
 }

@@ -213,8 +213,9 @@ fn skipped(e: anyhow::Error) -> Result<(Outcome, Vec<String>)> {
     }
 }
 
+/// The error and its causes on one line, without the help that follows.
 fn first_line(e: &anyhow::Error) -> String {
-    e.to_string().lines().next().unwrap_or_default().to_string()
+    format!("{e:#}").lines().next().unwrap_or_default().to_string()
 }
 
 /// One check's outcome over its kernels: regressed when any regressed, else ambiguous

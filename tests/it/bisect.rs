@@ -252,6 +252,41 @@ fn an_ambiguous_step_is_retried_with_twice_the_rounds_then_reported_as_a_range()
     );
 }
 
+/// c6 -> b1, whose manifest no longer configures the kernel -> b2, which configures it
+/// again and plants the regression: b1 is skipped, named with why, and the answer is the
+/// range it hides.
+#[test]
+fn a_revision_without_the_kernel_is_skipped_and_named() {
+    let Some((ws, c)) = history() else { return };
+    git(ws.root(), &["checkout", "-q", "-b", "unconfigured", &c[6]]);
+    let manifest = std::fs::read_to_string(ws.manifest()).unwrap();
+    let without = manifest.replace(KERNEL, "");
+    assert_ne!(without, manifest);
+    std::fs::write(ws.manifest(), &without).unwrap();
+    git(ws.root(), &["commit", "-qam", "b1"]);
+    std::fs::write(ws.manifest(), &manifest).unwrap();
+    std::fs::write(ws.root().join("benches/copy.rs"), bench("bank")).unwrap();
+    git(ws.root(), &["commit", "-qam", "b2"]);
+    let b = [git(ws.root(), &["rev-parse", "HEAD~1"]), git(ws.root(), &["rev-parse", "HEAD"])];
+    let (out, lines) = bisect(&ws, &["--good", &c[6], "--bad", &b[1]], &ws.root().join("runs.log"));
+    assert_eq!(out.status.code(), Some(10), "{}\n{lines:?}", text(&out.stderr));
+    let steps = with_reason(&lines, "bisect-step");
+    assert_eq!(steps.len(), 2, "{steps:?}");
+    assert_eq!((&steps[1]["commit"], &steps[1]["outcome"]), (&short(&b[0]).into(), &"skipped".into()));
+    let why = steps[1]["why_skipped"].as_str().unwrap();
+    assert!(why.starts_with("cannot be checked: planning the revision "), "{why}");
+    assert!(why.ends_with("no kernels are configured in this workspace"), "{why}");
+    let end = with_reason(&lines, "bisect-finished");
+    let end = end.last().unwrap();
+    assert_eq!(
+        (&end["result"], &end["after"], &end["commit"]),
+        (&"range".into(), &short(&c[6]).into(), &short(&b[1]).into()),
+        "{end}"
+    );
+    assert_eq!(end["hidden"], serde_json::json!([short(&b[0])]));
+    assert_eq!(end["skipped"][0][0], short(&b[0]));
+}
+
 /// Without -k, or with a --good that is not behind --bad on its first-parent path, the
 /// bisect is refused naming the input and the fix, before anything is built.
 #[test]

@@ -19,6 +19,7 @@ use crate::plan::{Request, StagePlan};
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
 pub use ab::AbArgs;
+pub use bisect::BisectArgs;
 pub use exports::ExportArgs;
 pub use init::InitArgs;
 pub use kernel::KernelOptions;
@@ -26,6 +27,7 @@ pub use launchers::LauncherArgs;
 pub use merge::MergeArgs;
 
 mod ab;
+mod bisect;
 mod exports;
 mod init;
 mod kernel;
@@ -73,6 +75,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// Profile (or only time) the selected kernels and fail on regressions against a baseline, for CI
     Check(Box<CheckArgs>),
+    /// Find the first revision where a kernel got slower: A/B checks along the history from --good
+    Bisect(Box<BisectArgs>),
     /// Check what profiling needs on this machine, and say how to fix what is missing
     Doctor(DoctorArgs),
     /// Explain a limiter, metric, section, stage or classification; without a name, list them
@@ -94,6 +98,7 @@ impl KprofArgs {
             Some(Command::Init(a)) => Some(&a.output),
             Some(Command::Compare(a)) => Some(&a.output),
             Some(Command::Check(a)) => Some(&a.profile.output),
+            Some(Command::Bisect(a)) => Some(&a.profile.output),
             Some(Command::Archive(a)) => Some(&a.profile.output),
             Some(Command::Run(a)) => Some(&a.output),
             Some(Command::Import(a)) => Some(&a.output),
@@ -115,6 +120,7 @@ impl Command {
             Command::Report(_) => "report",
             Command::Compare(_) => "compare",
             Command::Check(_) => "check",
+            Command::Bisect(_) => "bisect",
             Command::Doctor(_) => "doctor",
             Command::Explain(_) => "explain",
             Command::Archive(_) => "archive",

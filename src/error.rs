@@ -196,7 +196,10 @@ impl ExitCode {
             }
             ExitCode::TargetFailed => "the profiled program failed",
             ExitCode::Timeout => "the profiled program ran past `--timeout`",
-            ExitCode::Regression => "a comparison found a regression beyond tolerance",
+            ExitCode::Regression => {
+                "a comparison found a regression beyond tolerance (`bisect`: it named the first regressed \
+                 revision, or the range that hides it)"
+            }
             ExitCode::Unimplemented => "the subcommand is not implemented in this version",
             ExitCode::Filesystem => {
                 "a file could not be read (missing, unreadable or damaged) or written, or an output path is \
@@ -208,7 +211,7 @@ impl ExitCode {
             }
             ExitCode::Ambiguous => {
                 "`check --base` could not tell a kernel's change from noise and found no regression \
-                 (`--ambiguous=pass` makes this 0)"
+                 (`--ambiguous=pass` makes this 0); `bisect` could not tell `--bad` from `--good`"
             }
             ExitCode::Interrupted(Signal::Hup) => "SIGHUP (the terminal or ssh session closed); as 130",
             ExitCode::Interrupted(Signal::Int) => {

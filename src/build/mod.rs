@@ -20,6 +20,7 @@ use crate::shell::Shell;
 
 pub mod basetree;
 pub mod git;
+pub mod history;
 pub mod worktree;
 
 /// One target to build: `-p <package> --<kind> <name>`.

@@ -85,6 +85,22 @@ pub fn resolve(repo: &Path, asked: &str, github_base_ref: Option<&str>) -> Resul
     Ok(BaseRevision { asked, commit })
 }
 
+/// Resolves a revision given to `flag` (`--good`, `--bad`) to a commit, naming the flag
+/// when it is none.
+pub fn resolve_as(repo: &Path, flag: &str, asked: &str) -> Result<BaseRevision, Failure> {
+    let rev = format!("{asked}^{{commit}}");
+    let commit =
+        git(repo, &["rev-parse", "--verify", "--quiet", "--end-of-options", &rev]).map_err(|said| {
+            let said = if said.said.is_empty() { String::new() } else { format!(" ({said})") };
+            Failure::new(
+                ExitCode::Config,
+                format!("{flag} {asked}: not a commit of {}{said}", repo.display()),
+            )
+            .help("give a branch, tag or commit that `git rev-parse` knows (fetch it first if it is remote)")
+        })?;
+    Ok(BaseRevision { asked: asked.to_string(), commit })
+}
+
 /// What [`checkout`] does with kprof's worktree of the base.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WorktreeAction {

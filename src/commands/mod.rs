@@ -9,6 +9,7 @@
 #[cfg(test)]
 mod advice_tests;
 mod archive_run;
+mod bisect;
 mod compare_check;
 mod doctor;
 mod explain;
@@ -99,6 +100,7 @@ pub fn run(args: KprofArgs, shell: &Shell) -> Result<ExitCode> {
         Some(Command::Explain(a)) => explain::explain(&a, shell),
         Some(Command::Compare(a)) => compare_check::compare(&a, shell),
         Some(Command::Check(a)) => compare_check::check(&a, shell),
+        Some(Command::Bisect(a)) => bisect::bisect(&a, shell),
         Some(Command::Merge(a)) => merge::merge(&a, shell),
     }
 }

@@ -22,6 +22,7 @@
 
 pub mod ab;
 pub mod baseline;
+pub mod bisect;
 pub mod cost;
 mod explanation;
 pub mod exports;

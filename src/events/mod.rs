@@ -207,6 +207,10 @@ pub enum Event {
         /// One verdict per kernel of the page.
         kernels: Vec<KernelVerdict>,
     },
+    /// One step of `cargo kprof bisect`.
+    BisectStep(BisectStep),
+    /// The end of `cargo kprof bisect`.
+    BisectFinished(Box<BisectFinished>),
     /// A shard of the selection that holds no kernel: nothing was built or run.
     ShardEmpty {
         /// The shard (`count:2/4`).
@@ -362,6 +366,12 @@ impl Message for Event {
             InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
             ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
             CheckFinished(c) => Channel::Summary(c.level()),
+            BisectStep(_) => Channel::Result { preface: None },
+            BisectFinished(b) => Channel::Summary(match b.result {
+                "first-bad" | "range" => Level::Error,
+                "undecided" => Level::Warning,
+                _ => Level::Status,
+            }),
             MergeFinished(m) => Channel::Summary(m.level()),
         }
     }

@@ -316,3 +316,58 @@ impl Message for KernelList {
         Channel::Result { preface: None }
     }
 }
+
+/// One step of a bisect: a revision checked against `--good`, or skipped.
+#[derive(Debug, Clone, Serialize)]
+pub struct BisectStep {
+    /// The step, from 1.
+    pub step: usize,
+    /// The revision, abbreviated.
+    pub commit: String,
+    /// Its subject line.
+    pub subject: String,
+    /// `regressed`, `unchanged`, `improved`, `ambiguous` or `skipped`.
+    pub outcome: &'static str,
+    /// Why it was skipped.
+    pub why_skipped: Option<String>,
+    /// Timing rounds per side (twice the usual for the retry of an ambiguous check).
+    pub rounds: u32,
+    /// After it: the last revision known good (`--good`'s at first).
+    pub last_good: String,
+    /// After it: the first known regressed, when one is.
+    pub first_bad: Option<String>,
+    /// The A/B check's line of each kernel.
+    pub evidence: Vec<String>,
+}
+
+/// The end of a bisect.
+#[derive(Debug, Clone, Serialize)]
+pub struct BisectFinished {
+    /// `first-bad`, `range`, `no-regression` or `undecided`.
+    pub result: &'static str,
+    /// The first regressed revision (`first-bad`), or the first known regressed (`range`).
+    pub commit: Option<String>,
+    /// Its subject line.
+    pub subject: Option<String>,
+    /// Its author date.
+    pub date: Option<String>,
+    /// `range`: the last revision known good.
+    pub after: Option<String>,
+    /// `range`: the revisions that could not be told, one of which or `commit` is the first
+    /// regressed.
+    pub hidden: Vec<String>,
+    /// Its check's line of each kernel (verdict, interval, counters, hot line).
+    pub evidence: Vec<String>,
+    /// A later revision clearly slower still: a second regression, to bisect from `commit`.
+    pub second: Option<String>,
+    /// The revisions skipped, each with why.
+    pub skipped: Vec<(String, String)>,
+    /// Checks run.
+    pub checks: usize,
+    /// `ceil(log2 n) + 1` for the `n` revisions searched.
+    pub check_bound: usize,
+    /// `bisect.md`.
+    pub report: PathBuf,
+    /// The process exit code.
+    pub exit_code: i32,
+}

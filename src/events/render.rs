@@ -64,6 +64,8 @@ impl fmt::Display for Event {
                 None => f.write_str(&a.line),
             },
             CheckFinished(c) => check_finished(f, c),
+            BisectStep(s) => bisect_step(f, s),
+            BisectFinished(b) => bisect_finished(f, b),
             ProfileMerged { from, to, .. } => write!(f, "Copied {} -> {}", from.display(), to.display()),
             MergeFinished(m) => merge_finished(f, m),
             ArchiveWritten(l) => archive_listing(f, l),
@@ -126,6 +128,54 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
         }
     }
     write!(f, "Report: {}", report.display())
+}
+
+fn bisect_step(f: &mut fmt::Formatter<'_>, s: &BisectStep) -> fmt::Result {
+    let outcome = match &s.why_skipped {
+        Some(why) => format!("skipped ({why})"),
+        None => format!("{} ({} rounds)", s.outcome, s.rounds),
+    };
+    let bad = s.first_bad.as_deref().unwrap_or("?");
+    // The check's own message has just said each kernel's line.
+    write!(
+        f,
+        "Bisect step {}: {} {}: {outcome}; now between {} and {bad}",
+        s.step, s.commit, s.subject, s.last_good
+    )
+}
+
+fn bisect_finished(f: &mut fmt::Formatter<'_>, b: &BisectFinished) -> fmt::Result {
+    let checks = format!("{} check(s), at most {} when every check decides", b.checks, b.check_bound);
+    let commit = b.commit.as_deref().unwrap_or("?");
+    let what =
+        format!("{commit} {} ({})", b.subject.as_deref().unwrap_or(""), b.date.as_deref().unwrap_or(""));
+    match b.result {
+        "first-bad" => write!(f, "bisect: the first regressed revision is {what} [{checks}]")?,
+        "range" => write!(
+            f,
+            "bisect: the first regressed revision is between {} and {what}: {} could not be told [{checks}]",
+            b.after.as_deref().unwrap_or("--good"),
+            b.hidden.join(", ")
+        )?,
+        "no-regression" => {
+            write!(f, "bisect: --bad is not slower than --good beyond the tolerance [{checks}]")?
+        }
+        _ => write!(f, "bisect: --bad could not be told from --good: nothing to bisect [{checks}]")?,
+    }
+    for line in &b.evidence {
+        write!(f, "\n  {line}")?;
+    }
+    if let Some(second) = &b.second {
+        write!(
+            f,
+            "\n  {second} is slower still: a second step past the tolerance; follow up with \
+             cargo kprof bisect --good {commit} --bad {second}"
+        )?;
+    }
+    for (commit, why) in &b.skipped {
+        write!(f, "\n  skipped {commit}: {why}")?;
+    }
+    write!(f, "\nBisect: {}", b.report.display())
 }
 
 fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result {

@@ -262,6 +262,32 @@ fn measuring_samples() -> Vec<Event> {
 fn more_samples() -> Vec<Event> {
     let names = || vec!["hgemm".to_string()];
     vec![
+        Event::BisectStep(BisectStep {
+            step: 1,
+            commit: "3f2a1c9d0e1b".into(),
+            subject: "Tile the B loads".into(),
+            outcome: "skipped",
+            why_skipped: Some("the build failed: cargo build exited 101".into()),
+            rounds: 12,
+            last_good: "0a1b2c3d4e5f".into(),
+            first_bad: None,
+            evidence: Vec::new(),
+        }),
+        Event::BisectFinished(Box::new(BisectFinished {
+            result: "first-bad",
+            commit: Some("3f2a1c9d0e1b".into()),
+            subject: Some("Tile the B loads".into()),
+            date: Some("2026-11-30T10:00:00+00:00".into()),
+            after: None,
+            hidden: Vec::new(),
+            evidence: vec!["hgemm: regressed, +428.1 %".into()],
+            second: None,
+            skipped: vec![("0a1b2c3d4e5f".into(), "the build failed".into())],
+            checks: 4,
+            check_bound: 5,
+            report: "profile/bisect.md".into(),
+            exit_code: 10,
+        })),
         Event::ProfileMerged { profile: "hgemm_1".into(), from: "a".into(), to: "b".into(), partition: None },
         Event::MergeFinished(MergeFinished {
             output_dir: "out".into(),

@@ -17,6 +17,7 @@
 
 pub mod ab;
 pub mod archive;
+pub mod bisect;
 pub mod check;
 pub mod doctor;
 pub mod init;

@@ -8,6 +8,7 @@
 //! HTML views' files.
 
 pub mod ab;
+pub mod bisect;
 pub mod dir;
 pub mod fs;
 pub mod history;

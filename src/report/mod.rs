@@ -10,6 +10,7 @@
 //! leaves a half-written output; inputs are never changed.
 
 pub mod ab;
+pub mod bisect;
 pub mod comparison;
 pub mod html;
 pub mod index;

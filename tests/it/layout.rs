@@ -192,6 +192,8 @@ fn profile_file_names_are_spelled_only_in_src_profile() {
         "index.md",
         "index.json",
         "ncu_path",
+        "bisect.json",
+        "bisect.md",
     ];
     // A string literal that is a path (no spaces: messages and help text may name files).
     let literal = regex::Regex::new(r#""((?:[^"\\]|\\.)*)""#).unwrap();

@@ -15,6 +15,7 @@ mod archive_options;
 mod archive_runs;
 mod bad_input;
 mod batching;
+mod bisect;
 mod browser;
 mod cli;
 mod collect;

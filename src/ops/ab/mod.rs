@@ -54,7 +54,28 @@ pub struct AbCheck<'a> {
 /// Runs the check and returns its exit code.
 pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<ExitCode> {
     let from_tree = matches!(from, SidesFrom::Tree { .. });
-    let (base, mut head, mut other) = sides::sides(from, o.timing_only, shell)?;
+    let (base, head, other) = sides::sides(from, o.timing_only, shell)?;
+    let label = format!("{} ({})", base.short(), base.asked);
+    shell.status(format!("A/B: head (this tree) against base {label}"));
+    let Some((outcome, opts)) = compare_sides(head, other, o, label, from_tree, shell)? else {
+        return Ok(ExitCode::Success);
+    };
+    super::check::write_ab_results(o.results, &outcome, shell)?;
+    rounds::finish(&outcome, &opts, shell);
+    Ok(outcome.exit_code)
+}
+
+/// One A/B check of two sides planned and built: the kernels both have paired, the
+/// evidence stages added, both profiled, the rounds run and each kernel judged. `None` on
+/// a dry run. `create_root`: the head's profiles root is made here (a check from a tree).
+pub fn compare_sides(
+    mut head: SidePlan,
+    mut other: SidePlan,
+    o: &AbCheck<'_>,
+    label: String,
+    create_root: bool,
+    shell: &Shell,
+) -> Result<Option<(rounds::AbOutcome, AbOptions)>> {
     // The evidence of an A/B check: the counters (unless only time gates) and each
     // side's hot lines, collected the same way on both sides.
     let extra: Vec<Stage> = match (o.timing_only, o.gate.uses_counters()) {
@@ -88,12 +109,10 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
         .help("select kernels the base revision configures too")
         .into());
     }
-    if from_tree {
+    if create_root {
         super::opening::create_profiles_root(&head.plan.profile_root, shell)?;
         sides::share_ncu_path(&head.plan.profile_root, &other.plan.profile_root)?;
     }
-    let label = format!("{} ({})", base.short(), base.asked);
-    shell.status(format!("A/B: head (this tree) against base {label}"));
     if !head.plan.dry_run {
         ptx_cache.create()?;
     }
@@ -140,14 +159,14 @@ fn run_sides(
     pairs: &[String],
     base_label: String,
     shell: &Shell,
-) -> Result<ExitCode> {
+) -> Result<Option<(rounds::AbOutcome, AbOptions)>> {
     let gpu_began = Instant::now();
     // `--timing-only`: the profile directories only; the rounds are the timing.
     let extras = Extras { timing: false, timing_only: false, dirs_only: o.timing_only };
     let head_dirs = profile_plan(&head.plan, head.built.clone(), extras, shell)?;
     let base_dirs = profile_plan(&other.plan, other.built.clone(), extras, shell)?;
     if head.plan.dry_run {
-        return Ok(ExitCode::Success);
+        return Ok(None);
     }
     let mut ab_pairs = Vec::new();
     for name in pairs {
@@ -180,9 +199,7 @@ fn run_sides(
         gpu_began.elapsed().as_secs_f64(),
         ab_pairs.len()
     ));
-    super::check::write_ab_results(o.results, &outcome, shell)?;
-    rounds::finish(&outcome, &opts, shell);
-    Ok(outcome.exit_code)
+    Ok(Some((outcome, opts)))
 }
 
 /// Rewrites the head's profiles index now that its profiles carry their A/B results, so

@@ -91,12 +91,17 @@ fn from_tree(
 
 /// Builds a side (timed: the build is the CPU machine's share, reported apart).
 pub fn build_side(side: Side, plan: Plan, shell: &Shell) -> Result<SidePlan> {
+    build_named(&format!("the {}", side.name()), plan, shell)
+}
+
+/// Builds a side called `name` in messages (`the base`, `revision 3f2a1c9d0e1b`).
+pub fn build_named(name: &str, plan: Plan, shell: &Shell) -> Result<SidePlan> {
     let built = match &plan.build {
         Some(req) => {
             let began = Instant::now();
-            shell.status(format!("Building the {} with line info: {}", side.name(), req.describe()));
+            shell.status(format!("Building {name} with line info: {}", req.describe()));
             let b = req.run(shell)?;
-            shell.status(format!("  built the {} in {:.1} s", side.name(), began.elapsed().as_secs_f64()));
+            shell.status(format!("  built {name} in {:.1} s", began.elapsed().as_secs_f64()));
             Some(b)
         }
         None => None,
@@ -196,7 +201,7 @@ pub fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<Stri
 }
 
 /// `--timing-only` times harness benches only: other programs' rounds run under ncu.
-fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
+pub fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
     match plan.kernels.iter().find(|k| k.runtime != crate::model::kinds::Runtime::Harness) {
         Some(k) if timing_only => Err(Failure::new(
             ExitCode::Config,

@@ -25,7 +25,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::stage::Stage;
-use crate::ncu::stages::{definition, mergeable};
+use crate::ncu::stages::{definition, mergeable, MERGED_PASSES_H200};
 
 /// ncu's work per replay pass of one launch beyond the kernel's own duration, ms, when no
 /// history says better: fitted on an H200 (ncu 2025.3.1) over the 11 follow-up runs of the
@@ -138,11 +138,14 @@ pub struct KernelCost {
 }
 
 /// Replay passes per launch of one run collecting `stages`: measured for that very set
-/// when `measured` knows it (the history), else one stage's passes on the H200, else the
-/// sum of the stages' (ncu shares passes between metrics, so the sum errs high: towards
-/// today's one run per stage).
+/// when `measured` knows it (the history), else as measured on the H200 (one stage, or a
+/// merged set in [`MERGED_PASSES_H200`]), else the sum of the stages' (ncu shares passes
+/// between metrics, so the sum errs high: towards today's one run per stage).
 pub fn passes_of(stages: &[Stage], measured: &BTreeMap<String, u32>) -> u32 {
     if let Some(p) = measured.get(&label(stages)) {
+        return *p;
+    }
+    if let Some((_, p)) = MERGED_PASSES_H200.iter().find(|(set, _)| *set == stages) {
         return *p;
     }
     stages.iter().map(|s| definition(*s).passes_h200.unwrap_or(10)).sum()
@@ -379,6 +382,7 @@ mod tests {
         let measured: BTreeMap<String, u32> = [("memory+compute".to_string(), 13)].into();
         assert_eq!(passes_of(&[Stage::Memory, Stage::Compute], &measured), 13);
         assert_eq!(passes_of(&[Stage::Memory, Stage::Compute], &BTreeMap::new()), 20);
+        assert_eq!(passes_of(&[Stage::Compute, Stage::Occupancy], &BTreeMap::new()), 12);
         let one: BTreeMap<usize, Stage> = [(0, Stage::Memory), (1, Stage::Memory)].into();
         let plan = choose_follow_ups(&one, &kernels(&[1.0, 1.0]), &terms(2000.0, 21.0), &measured, true);
         assert!(!plan.merged && plan.alternative_ms.is_none() && plan.runs.len() == 1);

@@ -407,13 +407,39 @@ pub fn owns_column(metric: &str, column: &str) -> bool {
     metric == column || rollup_free(metric) == rollup_free(column)
 }
 
-/// Whether `column` of a merged run's page belongs on `stage`'s page: it is one of
-/// `stage`'s metrics, or no stage of the run asked for it (ncu's own launch, device and
-/// replay columns, which every page has).
+/// Columns ncu prints on every raw page whatever was asked: the launch, device and
+/// replay families and these four. Read off the H200's standalone memory, compute and
+/// occupancy pages (`fixtures/h200/planner/fixed`), which hold them though their stages
+/// do not ask for them.
+const ALWAYS_PRINTED_FAMILIES: [&str; 6] =
+    ["launch__", "device__", "profiler__", "nvlink__", "numa__", "c2clink__"];
+const ALWAYS_PRINTED: [&str; 4] = [
+    "gpu__time_duration.sum",
+    "sm__maximum_warps_avg_per_active_cycle",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "smsp__maximum_warps_avg_per_active_cycle",
+];
+
+/// Whether `column` of a merged run's page belongs on `stage`'s page, so that the page cut
+/// from it has the columns a run of `stage` alone prints: one of `stage`'s metrics, a
+/// column ncu always prints, or one no stage of the run asked for.
 pub fn column_for_stage(column: &str, stage: Stage, merged: &[Stage]) -> bool {
     let asked_by = |s: Stage| definition(s).metrics.iter().any(|m| owns_column(m, column));
-    asked_by(stage) || !merged.iter().any(|s| asked_by(*s))
+    asked_by(stage)
+        || ALWAYS_PRINTED.contains(&column)
+        || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
+        || !merged.iter().any(|s| asked_by(*s))
 }
+
+/// Replay passes per launch of merged runs, measured on the H200 (ncu 2025.3.1,
+/// `fixtures/h200/planner`): ncu shares passes between the stages' metrics, so a union
+/// costs far less than the sum (compute and occupancy together: 12, as compute alone).
+pub const MERGED_PASSES_H200: [(&[Stage], u32); 4] = [
+    (&[Stage::Basic, Stage::Memory], 15),
+    (&[Stage::Basic, Stage::Compute], 16),
+    (&[Stage::Basic, Stage::Compute, Stage::Occupancy], 17),
+    (&[Stage::Compute, Stage::Occupancy], 12),
+];
 
 /// Every metric name any stage requests, without repeats, in definition order.
 pub fn all_metric_names() -> Vec<&'static str> {

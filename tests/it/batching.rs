@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::support::{recordings, text, Workspace};
 
-fn dirs(root: &Path, hidden: bool) -> Vec<PathBuf> {
+pub(crate) fn dirs(root: &Path, hidden: bool) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(root)
         .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
         .map(|e| e.unwrap().path())
@@ -20,12 +20,12 @@ fn dirs(root: &Path, hidden: bool) -> Vec<PathBuf> {
     out
 }
 
-fn yaml(path: &Path) -> serde_yaml::Value {
+pub(crate) fn yaml(path: &Path) -> serde_yaml::Value {
     serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// The `--kernel-name` values of a commands.sh's ncu lines, in order.
-fn filters(script: &str) -> Vec<String> {
+pub(crate) fn filters(script: &str) -> Vec<String> {
     script
         .lines()
         .filter(|l| !l.starts_with('#') && l.contains(" --kernel-name "))
@@ -41,7 +41,7 @@ fn filters(script: &str) -> Vec<String> {
         .collect()
 }
 
-fn verdict(profile: &Path) -> (String, String) {
+pub(crate) fn verdict(profile: &Path) -> (String, String) {
     let v: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(profile.join("details/bottleneck_decision.json")).unwrap(),
     )
@@ -55,23 +55,28 @@ fn replay(bench: &str) {
 }
 
 /// A recorded batch of `bench` set up again on the test workspace's one harness program.
-struct Setup {
+pub(crate) struct Setup {
     /// The recorded hidden `.batch_` folder.
-    batch: PathBuf,
+    pub(crate) batch: PathBuf,
     /// The `--kernel-name` values of its ncu runs.
-    recorded_filters: Vec<String>,
+    pub(crate) recorded_filters: Vec<String>,
     /// The recorded profiles, in the order of the alternation.
-    members: Vec<PathBuf>,
+    pub(crate) members: Vec<PathBuf>,
     /// Their kernels' names, in that order.
-    names: Vec<String>,
-    ws: Workspace,
+    pub(crate) names: Vec<String>,
+    pub(crate) ws: Workspace,
     /// The fake ncu's record of its calls.
-    argv: PathBuf,
-    ncu: PathBuf,
+    pub(crate) argv: PathBuf,
+    pub(crate) ncu: PathBuf,
 }
 
 fn setup(bench: &str) -> Setup {
-    let recorded = recordings().join("batch-bench").join(bench).join("batched");
+    setup_at(&recordings().join("batch-bench").join(bench).join("batched"))
+}
+
+/// A recorded batch (the profiles and the hidden `.batch_` folder under `recorded`) set up
+/// again on the test workspace's one harness program (the bench `copy` of package `demo`).
+pub(crate) fn setup_at(recorded: &Path) -> Setup {
     let batch = dirs(&recorded, true).pop().expect("the recorded .batch_ folder");
     let recorded_filters = filters(&std::fs::read_to_string(batch.join("commands.sh")).unwrap());
     // In the H200 run's order: the order of the alternation.

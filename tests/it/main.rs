@@ -39,6 +39,7 @@ mod messages;
 mod mio;
 mod one_answer;
 mod parse_fixtures;
+mod planner;
 mod privilege;
 mod readme;
 mod references;

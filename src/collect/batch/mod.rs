@@ -553,7 +553,7 @@ fn run_batched(
     let (target, cmd) = batched_command(members, group, batch_dir, collection);
     crate::profile::fs::append(
         &batch_dir.commands_script_path(),
-        &format!("# Stage {} ({})\n{cmd}\n\n", collection.name(), shell_comment(&reason.to_string())),
+        &format!("# Stage {} ({})\n{cmd}\n\n", collection.label(), shell_comment(&reason.to_string())),
     )?;
     // Messages name every kernel of the run.
     let mut shown = first.kernel.clone();

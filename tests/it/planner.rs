@@ -1,0 +1,213 @@
+//! The planner replayed from the H200 (fixtures/h200/planner/, see its README): the zoo's
+//! six `latency` kernels, whose follow-ups are compute (one kernel) and occupancy (five).
+//! The H200 ran them three ways: one run per follow-up stage (`fixed`), the follow-ups
+//! merged into one run (`fresh`), and basic merged with last time's follow-ups (`again`).
+//! The fake ncu replays the merged pages; each kernel's pages must be cut from them with
+//! the columns its stages' own runs printed, and reach the `fixed` run's verdicts.
+//!
+//! The planner prices its choices from the profiles root's cost history. These tests give
+//! it the H200 run's own history lines of the latency program (its `cost_history.jsonl`),
+//! with the program renamed to the test workspace's (`demo/bench/copy`).
+
+use std::path::{Path, PathBuf};
+
+use crate::batching::{dirs, filters, setup_at, verdict, Setup};
+use crate::support::{fake_ncu, recordings, text};
+
+fn recorded(way: &str) -> PathBuf {
+    recordings().join("planner").join(way)
+}
+
+/// The H200's history lines of the latency program that `keep` accepts, as the test
+/// workspace's program.
+fn history(to: &Path, keep: impl Fn(&serde_json::Value) -> bool) -> PathBuf {
+    let text = std::fs::read_to_string(recordings().join("planner/cost_history.jsonl")).unwrap();
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut run: serde_json::Value = serde_json::from_str(line).unwrap();
+        if run["program"] == "kprof-zoo/bench/latency" && keep(&run) {
+            run["program"] = "demo/bench/copy".into();
+            out.push_str(&format!("{run}\n"));
+        }
+    }
+    assert!(!out.is_empty());
+    let path = to.join("cost_history.jsonl");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+/// The pages of the recorded batch `way` to replay (its source page is not kept: that
+/// run finds no page, says so, and the batch goes on without hot lines).
+fn replay(
+    way: &str,
+    history_lines: impl Fn(&serde_json::Value) -> bool,
+) -> (Setup, std::process::Output, PathBuf) {
+    let setup = setup_at(&recorded(way));
+    let tools = setup.ws.root().join("tools");
+    let hist = history(&tools, history_lines);
+    let details = setup.batch.join("details");
+    let env = [
+        ("NCU", setup.ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", setup.argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", details.to_str().unwrap()),
+        ("KPROF_PLAN", "auto"),
+        ("KPROF_COST_HISTORY", hist.to_str().unwrap()),
+    ];
+    let out = setup.ws.kprof(&["--workspace", "--clock-control", "none"], &env);
+    (setup, out, hist)
+}
+
+/// The columns of a raw page's header.
+fn columns(page: &Path) -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+    let header = text.lines().find(|l| l.starts_with("\"ID\",")).unwrap();
+    header.trim_matches('"').split("\",\"").map(String::from).collect()
+}
+
+/// Each replayed kernel's stage pages have the columns of the `fixed` run's own pages,
+/// and its verdict is the `fixed` run's.
+fn same_pages_and_verdicts(setup: &Setup, stages: &[&str]) {
+    let fixed = dirs(&recorded("fixed"), false);
+    for name in &setup.names {
+        let ours = setup.ws.profiles().into_iter().find(|p| {
+            let f = p.file_name().unwrap().to_string_lossy().into_owned();
+            f.starts_with(&format!("{name}_2"))
+        });
+        let ours = ours.unwrap_or_else(|| panic!("{name}: no profile"));
+        let theirs =
+            fixed.iter().find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}_2")));
+        let theirs = theirs.unwrap();
+        let mut compared = 0;
+        for page in std::fs::read_dir(theirs.join("details")).unwrap() {
+            let page = page.unwrap().path();
+            let file = page.file_name().unwrap().to_string_lossy().into_owned();
+            if file.ends_with("_raw.csv") && stages.iter().any(|s| file.contains(s)) {
+                assert_eq!(columns(&ours.join("details").join(&file)), columns(&page), "{name}: {file}");
+                compared += 1;
+            }
+        }
+        assert!(compared >= 1, "{name}: no page compared");
+        assert_eq!(verdict(&ours), verdict(theirs), "{name}");
+    }
+}
+
+/// The ncu runs the fake was asked for (those that write a page), by page name.
+fn pages_asked(argv: &Path) -> Vec<String> {
+    fake_ncu::calls(argv)
+        .into_iter()
+        .filter_map(|a| {
+            let at = a.iter().position(|x| x == "--log-file")?;
+            Some(Path::new(&a[at + 1]).file_name().unwrap().to_string_lossy().into_owned())
+        })
+        .collect()
+}
+
+/// Without a history of the kernels' follow-ups, basic runs first; its metrics choose
+/// compute for one kernel and occupancy for five, and with the start the history measured
+/// (1.8 s) one merged run of 12 passes beats two runs: one follow-up run, as on the H200.
+#[test]
+fn follow_ups_of_several_stages_share_one_run_when_it_costs_less() {
+    let (setup, out, _) =
+        replay("fresh", |run| run["first"] == false && run["stages"] == "compute+occupancy");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        pages_asked(&setup.argv),
+        ["01_basic_raw.csv", "07_source_raw.csv", "10_merged_compute+occupancy_raw.csv"],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("one follow-up run (compute+occupancy) for 6 kernels,")
+            && stderr.contains("for one run per stage: 1 program start(s) fewer"),
+        "{stderr}"
+    );
+    // The merged command is the H200's: the same union of metrics, the same filter.
+    let recorded_script = std::fs::read_to_string(setup.batch.join("commands.sh")).unwrap();
+    let calls = fake_ncu::calls(&setup.argv);
+    let merged =
+        calls.iter().find(|a| a.iter().any(|x| x.ends_with("10_merged_compute+occupancy_raw.csv"))).unwrap();
+    let metrics = &merged[merged.iter().position(|x| x == "--metrics").unwrap() + 1];
+    assert!(recorded_script.contains(&format!("--metrics {metrics} ")), "{metrics}");
+    assert_eq!(
+        filters(&recorded_script)[2],
+        merged[merged.iter().position(|x| x == "--kernel-name").unwrap() + 1]
+    );
+    same_pages_and_verdicts(&setup, &["04_compute", "05_occupancy"]);
+    let manifest = std::fs::read_to_string(
+        setup
+            .ws
+            .profiles()
+            .iter()
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("leader_warp_steps_2"))
+            .unwrap()
+            .join("run_manifest.yaml"),
+    )
+    .unwrap();
+    assert!(manifest.contains("plan:\n  choice: 'one follow-up run (compute+occupancy) for 6 kernels"), "{manifest}");
+    assert!(
+        manifest.contains("one merged run (compute+occupancy), this page cut from it by column"),
+        "{manifest}"
+    );
+}
+
+/// With the history of the H200's first run (each kernel's follow-up, and the start it
+/// measured), basic and both follow-ups share the first run: two ncu runs in all, and
+/// each kernel gets its basic and follow-up pages cut from it.
+#[test]
+fn with_history_basic_and_last_time_s_follow_ups_share_the_first_run() {
+    let (setup, out, hist) =
+        replay("again", |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy");
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        pages_asked(&setup.argv),
+        ["10_merged_basic+compute+occupancy_raw.csv", "07_source_raw.csv"],
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("basic and last time's follow-ups in one run (basic+compute+occupancy)"),
+        "{stderr}"
+    );
+    same_pages_and_verdicts(&setup, &["01_basic", "04_compute", "05_occupancy"]);
+    // The run is remembered: one more line, the merged first run with each follow-up.
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(&hist).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let last = lines.last().unwrap();
+    assert_eq!(last["stages"], "basic+compute+occupancy", "{last}");
+    assert_eq!(last["first"], true);
+    assert_eq!(last["kernels"].as_array().unwrap().len(), 6);
+    assert_eq!(last["kernels"][0]["passes"], 17, "{last}");
+}
+
+/// The dry run with that history shows the merged first run with its estimate, and the
+/// total; without history it says the estimates are unknown and why.
+#[test]
+fn the_dry_run_shows_the_planned_runs_and_their_cost() {
+    let setup = setup_at(&recorded("again"));
+    let tools = setup.ws.root().join("tools");
+    let hist = history(&tools, |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy");
+    let run = |hist: &str| {
+        let env =
+            [("NCU", setup.ncu.to_str().unwrap()), ("KPROF_PLAN", "auto"), ("KPROF_COST_HISTORY", hist)];
+        setup.ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run"], &env)
+    };
+    let out = run(hist.to_str().unwrap());
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stage = stdout.lines().find(|l| l.starts_with("# Stage basic+compute+occupancy (batched: ")).unwrap();
+    assert!(stage.ends_with(" s)") && stage.contains("; about "), "{stage}");
+    let next = stdout.lines().find(|l| l.starts_with("# then only a follow-up")).unwrap();
+    assert!(next.contains("this run did not collect"), "{next}");
+    let cost = stdout.lines().find(|l| l.starts_with("# Cost: about ")).unwrap();
+    assert!(cost.contains("basic and last time's follow-ups in one run"), "{cost}");
+    assert!(stdout.contains("--metrics gpu__time_duration.sum,"), "{stdout}");
+    let none = tools.join("absent.jsonl");
+    let out = run(none.to_str().unwrap());
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("# Stage basic (batched: ") && stdout.contains("; cost unknown)"), "{stdout}");
+    assert!(
+        stdout.contains("# Cost: total unknown; estimates unknown: no cost history of this program"),
+        "{stdout}"
+    );
+}

@@ -77,10 +77,10 @@ fn setup(bench: &str) -> Setup {
 /// A recorded batch (the profiles and the hidden `.batch_` folder under `recorded`) set up
 /// again on the test workspace's one harness program (the bench `copy` of package `demo`).
 pub(crate) fn setup_at(recorded: &Path) -> Setup {
-    let batch = dirs(&recorded, true).pop().expect("the recorded .batch_ folder");
+    let batch = dirs(recorded, true).pop().expect("the recorded .batch_ folder");
     let recorded_filters = filters(&std::fs::read_to_string(batch.join("commands.sh")).unwrap());
     // In the H200 run's order: the order of the alternation.
-    let mut members = dirs(&recorded, false);
+    let mut members = dirs(recorded, false);
     let at = |m: &PathBuf| {
         let spec = yaml(&m.join("profile-target.yaml"));
         let f = format!("(?:{})", spec["kernel"]["filter"].as_str().unwrap());

@@ -144,7 +144,10 @@ fn follow_ups_of_several_stages_share_one_run_when_it_costs_less() {
             .join("run_manifest.yaml"),
     )
     .unwrap();
-    assert!(manifest.contains("plan:\n  choice: 'one follow-up run (compute+occupancy) for 6 kernels"), "{manifest}");
+    assert!(
+        manifest.contains("plan:\n  choice: 'one follow-up run (compute+occupancy) for 6 kernels"),
+        "{manifest}"
+    );
     assert!(
         manifest.contains("one merged run (compute+occupancy), this page cut from it by column"),
         "{manifest}"

@@ -71,7 +71,34 @@ pub fn prepare_kernel<'a>(
         (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
     };
     let target = target_command(kernel, built)?;
+    prepare_in(plan, kernel, dir, target, ncu_path)
+}
+
+/// A kernel the census of another kernel's program picked: its own new profile directory
+/// beside that one (`beside`), running the same program `target`.
+pub fn prepare_picked<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    beside: &ProfileDir,
+    target: TargetCommand,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
+    let id = dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let root = beside.path().parent().unwrap_or(&plan.profile_root);
+    let dir = ProfileDir::create_unique(root, &id)?;
+    prepare_in(plan, kernel, dir, target, ncu_path)
+}
+
+/// Writes `profile-target.yaml` and `commands.sh` into the new directory `dir`.
+fn prepare_in<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    dir: ProfileDir,
+    target: TargetCommand,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
     let filter = kernel.filter.as_ref();
+    let ranges = kernel.census.ncu_range_args();
     let stage_commands = kernel
         .initial_collections()
         .into_iter()
@@ -84,7 +111,7 @@ pub fn prepare_kernel<'a>(
                     filter,
                     // Discovery counts every launch from the first; the stages use the window.
                     window: if c == StageCollection::Discovery {
-                        super::window::census_window(kernel.window)
+                        super::window::census_window(kernel.window, kernel.census.launch_cap)
                     } else {
                         kernel.window
                     },
@@ -92,6 +119,7 @@ pub fn prepare_kernel<'a>(
                     log_file: &log,
                     target: &target,
                     privilege: kernel.privilege,
+                    ranges: &ranges,
                 },
             );
             (c, cmd)

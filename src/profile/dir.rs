@@ -341,7 +341,20 @@ impl ProfileDir {
         self.details_dir().join(DISCOVERY_RAW)
     }
 
-    /// `details/kernel_candidates.json`, written only when discovery ran.
+    /// `breakdown.json`: a program's census (every kernel, its launches, time and share, and
+    /// the kernels picked), written only where the census ran.
+    pub fn breakdown_json_path(&self) -> PathBuf {
+        self.dir.join("breakdown.json")
+    }
+
+    /// `breakdown.md`: the census as a table, from `breakdown.json`.
+    pub fn breakdown_md_path(&self) -> PathBuf {
+        self.dir.join("breakdown.md")
+    }
+
+    /// `details/kernel_candidates.json`: the kernels a hint matched and the one chosen,
+    /// written only when a hint matched several (profiles made before the census have it
+    /// for discovery too; their breakdown is not there).
     pub fn kernel_candidates_path(&self) -> PathBuf {
         self.details_dir().join("kernel_candidates.json")
     }

@@ -182,6 +182,8 @@ fn profile_file_names_are_spelled_only_in_src_profile() {
         "bottleneck_decision.json",
         "source_hotspots.csv",
         "kernel_candidates.json",
+        "breakdown.json",
+        "breakdown.md",
         "timing.json",
         "import.json",
         "00_environment.txt",

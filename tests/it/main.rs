@@ -16,6 +16,7 @@ mod archive_runs;
 mod bad_input;
 mod batching;
 mod browser;
+mod census;
 mod cli;
 mod collect;
 mod config_manifests;

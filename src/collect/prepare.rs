@@ -235,10 +235,7 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(&about), cmd));
     }
     if kernel.filter.is_none() {
-        s.push_str(
-            "# No kernel hint: discovery profiles every launch from the first (durations only, up\n\
-             # to 1000 launches); the stages for the costliest kernel follow, recorded here once chosen.\n",
-        );
+        s.push_str(&census_comment(kernel));
     } else if auto {
         s.push_str(&format!(
             "# Stage {}: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
@@ -247,4 +244,22 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         ));
     }
     s
+}
+
+/// What `commands.sh` says of a census before it runs: what it counts, how it picks, and
+/// where the kernels it picks are profiled.
+fn census_comment(kernel: &KernelPlan) -> String {
+    let plan = &kernel.census;
+    let cap = super::window::census_cap(kernel.window, plan.launch_cap)
+        .map(|c| format!(", up to {c} launches"))
+        .unwrap_or_default();
+    let bounds = plan.describe_bounds().map(|b| format!(", {b}")).unwrap_or_default();
+    format!(
+        "# No kernel hint: the census profiles every launch from the first (durations only{}{}) and\n\
+         # picks {}; the stages of the costliest follow, recorded here once chosen, and each\n\
+         # other kernel picked gets a profile directory of its own.\n",
+        shell_comment(&cap),
+        shell_comment(&bounds),
+        shell_comment(&plan.pick.describe())
+    )
 }

@@ -339,6 +339,12 @@ impl Unit for Single<'_, '_> {
                 return self.on_no_match(collection, &filter, ran.outcome.log.as_deref().unwrap_or(""));
             }
         }
+        if let (StageStatus::NoMatch, true, Some(bounds)) =
+            (status, discovery, self.run.kernel.census.describe_bounds())
+        {
+            self.manifest.status = status;
+            return Ok(Next::Fail(empty_census(&bounds).into()));
+        }
         if status != StageStatus::Ok {
             if hot_lines_may_fail(self.auto, &collection, status) {
                 return self.on_hot_lines_failed(&collection, ran);
@@ -377,6 +383,18 @@ impl Unit for Single<'_, '_> {
 pub(super) fn hot_lines_may_fail(auto: bool, collection: &StageCollection, status: StageStatus) -> bool {
     auto && *collection == StageCollection::Named(Stage::Source)
         && matches!(status, StageStatus::NcuFailed | StageStatus::TargetFailed)
+}
+
+/// A census bounded by a range that profiled no launch: the range was never entered.
+fn empty_census(bounds: &str) -> crate::error::Failure {
+    crate::error::Failure::new(
+        crate::error::ExitCode::NoKernelMatched,
+        format!("the census profiled no kernel launch {bounds}"),
+    )
+    .help(
+        "check that the program enters that range with these arguments (an NVTX range needs an NVTX \
+         implementation linked; cuProfilerStart needs a current context), or drop --nvtx-include/--profiler-range",
+    )
 }
 
 /// What went wrong with a source stage, in a few words.

@@ -50,12 +50,16 @@ impl Census {
 /// for CUDA programs) with the fake ncu replaying the census page, `hgemm_naive`'s
 /// recorded stages for any other filter, and `hgemm_tiled`'s for its exact filter.
 fn census(args: &[&str]) -> Census {
+    census_replaying("misc/discovery_hgemm.csv", args)
+}
+
+/// [`census`] with the recording `page` (under `fixtures/h200/`) as the census page.
+fn census_replaying(page: &str, args: &[&str]) -> Census {
     let ws = Workspace::new("");
     let replay = ws.root().join("replay");
     let tiled = replay.join("by-filter").join(filter_key(TILED_FILTER));
     std::fs::create_dir_all(&tiled).unwrap();
-    std::fs::copy(recordings().join("misc/discovery_hgemm.csv"), replay.join("00_discovery_raw.csv"))
-        .unwrap();
+    std::fs::copy(recordings().join(page), replay.join("00_discovery_raw.csv")).unwrap();
     for (from, to) in [("hgemm_20261129_213211", &replay), ("hgemm_tiled_20261129_213211", &tiled)] {
         for e in std::fs::read_dir(fixture_details(from)).unwrap() {
             let p = e.unwrap().path();
@@ -271,6 +275,13 @@ fn the_launch_cap_and_ranges_reach_ncu() {
     assert!(stderr.contains(&format!("90.909 ms of serialised GPU time, {bounds}")), "{stderr}");
     let script = std::fs::read_to_string(run.profiles()[0].join("commands.sh")).unwrap();
     assert!(script.contains("--profile-from-start off --nvtx --nvtx-include forward/"), "{script}");
+    assert!(
+        script.contains(&format!(
+            "# No kernel hint: the census profiles every launch from the first (durations only, up to 200 \
+             launches, {bounds}) and\n# picks --top 1;"
+        )),
+        "{script}"
+    );
 }
 
 /// Bad census options are refused before anything is built, each naming itself and the fix.
@@ -301,4 +312,16 @@ fn bad_census_options_name_the_fix() {
         assert!(stderr.contains(says) && stderr.contains(fix), "{args:?}: {stderr}");
     }
     assert!(!Path::new(&ws.root().join("profile")).join("index.md").exists());
+}
+
+/// A bounded census that profiles nothing (ncu's recorded answer when no launch was
+/// profiled, `misc/no_match.log`): exit 6 naming the range, and no stage after it.
+#[test]
+fn a_range_the_program_never_enters_is_named() {
+    let run = census_replaying("misc/no_match.log", &["--nvtx-include", "forward/"]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("the census profiled no kernel launch inside NVTX range forward/"), "{stderr}");
+    assert!(stderr.contains("drop --nvtx-include/--profiler-range"), "{stderr}");
+    assert_eq!(run.calls.len(), 1, "{:?}", run.calls);
 }

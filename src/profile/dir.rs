@@ -437,6 +437,11 @@ impl ProfileDir {
         self.dir.join("visual")
     }
 
+    /// `visual/census.png`: the census's breakdown as bars, where a census ran.
+    pub fn census_png_path(&self) -> PathBuf {
+        self.visual_dir().join("census.png")
+    }
+
     /// `visual/profile_summary.png`.
     pub fn visual_summary_path(&self) -> PathBuf {
         self.visual_dir().join("profile_summary.png")

@@ -9,14 +9,24 @@ use anyhow::Result;
 
 use super::md;
 use crate::model::census::Breakdown;
-use crate::profile::fs::write_atomic;
+use crate::profile::fs::{write_atomic, write_atomic_bytes};
 use crate::profile::ProfileDir;
 use crate::units::{duration, pct_fixed};
 
-/// Writes `breakdown.md` from `breakdown.json`, where the census ran; elsewhere nothing.
-pub fn write(dir: &ProfileDir) -> Result<()> {
-    let Some(b) = dir.read_breakdown()? else { return Ok(()) };
-    write_atomic(&dir.breakdown_md_path(), &md::document(&render(&b)))
+/// Writes `breakdown.md` and `visual/census.png` from `breakdown.json`, where the census
+/// ran; elsewhere nothing. A picture that cannot be drawn is left out, and said (the
+/// returned warning), as the summary picture is.
+pub fn write(dir: &ProfileDir) -> Result<Option<String>> {
+    let Some(b) = dir.read_breakdown()? else { return Ok(None) };
+    write_atomic(&dir.breakdown_md_path(), &md::document(&render(&b)))?;
+    let drawn = super::visual::census_png(&b).and_then(|png| {
+        dir.ensure_dir(&dir.visual_dir())?;
+        write_atomic_bytes(&dir.census_png_path(), &png)
+    });
+    Ok(drawn.err().map(|e| {
+        std::fs::remove_file(dir.census_png_path()).ok();
+        format!("{} was not written: {e:#}", dir.relative(&dir.census_png_path()))
+    }))
 }
 
 /// The census as Markdown.

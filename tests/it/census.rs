@@ -184,6 +184,9 @@ fn the_default_profiles_the_kernels_of_80_percent_each_in_its_own_directory() {
         ),
         "{md}"
     );
+    let png = std::fs::read(profiles[0].join("visual/census.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "visual/census.png is not a PNG");
+    assert!(!profiles[1].join("visual/census.png").exists());
     let tiled_decision =
         std::fs::read_to_string(profiles[1].join("details/bottleneck_decision.json")).unwrap();
     assert!(tiled_decision.contains("\"hgemm_tiled\""), "{tiled_decision}");

@@ -190,6 +190,7 @@ fn profile_file_names_are_spelled_only_in_src_profile() {
         "regression_report.md",
         "regression.json",
         "profile_summary.png",
+        "census.png",
         "comparison.png",
         "index.md",
         "index.json",

@@ -341,20 +341,8 @@ impl ProfileDir {
         self.details_dir().join(DISCOVERY_RAW)
     }
 
-    /// `breakdown.json`: a program's census (every kernel, its launches, time and share, and
-    /// the kernels picked), written only where the census ran.
-    pub fn breakdown_json_path(&self) -> PathBuf {
-        self.dir.join("breakdown.json")
-    }
-
-    /// `breakdown.md`: the census as a table, from `breakdown.json`.
-    pub fn breakdown_md_path(&self) -> PathBuf {
-        self.dir.join("breakdown.md")
-    }
-
-    /// `details/kernel_candidates.json`: the kernels a hint matched and the one chosen,
-    /// written only when a hint matched several (profiles made before the census have it
-    /// for discovery too; their breakdown is not there).
+    /// `details/kernel_candidates.json`: the kernels a hint matched and the one chosen (and,
+    /// in profiles made before the census, discovery's ranking).
     pub fn kernel_candidates_path(&self) -> PathBuf {
         self.details_dir().join("kernel_candidates.json")
     }
@@ -435,11 +423,6 @@ impl ProfileDir {
     /// `visual/`, written by every analysis (`profile_summary.png`).
     pub fn visual_dir(&self) -> PathBuf {
         self.dir.join("visual")
-    }
-
-    /// `visual/census.png`: the census's breakdown as bars, where a census ran.
-    pub fn census_png_path(&self) -> PathBuf {
-        self.visual_dir().join("census.png")
     }
 
     /// `visual/profile_summary.png`.

@@ -328,3 +328,29 @@ fn a_range_the_program_never_enters_is_named() {
     assert!(stderr.contains("drop --nvtx-include/--profiler-range"), "{stderr}");
     assert_eq!(run.calls.len(), 1, "{:?}", run.calls);
 }
+
+/// Under `--message-format json` the census comes as two messages: `census-taken` (every
+/// kernel with its numbers) and `kernel-discovered` (what was picked, and why).
+#[test]
+fn the_census_messages_in_json() {
+    let run = census(&["--top", "1", "--message-format", "json"]);
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.stderr());
+    let messages: Vec<serde_json::Value> =
+        text(&run.out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |reason: &str| {
+        messages.iter().find(|m| m["reason"] == reason).unwrap_or_else(|| panic!("no {reason}"))
+    };
+    let taken = of("census-taken");
+    assert_eq!(taken["kernel"], "copy");
+    assert_eq!(taken["launches"], 4);
+    assert_eq!(taken["bounds"], serde_json::Value::Null);
+    assert_eq!(taken["kernels"][1]["function"], "hgemm_tiled");
+    assert_eq!(taken["kernels"][1]["grid"], "(128, 128, 1)");
+    assert!(near(&taken["kernels"][1]["total_ns"], TILED[0] + TILED[1]), "{taken}");
+    let picked = of("kernel-discovered");
+    assert_eq!(picked["chosen"], "hgemm_naive");
+    assert_eq!(picked["why"], "--top 1");
+    assert_eq!(picked["picked"][0]["function"], "hgemm_naive");
+    let naive = NAIVE[0] + NAIVE[1];
+    assert!(near(&picked["share_pct"], 100.0 * naive / (naive + TILED[0] + TILED[1])), "{picked}");
+}

@@ -354,3 +354,23 @@ fn the_census_messages_in_json() {
     let naive = NAIVE[0] + NAIVE[1];
     assert!(near(&picked["share_pct"], 100.0 * naive / (naive + TILED[0] + TILED[1])), "{picked}");
 }
+
+/// `--output-dir` names one profile directory and nothing is written beside it: the census
+/// profiles its costliest kernel there and names the others in a warning.
+#[test]
+fn an_output_dir_keeps_the_census_to_its_one_directory() {
+    let ws_out = tempfile::tempdir().unwrap();
+    let dir = ws_out.path().join("mine");
+    let run = census(&["--output-dir", dir.to_str().unwrap()]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the census also picked hgemm_tiled, not profiled: --output-dir")
+            && stderr.contains("--kernel =hgemm_tiled and another --output-dir"),
+        "{stderr}"
+    );
+    assert!(dir.join("breakdown.json").is_file());
+    let beside: Vec<_> = std::fs::read_dir(ws_out.path()).unwrap().collect();
+    assert_eq!(beside.len(), 1, "{beside:?}");
+    assert!(!run.calls.iter().any(|c| arg_after(c, "--kernel-name").as_deref() == Some(TILED_FILTER)));
+}

@@ -36,6 +36,20 @@ pub(super) fn picked_after_the_first(prepared: &[PreparedKernel<'_>]) -> Vec<Pic
     out
 }
 
+/// Why the kernels `picked` after the first are not profiled when `--output-dir` named
+/// the one profile directory `dir`, and how to profile them.
+pub(super) fn not_beside(dir: &std::path::Path, picked: &[Picked]) -> String {
+    let names: Vec<&str> = picked.iter().map(|p| p.kernel.name.as_str()).collect();
+    format!(
+        "the census also picked {}, not profiled: --output-dir {} names one profile directory and \
+         nothing is written beside it; run again without --output-dir, or with --kernel ={} and \
+         another --output-dir",
+        names.join(", "),
+        dir.display(),
+        names[0]
+    )
+}
+
 /// The plan of `function`, picked by the census of `program`'s plan, which counted
 /// `launches` of it: the function exactly as the filter, named after it, the window fitted
 /// to its launches as the first kernel's was.

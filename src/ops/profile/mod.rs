@@ -121,6 +121,11 @@ fn profile_picked(
     if picked.is_empty() || extras.timing_only {
         return Ok(());
     }
+    if let (Some(d), 1) = (&plan.output_dir, plan.kernels.len()) {
+        // `--output-dir` named the one profile directory, and nothing is written beside it.
+        shell.warn(census::not_beside(d, &picked));
+        return Ok(());
+    }
     let mut more = Vec::new();
     for p in &picked {
         let ncu_path = ncu.for_kernel(&p.kernel);

@@ -109,6 +109,8 @@ pub struct Request {
     pub bench_args: Vec<String>,
     /// `--partition`, or the shard a cluster engine's array index names.
     pub partition: Option<Shard>,
+    /// `--top`/`--min-share`, `--census-launches`, `--nvtx-include`, `--profiler-range`.
+    pub census: crate::model::census::CensusPlan,
 }
 
 /// The program a kernel is profiled in.
@@ -183,6 +185,10 @@ pub struct KernelPlan {
     /// `counters` (its second signal) and `source` (the hot line of each side).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extra_stages: Vec<crate::model::stage::Stage>,
+    /// How a census of the program (no hint: which kernels take the time) is bounded
+    /// and read; its NVTX and profiler ranges also bound the stages.
+    #[serde(default, skip_serializing_if = "crate::model::census::CensusPlan::is_default")]
+    pub census: crate::model::census::CensusPlan,
 }
 
 impl KernelPlan {

@@ -139,7 +139,7 @@ fn with_filter(mut k: KernelPlan, filter: KernelFilter) -> KernelPlan {
     k
 }
 
-/// `--stages`, `--launch-skip`/`--launch-count` and `--env` on one kernel.
+/// `--stages`, `--launch-skip`/`--launch-count`, `--env` and the census options on one kernel.
 fn change(k: &mut KernelPlan, req: &Request, notes: &mut Vec<String>) {
     if let Some(stages) = &req.stages {
         k.stages = stages.clone();
@@ -160,6 +160,9 @@ fn change(k: &mut KernelPlan, req: &Request, notes: &mut Vec<String>) {
     }
     if !req.envs.is_empty() {
         k.env = plan::merged_env(&k.env, &req.envs);
+    }
+    if !req.census.is_default() {
+        k.census = req.census.clone();
     }
 }
 
@@ -198,6 +201,7 @@ mod tests {
             privilege: Privilege::None,
             partition: None,
             extra_stages: Vec::new(),
+            census: Default::default(),
         }
     }
 

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use crate::error::{ExitCode, Failure};
+use crate::model::census::{CensusPlan, Pick};
 use crate::model::partition::{Partition, Shard};
 use crate::model::stage::{StageSelection, UnknownStage};
 use crate::plan::{GpuList, Request, StagePlan};
@@ -58,6 +59,21 @@ pub struct KernelOptions {
     /// or Kubernetes Indexed Job names, else every kernel
     #[arg(long, value_name = "SPEC", value_parser = parse_partition, help_heading = "Profiling Options")]
     pub partition: Option<Partition>,
+    /// With no kernel named: profile the N costliest kernels of the census (default: those making up 80 % of GPU time, at most 5)
+    #[arg(long, value_name = "N", conflicts_with = "min_share", help_heading = "Census Options")]
+    pub top: Option<u32>,
+    /// With no kernel named: profile every kernel with at least P % of the census' GPU time
+    #[arg(long, value_name = "P", help_heading = "Census Options")]
+    pub min_share: Option<f64>,
+    /// The most launches the census profiles (default 1000)
+    #[arg(long, value_name = "N", help_heading = "Census Options")]
+    pub census_launches: Option<u32>,
+    /// Only launches inside this NVTX range (ncu `--nvtx --nvtx-include`; `NAME/` for a push/pop range), for the census and the stages; repeat to OR several
+    #[arg(long, value_name = "EXPR", help_heading = "Census Options")]
+    pub nvtx_include: Vec<String>,
+    /// Only launches between the program's cuProfilerStart and cuProfilerStop (ncu `--profile-from-start off`), for the census and the stages
+    #[arg(long, help_heading = "Census Options")]
+    pub profiler_range: bool,
 }
 
 impl KernelOptions {
@@ -76,6 +92,7 @@ impl KernelOptions {
             None => None,
         };
         Ok(Request {
+            census: self.census()?,
             kernels: self.kernels.clone(),
             kernel_regex: self.kernel_regex.clone(),
             stages,
@@ -89,6 +106,42 @@ impl KernelOptions {
             partition: self.partition.map(Shard::from_flag),
             gpus: crate::plan::gpu_list(self.gpus.as_ref(), self.jobs),
             ..Request::default()
+        })
+    }
+}
+
+impl KernelOptions {
+    /// The census options, checked: `--top 0`, a `--min-share` that is no percentage,
+    /// `--census-launches 0` and an empty `--nvtx-include` are refused, naming the fix.
+    fn census(&self) -> Result<CensusPlan, Failure> {
+        let pick = match (self.top, self.min_share) {
+            (Some(n), _) => Pick::top(n)?,
+            (None, Some(p)) => Pick::min_share(p)?,
+            (None, None) => Pick::Default,
+        };
+        let named = !self.kernels.is_empty() || self.kernel_regex.is_some();
+        if let (true, Some(flag)) =
+            (named, self.top.map(|_| "--top").or(self.min_share.map(|_| "--min-share")))
+        {
+            return Err(Failure::new(
+                ExitCode::Usage,
+                format!("{flag} picks kernels from the census, which runs only when no kernel is named"),
+            )
+            .help(format!("drop --kernel/--kernel-regex to census the program, or drop {flag}")));
+        }
+        if self.census_launches == Some(0) {
+            return Err(Failure::new(ExitCode::Usage, "--census-launches 0 would count no launch")
+                .help("pass 1 or more, e.g. --census-launches 200 (the default is 1000)"));
+        }
+        if let Some(empty) = self.nvtx_include.iter().find(|r| r.trim().is_empty()) {
+            return Err(Failure::new(ExitCode::Usage, format!("--nvtx-include `{empty}` names no range"))
+                .help("name the range, e.g. --nvtx-include forward/ (a push/pop range called `forward`)"));
+        }
+        Ok(CensusPlan {
+            pick,
+            launch_cap: self.census_launches,
+            nvtx_include: self.nvtx_include.clone(),
+            profiler_range: self.profiler_range,
         })
     }
 }

@@ -37,7 +37,10 @@ impl Single<'_, '_> {
                 return Err(process::interrupted(signal, "during the census").into());
             }
             if let (StageStatus::Ok, Ok(page)) = (status, &ran.page) {
-                self.st.census = Some(Census::from_page(page, window::census_cap(self.st.window)));
+                self.st.census = Some(Census::from_page(
+                    page,
+                    window::census_cap(self.st.window, self.run.kernel.census.launch_cap),
+                ));
             }
         }
         Ok(self.st.census.as_ref())

@@ -1,8 +1,10 @@
 //! Discovery and the launch census: one durations-only pass over every launch (from the
-//! first, up to a cap) counts each kernel's launches and their total duration. With no
-//! kernel hint the costliest kernel is profiled; after a filter matched nothing, or a
+//! first, up to a cap, inside the ranges asked for) counts each kernel's launches and
+//! their total duration. With no kernel hint the pass is the program's census: its
+//! breakdown (`breakdown.json`) picks the kernels to profile, the costliest in this
+//! profile directory and each other in its own; after a filter matched nothing, or a
 //! hint matched several kernels, the same census fits the window or picks the kernel
-//! (`details/kernel_candidates.json` keeps the ranking).
+//! (`details/kernel_candidates.json` keeps that ranking).
 //!
 //! The census and how close a name is to a hint live here, below `failure`, which
 //! explains a miss with them: the arrow runs one way, from the message to the census.
@@ -12,6 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::analyze::summary;
 use crate::error::{ExitCode, Failure};
+use crate::events::{CensusRow, Event, PickedKernel};
+use crate::model::census::{Breakdown, CensusLaunch, CensusPlan};
 use crate::model::filter::KernelFilter;
 use crate::ncu::parse::RawPage;
 use crate::profile::fs::write_atomic;
@@ -166,31 +170,85 @@ impl Census {
     }
 }
 
-/// Ranks the kernels of a discovery pass (its parsed page, from a window that profiled at
-/// most `cap` launches), writes `kernel_candidates.json`, and returns the census, the
-/// costliest kernel's function name and why it was chosen.
+/// The breakdown of a durations-only page whose window profiled at most `cap` launches:
+/// each launch's duration and its grid and block sizes, which ncu prints with every page.
+pub fn breakdown(page: &RawPage, cap: Option<u32>) -> Breakdown {
+    let launches = page.launches().map(|l| CensusLaunch {
+        kernel: l.kernel_name(),
+        function: function_name(l.kernel_name()),
+        duration_ns: l.number("gpu__time_duration.sum").unwrap_or(0.0)
+            * summary::unit_scale(l.unit("gpu__time_duration.sum").unwrap_or("")),
+        grid: l.get("Grid Size"),
+        block: l.get("Block Size"),
+    });
+    let n = page.launches().len();
+    Breakdown::from_launches(launches, cap.is_some_and(|c| n as u64 >= u64::from(c)))
+}
+
+/// The census of a program with no hint (its parsed page, from a window that profiled at
+/// most `cap` launches): the kernels `plan` picks, written with every kernel's share to
+/// `breakdown.json`; returns the census, the breakdown and, when the pick chose nothing
+/// (`--min-share` above every share), why (the breakdown is written all the same).
 pub(crate) fn discover(
     dir: &ProfileDir,
     page: Result<RawPage, String>,
     cap: Option<u32>,
-) -> Result<(Census, String, String)> {
+    plan: &CensusPlan,
+) -> Result<(Census, Breakdown, Option<Failure>)> {
     let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
     let census = Census::from_page(&page, cap);
-    let Some(top) = census.kernels.first().cloned() else {
-        return Err(Failure::new(ExitCode::NoKernelMatched, "discovery saw no kernel launch")
-            .help("the program launched no kernel under ncu: check that it runs on the GPU with these arguments")
+    if census.kernels.is_empty() {
+        let bounded = plan.describe_bounds().map(|b| format!(" ({b})")).unwrap_or_default();
+        return Err(Failure::new(ExitCode::NoKernelMatched, format!("the census saw no kernel launch{bounded}"))
+            .help("the program launched no kernel under ncu: check that it runs on the GPU with these arguments, and that any --nvtx-include or --profiler-range range is entered")
             .into());
+    }
+    let mut b = breakdown(&page, cap);
+    b.bounds = plan.describe_bounds();
+    let refused = b.pick(plan.pick).err();
+    write_atomic(
+        &dir.breakdown_json_path(),
+        &(serde_json::to_string_pretty(&b).context("could not serialise the breakdown")? + "\n"),
+    )?;
+    Ok((census, b, refused))
+}
+
+/// The census' two messages: its table, and the kernels it chose for `kernel` (the program).
+pub(crate) fn census_events(kernel: &str, b: &Breakdown) -> [Event; 2] {
+    let shapes = |s: &[String]| s.join("; ");
+    let taken = Event::CensusTaken {
+        kernel: kernel.to_string(),
+        launches: b.launches,
+        capped: b.capped,
+        total_ns: b.total_ns,
+        bounds: b.bounds.clone(),
+        kernels: b
+            .kernels
+            .iter()
+            .map(|r| CensusRow {
+                function: r.function.clone(),
+                launches: r.launches,
+                total_ns: r.total_ns,
+                mean_ns: r.mean_ns,
+                share_pct: r.share_pct,
+                grid: shapes(&r.grid),
+                block: shapes(&r.block),
+            })
+            .collect(),
     };
-    census.write_candidates(dir, &top.function, "total duration, then launch count (no hint was given)")?;
-    let others: Vec<String> = census.kernels.iter().skip(1).map(|c| c.function.clone()).collect();
-    let why = format!(
-        "costliest of {}: {} launch(es), {} in all{}",
-        census.kernels.len(),
-        top.launches,
-        crate::units::duration(top.total_duration_ns),
-        if others.is_empty() { String::new() } else { format!("; also seen: {}", others.join(", ")) }
-    );
-    Ok((census, top.function, why))
+    let picked: Vec<PickedKernel> = b
+        .chosen
+        .iter()
+        .map(|f| PickedKernel { function: f.clone(), share_pct: b.share_of(std::slice::from_ref(f)) })
+        .collect();
+    let chosen = Event::KernelDiscovered {
+        kernel: kernel.to_string(),
+        chosen: b.chosen.first().cloned().unwrap_or_default(),
+        why: b.pick.clone(),
+        share_pct: b.share_of(&b.chosen),
+        picked,
+    };
+    [taken, chosen]
 }
 
 #[cfg(test)]

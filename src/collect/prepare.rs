@@ -71,7 +71,34 @@ pub fn prepare_kernel<'a>(
         (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
     };
     let target = target_command(kernel, built)?;
+    prepare_in(plan, kernel, dir, target, ncu_path)
+}
+
+/// A kernel the census of another kernel's program picked: its own new profile directory
+/// beside that one (`beside`), running the same program `target`.
+pub fn prepare_picked<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    beside: &ProfileDir,
+    target: TargetCommand,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
+    let id = dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let root = beside.path().parent().unwrap_or(&plan.profile_root);
+    let dir = ProfileDir::create_unique(root, &id)?;
+    prepare_in(plan, kernel, dir, target, ncu_path)
+}
+
+/// Writes `profile-target.yaml` and `commands.sh` into the new directory `dir`.
+fn prepare_in<'a>(
+    plan: &Plan,
+    kernel: &'a KernelPlan,
+    dir: ProfileDir,
+    target: TargetCommand,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
     let filter = kernel.filter.as_ref();
+    let ranges = kernel.census.ncu_range_args();
     let stage_commands = kernel
         .initial_collections()
         .into_iter()
@@ -84,7 +111,7 @@ pub fn prepare_kernel<'a>(
                     filter,
                     // Discovery counts every launch from the first; the stages use the window.
                     window: if c == StageCollection::Discovery {
-                        super::window::census_window(kernel.window)
+                        super::window::census_window(kernel.window, kernel.census.launch_cap)
                     } else {
                         kernel.window
                     },
@@ -92,6 +119,7 @@ pub fn prepare_kernel<'a>(
                     log_file: &log,
                     target: &target,
                     privilege: kernel.privilege,
+                    ranges: &ranges,
                 },
             );
             (c, cmd)
@@ -208,10 +236,7 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         s.push_str(&format!("# Stage {}: {}\n{}\n\n", i + 1, shell_comment(&about), cmd));
     }
     if kernel.filter.is_none() {
-        s.push_str(
-            "# No kernel hint: discovery profiles every launch from the first (durations only, up\n\
-             # to 1000 launches); the stages for the costliest kernel follow, recorded here once chosen.\n",
-        );
+        s.push_str(&census_comment(kernel));
     } else if auto {
         s.push_str(&format!(
             "# Stage {}: one follow-up (memory, compute, occupancy or speed-of-light), chosen from\n\
@@ -220,4 +245,22 @@ fn commands_script(plan: &Plan, kernel: &KernelPlan, stages: &[(StageCollection,
         ));
     }
     s
+}
+
+/// What `commands.sh` says of a census before it runs: what it counts, how it picks, and
+/// where the kernels it picks are profiled.
+fn census_comment(kernel: &KernelPlan) -> String {
+    let plan = &kernel.census;
+    let cap = super::window::census_cap(kernel.window, plan.launch_cap)
+        .map(|c| format!(", up to {c} launches"))
+        .unwrap_or_default();
+    let bounds = plan.describe_bounds().map(|b| format!(", {b}")).unwrap_or_default();
+    format!(
+        "# No kernel hint: the census profiles every launch from the first (durations only{}{}) and\n\
+         # picks {}; the stages of the costliest follow, recorded here once chosen, and each\n\
+         # other kernel picked gets a profile directory of its own.\n",
+        shell_comment(&cap),
+        shell_comment(&bounds),
+        shell_comment(&plan.pick.describe())
+    )
 }

@@ -279,6 +279,7 @@ pub fn run_ncu_rounds(
                 log_file: log,
                 target: s.target,
                 privilege: s.privilege,
+                ranges: &[],
             },
         )
     };

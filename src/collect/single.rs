@@ -62,16 +62,18 @@ impl State {
     pub fn command(&self, run: &KernelRun<'_>, collection: &StageCollection) -> ProcessBuilder {
         let log = run.dir.stage_raw_path(collection);
         let discovery = *collection == StageCollection::Discovery;
+        let cap = run.kernel.census.launch_cap;
         stage_command(
             run.ncu,
             &StageRun {
                 collection,
                 filter: if discovery { None } else { self.filter.as_ref() },
-                window: if discovery { window::census_window(self.window) } else { self.window },
+                window: if discovery { window::census_window(self.window, cap) } else { self.window },
                 clock_control: run.kernel.clock_control,
                 log_file: &log,
                 target: run.target,
                 privilege: run.kernel.privilege,
+                ranges: &run.kernel.census.ncu_range_args(),
             },
         )
     }
@@ -247,16 +249,20 @@ impl<'r, 'a> Single<'r, 'a> {
         Ok(Next::Retry(Pending::later(collection, Reason::SassOnly)))
     }
 
-    /// Discovery's page: the costliest kernel is chosen, the window fitted to its
-    /// launches, and the plan's stages queued for it.
+    /// The census' page: the breakdown picks the kernels, the costliest is profiled here
+    /// (the window fitted to its launches, the plan's stages queued for it), the others
+    /// each in its own profile directory once this one is done.
     fn on_discovery(&mut self, page: Result<RawPage, String>) -> Result<Next<Pending>> {
-        let cap = window::census_cap(self.st.window);
-        let (counted, chosen, why) = discover::discover(self.run.dir, page, cap)?;
-        self.shell.emit(&Event::KernelDiscovered {
-            kernel: self.run.kernel.name.clone(),
-            chosen: chosen.clone(),
-            why,
-        });
+        let plan = &self.run.kernel.census;
+        let cap = window::census_cap(self.st.window, plan.launch_cap);
+        let (counted, breakdown, refused) = discover::discover(self.run.dir, page, cap, plan)?;
+        let [table, chosen] = discover::census_events(&self.run.kernel.name, &breakdown);
+        self.shell.emit(&table);
+        if let Some(refused) = refused {
+            return Ok(Next::Fail(refused.into()));
+        }
+        self.shell.emit(&chosen);
+        let chosen = breakdown.chosen.first().cloned().unwrap_or_default();
         let f = KernelFilter::function(&chosen);
         let launches = counted.launches_matching(&f);
         self.st.census = Some(counted);
@@ -333,6 +339,12 @@ impl Unit for Single<'_, '_> {
                 return self.on_no_match(collection, &filter, ran.outcome.log.as_deref().unwrap_or(""));
             }
         }
+        if let (StageStatus::NoMatch, true, Some(bounds)) =
+            (status, discovery, self.run.kernel.census.describe_bounds())
+        {
+            self.manifest.status = status;
+            return Ok(Next::Fail(empty_census(&bounds).into()));
+        }
         if status != StageStatus::Ok {
             if hot_lines_may_fail(self.auto, &collection, status) {
                 return self.on_hot_lines_failed(&collection, ran);
@@ -371,6 +383,18 @@ impl Unit for Single<'_, '_> {
 pub(super) fn hot_lines_may_fail(auto: bool, collection: &StageCollection, status: StageStatus) -> bool {
     auto && *collection == StageCollection::Named(Stage::Source)
         && matches!(status, StageStatus::NcuFailed | StageStatus::TargetFailed)
+}
+
+/// A census bounded by a range that profiled no launch: the range was never entered.
+fn empty_census(bounds: &str) -> crate::error::Failure {
+    crate::error::Failure::new(
+        crate::error::ExitCode::NoKernelMatched,
+        format!("the census profiled no kernel launch {bounds}"),
+    )
+    .help(
+        "check that the program enters that range with these arguments (an NVTX range needs an NVTX \
+         implementation linked; cuProfilerStart needs a current context), or drop --nvtx-include/--profiler-range",
+    )
 }
 
 /// What went wrong with a source stage, in a few words.

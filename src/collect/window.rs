@@ -17,20 +17,21 @@ use crate::model::kinds::{LaunchWindow, WindowOrigin};
 /// The most launches a census profiles (each costs one durations-only replay).
 pub const CENSUS_LAUNCH_CAP: u32 = 1000;
 
-/// The window of a census: every launch from the first, up to [`CENSUS_LAUNCH_CAP`]; a
-/// harness range stays the range (the harness launches only inside it).
-pub fn census_window(window: LaunchWindow) -> LaunchWindow {
+/// The window of a census: every launch from the first, up to `cap` (`--census-launches`)
+/// or else [`CENSUS_LAUNCH_CAP`]; a harness range stays the range (the harness launches
+/// only inside it).
+pub fn census_window(window: LaunchWindow, cap: Option<u32>) -> LaunchWindow {
     match window {
         LaunchWindow::HarnessRange { .. } => window,
         LaunchWindow::SkipCount { .. } => {
-            LaunchWindow::SkipCount { launch_skip: 0, launch_count: CENSUS_LAUNCH_CAP }
+            LaunchWindow::SkipCount { launch_skip: 0, launch_count: cap.unwrap_or(CENSUS_LAUNCH_CAP) }
         }
     }
 }
 
-/// The launch cap of a census in `window`, when it has one.
-pub fn census_cap(window: LaunchWindow) -> Option<u32> {
-    match census_window(window) {
+/// The launch cap of a census in `window` (`cap` as for [`census_window`]), when it has one.
+pub fn census_cap(window: LaunchWindow, cap: Option<u32>) -> Option<u32> {
+    match census_window(window, cap) {
         LaunchWindow::SkipCount { launch_count, .. } => Some(launch_count),
         LaunchWindow::HarnessRange { .. } => None,
     }
@@ -102,11 +103,12 @@ mod tests {
     #[test]
     fn a_census_sees_every_launch_from_the_first() {
         assert_eq!(
-            census_window(CUDA_DEFAULT),
+            census_window(CUDA_DEFAULT, None),
             LaunchWindow::SkipCount { launch_skip: 0, launch_count: CENSUS_LAUNCH_CAP }
         );
         let range = LaunchWindow::HarnessRange { launch_count: 2 };
-        assert_eq!(census_window(range), range);
-        assert_eq!(census_cap(range), None);
+        assert_eq!(census_window(range, Some(5)), range);
+        assert_eq!(census_cap(range, None), None);
+        assert_eq!(census_cap(CUDA_DEFAULT, Some(200)), Some(200));
     }
 }

@@ -104,14 +104,33 @@ pub enum Event {
         /// Why it was fitted.
         why: String,
     },
-    /// Discovery chose the kernel to profile.
+    /// A program's census: every kernel of one durations-only pass, costliest first.
+    CensusTaken {
+        /// The kernel as planned (the program; no hint was given).
+        kernel: String,
+        /// Launches the pass profiled.
+        launches: usize,
+        /// Whether it stopped at its launch cap.
+        capped: bool,
+        /// Their serialised GPU time, ns.
+        total_ns: f64,
+        /// How the pass was bounded beyond its launch cap, if it was.
+        bounds: Option<String>,
+        /// Every kernel.
+        kernels: Vec<CensusRow>,
+    },
+    /// The census chose the kernels to profile, each in its own profile directory.
     KernelDiscovered {
         /// The kernel as planned (no hint was given).
         kernel: String,
-        /// The function chosen.
+        /// The costliest function chosen (profiled in this profile directory).
         chosen: String,
-        /// Why it was chosen.
+        /// How they were picked.
         why: String,
+        /// Every function chosen with its share of GPU time, costliest first.
+        picked: Vec<PickedKernel>,
+        /// Their share of GPU time together, percent.
+        share_pct: f64,
     },
     /// A source page's kernels have no line info: the source stage runs again, SASS only.
     NoLineInfo {
@@ -337,7 +356,7 @@ impl Message for Event {
             FollowUpsPlanned { .. } => Channel::Progress,
             StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
             BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
-            KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
+            CensusTaken { .. } | KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
                 Channel::Progress
             }
             BaseWorktree { .. } => Channel::Progress,

@@ -9,6 +9,34 @@ use crate::compare::ab::counters::CounterChanges;
 use crate::compare::ab::stats::TimeChange;
 use crate::shell::{Channel, Message};
 
+/// One kernel of a census, as its message shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CensusRow {
+    /// Its function name.
+    pub function: String,
+    /// Launches.
+    pub launches: usize,
+    /// Their total duration, ns.
+    pub total_ns: f64,
+    /// Their mean duration, ns.
+    pub mean_ns: f64,
+    /// Share of the census' serialised GPU time, percent.
+    pub share_pct: f64,
+    /// Grid sizes as ncu printed them, `; `-separated when launches differ.
+    pub grid: String,
+    /// Block sizes, the same way.
+    pub block: String,
+}
+
+/// A kernel the census chose, and its share of GPU time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PickedKernel {
+    /// Its function name.
+    pub function: String,
+    /// Its share of GPU time, percent.
+    pub share_pct: f64,
+}
+
 /// How one check of `doctor` came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

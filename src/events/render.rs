@@ -40,7 +40,7 @@ impl fmt::Display for Event {
                 "`{kernel}`: the source stage failed ({why}): this profile has no hot lines; the verdict \
                  does not need them, and the stage's command is in commands.sh"
             ),
-            KernelDiscovered { chosen, why, .. } => write!(f, "Discovery: profiling `{chosen}` ({why})"),
+            CensusTaken { .. } | KernelDiscovered { .. } => census_words(f, self),
             NoLineInfo { .. }
             | LibraryKernels { .. }
             | HintNarrowed { .. }
@@ -313,6 +313,76 @@ impl fmt::Display for KernelList {
 }
 
 /// The lines of the runs around the stages: notices, timings, rounds, the base worktree.
+/// The census' two messages: its table, and the kernels it chose.
+fn census_words(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        CensusTaken { kernel, launches, capped, total_ns, bounds, kernels } => {
+            census(f, kernel, (*launches, *capped, *total_ns), bounds.as_deref(), kernels)
+        }
+        KernelDiscovered { why, picked, share_pct, .. } => {
+            let each: Vec<String> = picked
+                .iter()
+                .map(|p| format!("{} ({})", p.function, units::pct_fixed(p.share_pct, 0)))
+                .collect();
+            write!(
+                f,
+                "Census: profiling {} kernel{}, {} of GPU time: {} ({why})",
+                picked.len(),
+                if picked.len() == 1 { "" } else { "s" },
+                units::pct_fixed(*share_pct, 0),
+                each.join(", ")
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
+/// How many kernels the census' console table lists; `breakdown.md` has them all.
+const CENSUS_ROWS: usize = 10;
+
+/// The census as a compact table: a heading, then one line per kernel, costliest first.
+fn census(
+    f: &mut fmt::Formatter<'_>,
+    kernel: &str,
+    (launches, capped, total_ns): (usize, bool, f64),
+    bounds: Option<&str>,
+    rows: &[CensusRow],
+) -> fmt::Result {
+    write!(
+        f,
+        "Census of `{kernel}`: {launches} launch{} of {} kernel{}, {} of serialised GPU time{}{}",
+        if launches == 1 { "" } else { "es" },
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" },
+        units::duration(total_ns),
+        bounds.map(|b| format!(", {b}")).unwrap_or_default(),
+        if capped { " (stopped at the launch cap: later launches are not counted)" } else { "" }
+    )?;
+    write!(
+        f,
+        "\n  {:>7}  {:>11}  {:>11}  {:>8}  {:<15}  {:<13}  kernel",
+        "share", "total", "mean", "launches", "grid", "block"
+    )?;
+    for r in rows.iter().take(CENSUS_ROWS) {
+        write!(
+            f,
+            "\n  {:>7}  {:>11}  {:>11}  {:>8}  {:<15}  {:<13}  {}",
+            units::pct_fixed(r.share_pct, 1),
+            units::duration(r.total_ns),
+            units::duration(r.mean_ns),
+            r.launches,
+            r.grid,
+            r.block,
+            r.function
+        )?;
+    }
+    if rows.len() > CENSUS_ROWS {
+        write!(f, "\n  ... and {} more kernels (breakdown.md lists them all)", rows.len() - CENSUS_ROWS)?;
+    }
+    Ok(())
+}
+
 fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
     use Event::*;
     match e {

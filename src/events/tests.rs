@@ -153,7 +153,6 @@ fn samples() -> Vec<Event> {
             alternative_ms: None,
         },
         Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() },
-        Event::KernelDiscovered { kernel: "k".into(), chosen: "f".into(), why: "the costliest".into() },
         Event::ProfilePrepared(prepared()),
         Event::DryRun(prepared()),
         dry_run_batch(),
@@ -195,6 +194,38 @@ fn samples() -> Vec<Event> {
             unchanged: names(),
             kernels: 1,
         }),
+    ]
+    .into_iter()
+    .chain(census_samples())
+    .collect()
+}
+
+/// The census' two messages.
+fn census_samples() -> [Event; 2] {
+    [
+        Event::CensusTaken {
+            kernel: "app".into(),
+            launches: 3,
+            capped: false,
+            total_ns: 3000.0,
+            bounds: Some("inside NVTX range forward/".into()),
+            kernels: vec![CensusRow {
+                function: "f".into(),
+                launches: 3,
+                total_ns: 3000.0,
+                mean_ns: 1000.0,
+                share_pct: 100.0,
+                grid: "(1, 1, 1)".into(),
+                block: "(32, 1, 1)".into(),
+            }],
+        },
+        Event::KernelDiscovered {
+            kernel: "k".into(),
+            chosen: "f".into(),
+            why: "the kernels making up 80 % of GPU time, at most 5".into(),
+            picked: vec![PickedKernel { function: "f".into(), share_pct: 100.0 }],
+            share_pct: 100.0,
+        },
     ]
 }
 

@@ -5,9 +5,11 @@
 //! control and privilege; [`verdict`] the bottleneck class and confidence; [`names`] what
 //! kernel and environment variable names may hold; [`partition`] how a selection is split
 //! into shards; [`ab`] the words of an A/B check against a git revision; [`timing`] a
-//! harness timing of one case.
+//! harness timing of one case; [`census`] a plain program's census: its bounds, its
+//! breakdown and the kernels picked from it.
 
 pub mod ab;
+pub mod census;
 pub mod filter;
 pub mod kinds;
 pub mod names;

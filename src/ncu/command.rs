@@ -106,6 +106,9 @@ pub struct StageRun<'a> {
     pub target: &'a TargetCommand,
     /// Directly, or through `sudo -n` (then `ncu` is the path from `profile/ncu_path`).
     pub privilege: Privilege,
+    /// Ranges that bound every launch profiled (`--nvtx --nvtx-include R`,
+    /// `--profile-from-start off`), as ncu options; empty for none.
+    pub ranges: &'a [String],
 }
 
 /// The exact ncu invocation for one stage.
@@ -123,15 +126,19 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
         ProcessBuilder::new(ncu)
     };
     p.args(["--clock-control", run.clock_control.name()]);
+    let ranged = run.ranges.iter().any(|a| a == "--profile-from-start");
     match run.window {
         LaunchWindow::HarnessRange { .. } => {
-            p.args(["--profile-from-start", "off"]);
+            if !ranged {
+                p.args(["--profile-from-start", "off"]);
+            }
         }
         LaunchWindow::SkipCount { launch_skip, launch_count } => {
             p.args(["--launch-skip".to_string(), launch_skip.to_string()]);
             p.args(["--launch-count".to_string(), launch_count.to_string()]);
         }
     }
+    p.args(run.ranges);
     if let Some(filter) = run.filter {
         p.args(filter.ncu_args());
     }
@@ -196,6 +203,7 @@ mod tests {
                 log_file: Path::new("/ws/profile/copy_1/details/01_basic_raw.csv"),
                 target: &t,
                 privilege: Privilege::None,
+                ranges: &[],
             },
         );
         let expected = format!(
@@ -223,6 +231,7 @@ mod tests {
                 log_file: Path::new("out.csv"),
                 target: &t,
                 privilege: Privilege::None,
+                ranges: &[],
             },
         );
         let line = cmd.command_line();
@@ -248,6 +257,7 @@ mod tests {
                     log_file: Path::new("/ws/p/01_basic_raw.csv"),
                     target: t,
                     privilege,
+                    ranges: &[],
                 },
             )
         };

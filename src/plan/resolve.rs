@@ -323,6 +323,7 @@ impl Resolver<'_> {
             privilege: privilege(args.sudo, s.privilege),
             partition: None,
             extra_stages: Vec::new(),
+            census: args.census.clone(),
         }
     }
 }

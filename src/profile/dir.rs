@@ -347,7 +347,8 @@ impl ProfileDir {
         self.details_dir().join(DISCOVERY_RAW)
     }
 
-    /// `details/kernel_candidates.json`, written only when discovery ran.
+    /// `details/kernel_candidates.json`: the kernels a hint matched and the one chosen (and,
+    /// in profiles made before the census, discovery's ranking).
     pub fn kernel_candidates_path(&self) -> PathBuf {
         self.details_dir().join("kernel_candidates.json")
     }

@@ -5,10 +5,11 @@
 //! is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
 //! checks and creates the places a run writes so that a failure leaves nothing behind,
 //! [`readers`] reads the analysis' and the timing's files back, typed; [`html`] names the
-//! HTML views' files.
+//! HTML views' files; [`census`] names the files of a program's census.
 
 pub mod ab;
 pub mod bisect;
+pub mod census;
 pub mod dir;
 pub mod fs;
 pub mod history;

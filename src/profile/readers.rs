@@ -37,6 +37,11 @@ impl ProfileDir {
         read_json(&self.timing_path())
     }
 
+    /// `breakdown.json`, the program's census; `Ok(None)` where no census ran.
+    pub fn read_breakdown(&self) -> Result<Option<crate::model::census::Breakdown>> {
+        read_json(&self.breakdown_json_path())
+    }
+
     /// Whether the profile was timed (`details/timing.json` exists, readable or not).
     pub fn has_timing(&self) -> bool {
         self.timing_path().is_file()

@@ -315,6 +315,13 @@ fn write_files(root: &Path, file: &IndexFile<'_>, heading: &str) -> Result<()> {
             p = r.profile,
         ));
     }
+    let mut profiles: Vec<&str> = Vec::new();
+    for r in rows {
+        if !profiles.contains(&r.profile.as_str()) {
+            profiles.push(&r.profile);
+        }
+    }
+    md.push_str(&super::breakdown::index_section(root, &profiles));
     crate::profile::fs::write_atomic(&index_md_path(root), &super::md::document(&md))
 }
 

@@ -11,6 +11,7 @@
 
 pub mod ab;
 pub mod bisect;
+pub mod breakdown;
 pub mod comparison;
 pub mod html;
 pub mod index;
@@ -32,7 +33,7 @@ use crate::profile::ProfileDir;
 /// Writes `analysis` into `dir`: `metrics_raw.csv`, `metrics_extracted.jsonl`,
 /// `metrics_summary.json`, `bottleneck_decision.json`, `source_hotspots.csv` (with a source
 /// page), the picture `visual/profile_summary.png` (of the first kernel),
-/// `final_report.md` and, from those files, `report.html`. A picture that cannot be drawn or written does not fail the report:
+/// `final_report.md`, `breakdown.md` and `visual/census.png` where a census ran, and, from those files, `report.html`. A picture that cannot be drawn or written does not fail the report:
 /// it goes into [`Analysis::warnings`] and the limitations, and no partial or stale
 /// picture is left.
 pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Result<()> {
@@ -61,6 +62,9 @@ pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Resul
         analysis.warnings.push(note);
     }
     write_atomic(&dir.final_report_path(), &markdown::render(template, analysis))?;
+    if let Some(note) = breakdown::write(dir)? {
+        analysis.warnings.push(note);
+    }
     html::write_profile(dir)
 }
 

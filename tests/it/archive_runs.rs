@@ -180,13 +180,14 @@ fn a_hint_that_matches_nothing_lists_only_the_kernels_ncu_listed() {
     assert!(manifest.contains("status: no-match"), "{manifest}");
 }
 
-/// No hint: the discovery pass, then the costliest kernel, ranked as on the H200.
+/// No hint, `--top 1`: the census, then the costliest kernel, ranked as on the H200
+/// (whose run wrote the ranking as `kernel_candidates.json`, before the breakdown).
 #[test]
 fn without_a_hint_discovery_ranks_as_the_h200_run_did() {
     let recorded = recorded_profile("discover");
     let run = archive_and_run(
         "[[package.metadata.kprof.kernels]]\nname = \"other\"\nbench = \"fma\"\n",
-        &["--bench", "copy"],
+        &["--bench", "copy", "--top", "1"],
         &recorded.join("details"),
         None,
     );
@@ -209,15 +210,24 @@ fn without_a_hint_discovery_ranks_as_the_h200_run_did() {
     let got: Vec<Vec<String>> = calls.iter().map(|a| normalised(a)).collect();
     assert_eq!(got, expected);
     let read = |p: &Path| -> serde_json::Value {
-        serde_json::from_str(&std::fs::read_to_string(p.join("details/kernel_candidates.json")).unwrap())
-            .unwrap()
+        serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
     };
     let profile = run.profile.unwrap();
-    let (ours, theirs) = (read(&profile), read(&recorded));
-    assert_eq!(ours["chosen"], "hgemm_naive");
-    assert_eq!(ours["chosen"], theirs["chosen"]);
-    assert_eq!(ours["candidates"], theirs["candidates"]);
-    assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
+    let (ours, theirs) =
+        (read(&profile.join("breakdown.json")), read(&recorded.join("details/kernel_candidates.json")));
+    assert_eq!(ours["chosen"], serde_json::json!(["hgemm_naive"]));
+    assert_eq!(ours["chosen"][0], theirs["chosen"]);
+    for (i, k) in theirs["candidates"].as_array().unwrap().iter().enumerate() {
+        for (mine, recorded) in
+            [("function", "function"), ("launches", "launches"), ("total_ns", "total_duration_ns")]
+        {
+            assert_eq!(ours["kernels"][i][mine], k[recorded], "{i} {mine}");
+        }
+    }
+    assert!(
+        stderr.contains("Census: profiling 1 kernel, 67 % of GPU time: hgemm_naive (67 %) (--top 1)"),
+        "{stderr}"
+    );
 }
 
 /// An archive run on a machine that cannot profile stops before unpacking (exit 5, what is

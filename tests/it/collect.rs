@@ -175,8 +175,8 @@ fn a_filter_that_matches_nothing_stops_with_the_kernels_ncu_saw() {
     assert!(manifest.contains("status: no-match"), "{manifest}");
 }
 
-/// No hint: one durations-only pass over every kernel, the costliest is profiled, and the
-/// ranking is kept in kernel_candidates.json.
+/// No hint, `--top 1`: one durations-only pass over every kernel (the census), the
+/// costliest is profiled, and the breakdown is kept in breakdown.json.
 #[test]
 fn without_a_hint_discovery_picks_the_costliest_kernel() {
     let ws = Workspace::new("");
@@ -192,7 +192,7 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let out = ws.kprof(
-        &["--bench", "copy"],
+        &["--bench", "copy", "--top", "1"],
         &[
             ("NCU", ncu.to_str().unwrap()),
             ("KPROF_SKIP_GPU_CHECK", "1"),
@@ -218,14 +218,18 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     assert_eq!(arg_after(&calls[1], "--kernel-name").as_deref(), Some("regex:(^|[ :])hgemm_naive($|[<(])"));
     assert!(arg_after(&calls[2], "--log-file").unwrap().ends_with("07_source_raw.csv"));
     assert!(arg_after(&calls[3], "--log-file").unwrap().ends_with("03_memory_raw.csv"));
-    assert!(stderr.contains("Discovery: profiling `hgemm_naive` (costliest of 2"), "{stderr}");
-    let dir = ws.profiles().into_iter().next().unwrap();
-    let candidates: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("details/kernel_candidates.json")).unwrap())
-            .unwrap();
-    assert_eq!(candidates["chosen"], "hgemm_naive");
-    assert_eq!(candidates["candidates"][1]["function"], "hgemm_tiled");
-    assert_eq!(candidates["candidates"][0]["launches"], 2);
+    assert!(
+        stderr.contains("Census: profiling 1 kernel, 67 % of GPU time: hgemm_naive (67 %) (--top 1)"),
+        "{stderr}"
+    );
+    let profiles = ws.profiles();
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    let breakdown: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(profiles[0].join("breakdown.json")).unwrap()).unwrap();
+    assert_eq!(breakdown["chosen"], serde_json::json!(["hgemm_naive"]));
+    assert_eq!(breakdown["kernels"][1]["function"], "hgemm_tiled");
+    assert_eq!(breakdown["kernels"][0]["launches"], 2);
+    assert!(!profiles[0].join("details/kernel_candidates.json").exists());
 }
 
 /// A fake ncu that marks that it started, then hangs like a stuck program.

@@ -17,6 +17,7 @@ mod bad_input;
 mod batching;
 mod bisect;
 mod browser;
+mod census;
 mod cli;
 mod collect;
 mod config_manifests;

@@ -178,7 +178,7 @@ fn a_default_window_is_fitted_to_a_kernel_launched_once() {
 fn discovery_fits_the_window_of_the_kernel_it_chose() {
     let (out, _) = replay("matmul-discover", false, MATMUL, &["--bench", "copy"]);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("Discovery: profiling `matmul`"), "{stderr}");
+    assert!(stderr.contains("Census: profiling 1 kernel, 100 % of GPU time: matmul (100 %)"), "{stderr}");
 }
 
 /// A window set by hand is kept: exit 6 with the launch count and the flags that reach it.

@@ -459,6 +459,7 @@ impl Batch<'_, '_> {
                 log_file: &m.dir.stage_raw_path(&collection),
                 target: m.target,
                 privilege: m.kernel.privilege,
+                ranges: &m.kernel.census.ncu_range_args(),
             },
         );
         let about = Reason::FollowUp(reason.clone()).script_comment(collection.name());
@@ -534,6 +535,7 @@ pub fn batched_command(
             log_file: &log,
             target: &target,
             privilege: first.kernel.privilege,
+            ranges: &first.kernel.census.ncu_range_args(),
         },
     );
     (target, cmd)
@@ -651,6 +653,7 @@ mod tests {
             privilege: Privilege::None,
             partition: None,
             extra_stages: extra.to_vec(),
+            census: Default::default(),
         }
     }
 

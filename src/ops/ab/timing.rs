@@ -315,6 +315,7 @@ mod tests {
             privilege: Privilege::None,
             partition: None,
             extra_stages: Vec::new(),
+            census: Default::default(),
         }
     }
 

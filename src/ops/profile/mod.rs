@@ -4,6 +4,7 @@
 //! each kernel, on one worker per GPU ([`workers`]), record how each run ended, and
 //! rewrite the profiles index.
 
+mod census;
 mod workers;
 
 use std::path::PathBuf;
@@ -13,7 +14,7 @@ use anyhow::Result;
 use crate::analyze::rules::BottleneckDecision;
 use crate::build::BuildOutput;
 use crate::collect;
-use crate::collect::prepare::{prepare_kernel, PreparedKernel};
+use crate::collect::prepare::{prepare_kernel, prepare_picked, PreparedKernel};
 use crate::error::ExitCode;
 use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
 use crate::model::kinds::Privilege;
@@ -99,10 +100,42 @@ pub fn profile_plan<'a>(
     }
     let results = workers::run_all(plan, &prepared, &|k| ncu.for_kernel(k), extras, shell);
     record_endings(&prepared, results, shell)?;
+    let ended = profile_picked(plan, &prepared, &ncu, extras, shell);
     if !extras.timing_only {
         write_index(plan, &prepared, shell);
     }
+    ended?;
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// Profiles the kernels after the first that each program's census picked, each in a new
+/// profile directory beside its census (which the caller's index then lists).
+fn profile_picked(
+    plan: &Plan,
+    prepared: &[PreparedKernel<'_>],
+    ncu: &NcuChoice,
+    extras: Extras,
+    shell: &Shell,
+) -> Result<()> {
+    let picked = census::picked_after_the_first(prepared);
+    if picked.is_empty() || extras.timing_only {
+        return Ok(());
+    }
+    if let (Some(d), 1) = (&plan.output_dir, plan.kernels.len()) {
+        // `--output-dir` named the one profile directory, and nothing is written beside it.
+        shell.warn(census::not_beside(d, &picked));
+        return Ok(());
+    }
+    let mut more = Vec::new();
+    for p in &picked {
+        let ncu_path = ncu.for_kernel(&p.kernel);
+        more.push(prepare_picked(plan, &p.kernel, &p.beside, p.target.clone(), &ncu_path)?);
+    }
+    for p in &more {
+        shell.emit(&prepared_event(plan, p));
+    }
+    let results = workers::run_all(plan, &more, &|k| ncu.for_kernel(k), extras, shell);
+    record_endings(&more, results, shell)
 }
 
 /// Checks what the plan needs of this machine, and writes nothing: a run that cannot

@@ -103,7 +103,8 @@ struct Extras {
     census: Vec<Candidate>,
 }
 
-/// One kernel of a launch census (`details/kernel_candidates.json`).
+/// One kernel of a launch census (`breakdown.json`, or `details/kernel_candidates.json` of a
+/// profile made before the breakdown).
 #[derive(Debug, Clone, Deserialize)]
 struct Candidate {
     kernel: String,
@@ -131,12 +132,25 @@ fn read_extras(root: &Path, profile: &str) -> Extras {
         savings,
         ab: read_json(&dir.ab_result_path()).ok().flatten(),
         comparison: read_json(&dir.regression_json_path()).ok().flatten(),
-        census: read_json::<Census>(&dir.kernel_candidates_path())
-            .ok()
-            .flatten()
-            .map(|c| c.candidates)
-            .unwrap_or_default(),
+        census: census_of(&dir),
     }
+}
+
+/// The kernels of a profile's census: its breakdown, else (a profile made before the
+/// breakdown) its `kernel_candidates.json`; none where no census ran.
+fn census_of(dir: &ProfileDir) -> Vec<Candidate> {
+    if let Ok(Some(b)) = dir.read_breakdown() {
+        return b
+            .kernels
+            .into_iter()
+            .map(|r| Candidate { kernel: r.kernel, launches: r.launches, total_duration_ns: r.total_ns })
+            .collect();
+    }
+    read_json::<Census>(&dir.kernel_candidates_path())
+        .ok()
+        .flatten()
+        .map(|c| c.candidates)
+        .unwrap_or_default()
 }
 
 /// The change against the baseline: an A/B check's estimate and interval, else a

@@ -10,9 +10,13 @@
 //! The picture ([`summary_layout`]): a header (title, verdict, duration, deciding
 //! evidence), then speed-of-light bars, an FP32 DRAM roofline (or, when the FLOP counts or
 //! DRAM bytes were not collected, the binding ceiling: the unit nearest its peak), occupancy
-//! with its limiter, the top stall reasons and the top source lines.
+//! with its limiter, the top stall reasons and the top source lines. Where a census ran,
+//! `visual/census.png` ([`census_png`]) draws its breakdown.
 
+mod census;
 mod panels;
+
+pub use census::{census_height, census_png, CENSUS_BARS, CENSUS_WIDTH};
 
 use std::sync::OnceLock;
 

@@ -1,0 +1,104 @@
+//! The other kernels a census picked: a program profiled with no kernel named runs its
+//! census in the first profile directory, which profiles the costliest kernel; each other
+//! kernel the census picked (`breakdown.json`'s `chosen`) gets a plan of its own, with
+//! its exact function as the filter and the window fitted to its launches, and a profile
+//! directory beside the first.
+
+use crate::collect::prepare::PreparedKernel;
+use crate::collect::window;
+use crate::model::filter::KernelFilter;
+use crate::ncu::command::TargetCommand;
+use crate::plan::KernelPlan;
+use crate::profile::dir::ProfileDir;
+
+/// A kernel the census picked, to profile after the first: its plan, the program it
+/// runs in, and the directory of the census that picked it.
+pub(super) struct Picked {
+    pub kernel: KernelPlan,
+    pub target: TargetCommand,
+    pub beside: ProfileDir,
+}
+
+/// The kernels after the first that the census of each prepared program picked, in order.
+/// A profile without a readable breakdown (the census did not run or failed) adds none.
+pub(super) fn picked_after_the_first(prepared: &[PreparedKernel<'_>]) -> Vec<Picked> {
+    let mut out = Vec::new();
+    for p in prepared.iter().filter(|p| p.kernel.filter.is_none()) {
+        let Ok(Some(b)) = p.dir.read_breakdown() else { continue };
+        for function in b.chosen.iter().skip(1) {
+            out.push(Picked {
+                kernel: picked_plan(p.kernel, function, b.launches_of(function)),
+                target: p.target.clone(),
+                beside: p.dir.clone(),
+            });
+        }
+    }
+    out
+}
+
+/// Why the kernels `picked` after the first are not profiled when `--output-dir` named
+/// the one profile directory `dir`, and how to profile them.
+pub(super) fn not_beside(dir: &std::path::Path, picked: &[Picked]) -> String {
+    let names: Vec<&str> = picked.iter().map(|p| p.kernel.name.as_str()).collect();
+    format!(
+        "the census also picked {}, not profiled: --output-dir {} names one profile directory and \
+         nothing is written beside it; run again without --output-dir, or with --kernel ={} and \
+         another --output-dir",
+        names.join(", "),
+        dir.display(),
+        names[0]
+    )
+}
+
+/// The plan of `function`, picked by the census of `program`'s plan, which counted
+/// `launches` of it: the function exactly as the filter, named after it, the window fitted
+/// to its launches as the first kernel's was.
+fn picked_plan(program: &KernelPlan, function: &str, launches: usize) -> KernelPlan {
+    let mut k = program.clone();
+    k.name = function.to_string();
+    k.filter = Some(KernelFilter::function(function));
+    if let Some((w, _)) = window::fit(k.window, k.window_origin, launches) {
+        k.window = w;
+    }
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::kinds::{ClockControl, LaunchWindow, Privilege, Runtime, WindowOrigin};
+    use crate::model::stage::StageSelection;
+    use crate::plan::{PlannedTarget, StagePlan};
+
+    #[test]
+    fn a_picked_kernel_gets_its_function_and_a_fitted_window() {
+        let plan = KernelPlan {
+            name: "app".into(),
+            configured_at: None,
+            package: None,
+            target: PlannedTarget::Command(vec!["/bin/app".into()]),
+            runtime: Runtime::Cuda,
+            args: Vec::new(),
+            env: Default::default(),
+            cwd: "/w".into(),
+            filter: None,
+            case: None,
+            window: LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
+            window_origin: WindowOrigin::Default,
+            stages: StagePlan::Stages(StageSelection::Auto),
+            clock_control: ClockControl::None,
+            tolerance_pct: 2.0,
+            privilege: Privilege::None,
+            partition: None,
+            extra_stages: Vec::new(),
+            census: Default::default(),
+        };
+        assert_eq!(plan.window_origin, WindowOrigin::Default);
+        let k = picked_plan(&plan, "hgemm_tiled", 1);
+        assert_eq!(k.name, "hgemm_tiled");
+        assert_eq!(k.filter, Some(KernelFilter::function("hgemm_tiled")));
+        assert_eq!(k.window, LaunchWindow::SkipCount { launch_skip: 0, launch_count: 1 });
+        // Enough launches for the default window: kept.
+        assert_eq!(picked_plan(&plan, "f", 40).window, plan.window);
+    }
+}

@@ -1,0 +1,376 @@
+//! The census of a plain program profiled with no kernel named: one durations-only ncu
+//! pass (the recorded `fixtures/h200/misc/discovery_hgemm.csv`: two launches each of
+//! `hgemm_naive` and `hgemm_tiled`), its breakdown (`breakdown.json`, `breakdown.md`, the
+//! console table, the index), the kernels picked from it (the default 80 % / at most 5,
+//! `--top`, `--min-share`), each profiled in its own directory from the recorded demo
+//! pages of that kernel, and the bounds passed to ncu (`--census-launches`,
+//! `--nvtx-include`, `--profiler-range`).
+
+use std::path::{Path, PathBuf};
+
+use crate::support::fake_ncu::{calls, filter_key};
+use crate::support::{fixture_details, recordings, text, Workspace};
+
+/// The recorded durations of the census page, ns: `hgemm_naive`'s two launches, then
+/// `hgemm_tiled`'s.
+const NAIVE: [f64; 2] = [30_266_336.0, 30_223_168.0];
+const TILED: [f64; 2] = [15_240_480.0, 15_178_912.0];
+/// `hgemm_tiled`'s exact filter, as kprof writes it.
+const TILED_FILTER: &str = "regex:(^|[ :])hgemm_tiled($|[<(])";
+
+struct Census {
+    ws: Workspace,
+    out: std::process::Output,
+    /// The ncu calls that wrote a page, in order.
+    calls: Vec<Vec<String>>,
+}
+
+impl Census {
+    fn stderr(&self) -> String {
+        text(&self.out.stderr)
+    }
+
+    /// The profile directories, the census's (named after the program, `copy`) first.
+    fn profiles(&self) -> Vec<PathBuf> {
+        let mut dirs = self.ws.profiles();
+        dirs.sort_by_key(|d| !d.file_name().unwrap().to_string_lossy().starts_with("copy_"));
+        dirs
+    }
+
+    fn breakdown(&self) -> serde_json::Value {
+        let path = self.profiles()[0].join("breakdown.json");
+        serde_json::from_str(
+            &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
+        )
+        .unwrap()
+    }
+}
+
+/// `cargo kprof --bench copy ARGS` on a plain program (no harness: kprof's default window
+/// for CUDA programs) with the fake ncu replaying the census page, `hgemm_naive`'s
+/// recorded stages for any other filter, and `hgemm_tiled`'s for its exact filter.
+fn census(args: &[&str]) -> Census {
+    census_replaying("misc/discovery_hgemm.csv", args)
+}
+
+/// [`census`] with the recording `page` (under `fixtures/h200/`) as the census page.
+fn census_replaying(page: &str, args: &[&str]) -> Census {
+    let ws = Workspace::new("");
+    let replay = ws.root().join("replay");
+    let tiled = replay.join("by-filter").join(filter_key(TILED_FILTER));
+    std::fs::create_dir_all(&tiled).unwrap();
+    std::fs::copy(recordings().join(page), replay.join("00_discovery_raw.csv")).unwrap();
+    for (from, to) in [("hgemm_20261129_213211", &replay), ("hgemm_tiled_20261129_213211", &tiled)] {
+        for e in std::fs::read_dir(fixture_details(from)).unwrap() {
+            let p = e.unwrap().path();
+            std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let tools = ws.root().join("tools");
+    let ncu = crate::support::fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let mut all = vec!["--bench", "copy"];
+    all.extend_from_slice(args);
+    let out = ws.kprof(
+        &all,
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+        ],
+    );
+    let calls = calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    Census { ws, out, calls }
+}
+
+fn arg_after(args: &[String], flag: &str) -> Option<String> {
+    args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
+}
+
+fn near(a: &serde_json::Value, b: f64) -> bool {
+    a.as_f64().is_some_and(|a| (a - b).abs() <= 1e-9 * b.abs().max(1.0))
+}
+
+/// The default: `hgemm_naive` has 66.5 % of the time, short of 80 %, so both kernels are
+/// profiled, each in its own directory; the breakdown's numbers are the recording's.
+#[test]
+fn the_default_profiles_the_kernels_of_80_percent_each_in_its_own_directory() {
+    let run = census(&[]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+
+    // The breakdown, from the recorded durations and shapes.
+    let b = run.breakdown();
+    let (naive, tiled) = (NAIVE[0] + NAIVE[1], TILED[0] + TILED[1]);
+    let total = naive + tiled;
+    assert_eq!(b["launches"], 4);
+    assert_eq!(b["capped"], false);
+    assert!(near(&b["total_ns"], total), "{b}");
+    let rows = b["kernels"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for (row, (function, sum, grid, block)) in rows.iter().zip([
+        ("hgemm_naive", naive, "(256, 256, 1)", "(16, 16, 1)"),
+        ("hgemm_tiled", tiled, "(128, 128, 1)", "(32, 32, 1)"),
+    ]) {
+        assert_eq!(row["function"], function);
+        assert_eq!(row["kernel"], function);
+        assert_eq!(row["launches"], 2);
+        assert!(near(&row["total_ns"], sum), "{row}");
+        assert!(near(&row["mean_ns"], sum / 2.0), "{row}");
+        assert!(near(&row["share_pct"], 100.0 * sum / total), "{row}");
+        assert_eq!(row["grid"], serde_json::json!([grid]));
+        assert_eq!(row["block"], serde_json::json!([block]));
+    }
+    assert_eq!(b["chosen"], serde_json::json!(["hgemm_naive", "hgemm_tiled"]));
+    assert_eq!(b["pick"], "the kernels making up 80 % of GPU time, at most 5");
+
+    // The console: the table, then one line naming what was chosen and why.
+    assert!(
+        stderr.contains("Census of `copy`: 4 launches of 2 kernels, 90.909 ms of serialised GPU time"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "   66.5 %    60.490 ms    30.245 ms         2  (256, 256, 1)    (16, 16, 1)    hgemm_naive"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "Census: profiling 2 kernels, 100 % of GPU time: hgemm_naive (67 %), hgemm_tiled (33 %) \
+             (the kernels making up 80 % of GPU time, at most 5)"
+        ),
+        "{stderr}"
+    );
+
+    // ncu: the census over every launch from the first, durations only; then each kernel
+    // exactly, its window fitted to its 2 launches.
+    let census = &run.calls[0];
+    assert!(!census.iter().any(|a| a == "--kernel-name"), "{census:?}");
+    assert_eq!(arg_after(census, "--metrics").as_deref(), Some("gpu__time_duration.sum"));
+    assert_eq!(arg_after(census, "--launch-skip").as_deref(), Some("0"));
+    assert_eq!(arg_after(census, "--launch-count").as_deref(), Some("1000"));
+    assert!(!census.iter().any(|a| a == "--nvtx" || a == "--profile-from-start"), "{census:?}");
+    let filters: Vec<Option<String>> = run.calls[1..].iter().map(|c| arg_after(c, "--kernel-name")).collect();
+    let naive_filter = Some("regex:(^|[ :])hgemm_naive($|[<(])".to_string());
+    let tiled_at =
+        filters.iter().position(|f| f.as_deref() == Some(TILED_FILTER)).expect("hgemm_tiled profiled");
+    assert!(filters[..tiled_at].iter().all(|f| *f == naive_filter), "{filters:?}");
+    assert!(filters[tiled_at..].iter().all(|f| f.as_deref() == Some(TILED_FILTER)), "{filters:?}");
+    for c in &run.calls[1..] {
+        assert_eq!(arg_after(c, "--launch-skip").as_deref(), Some("0"), "{c:?}");
+        assert_eq!(arg_after(c, "--launch-count").as_deref(), Some("2"), "{c:?}");
+    }
+
+    // The files: the census's directory has the breakdown, the other kernel its own.
+    let profiles = run.profiles();
+    assert_eq!(profiles.len(), 2, "{profiles:?}");
+    assert!(profiles[1].file_name().unwrap().to_string_lossy().starts_with("hgemm_tiled_"), "{profiles:?}");
+    assert!(!profiles[1].join("breakdown.json").exists());
+    for p in &profiles {
+        assert!(p.join("final_report.md").is_file(), "{}", p.display());
+    }
+    let md = std::fs::read_to_string(profiles[0].join("breakdown.md")).unwrap();
+    assert!(
+        md.contains(
+            "| 1 | `hgemm_naive` | 2 | 60.490 ms | 30.245 ms | 66.5 % | (256, 256, 1) | (16, 16, 1) |"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains(
+            "| 2 | `hgemm_tiled` | 2 | 30.419 ms | 15.210 ms | 33.5 % | (128, 128, 1) | (32, 32, 1) |"
+        ),
+        "{md}"
+    );
+    let png = std::fs::read(profiles[0].join("visual/census.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"), "visual/census.png is not a PNG");
+    assert!(!profiles[1].join("visual/census.png").exists());
+    let tiled_decision =
+        std::fs::read_to_string(profiles[1].join("details/bottleneck_decision.json")).unwrap();
+    assert!(tiled_decision.contains("\"hgemm_tiled\""), "{tiled_decision}");
+    let index = std::fs::read_to_string(run.ws.root().join("profile/index.md")).unwrap();
+    let name = profiles[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(index.contains("## Census"), "{index}");
+    assert!(
+        index.contains(&format!("- [{name}]({name}/breakdown.md): 2 kernels in 4 launches, 90.909 ms; profiled `hgemm_naive` (66.5 %), `hgemm_tiled` (33.5 %)")),
+        "{index}"
+    );
+}
+
+/// `--top 1`: only the costliest; `--min-share 50`: the same by share.
+#[test]
+fn top_and_min_share_pick_from_the_breakdown() {
+    for (args, why) in [(&["--top", "1"][..], "--top 1"), (&["--min-share", "50"][..], "--min-share 50")] {
+        let run = census(args);
+        let stderr = run.stderr();
+        assert_eq!(run.out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "Census: profiling 1 kernel, 67 % of GPU time: hgemm_naive (67 %) ({why})"
+            )),
+            "{stderr}"
+        );
+        assert_eq!(run.profiles().len(), 1, "{args:?}");
+        assert_eq!(run.breakdown()["chosen"], serde_json::json!(["hgemm_naive"]));
+        assert!(!run.calls.iter().any(|c| arg_after(c, "--kernel-name").as_deref() == Some(TILED_FILTER)));
+    }
+    // `--top 2` is both.
+    let run = census(&["--top", "2"]);
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.stderr());
+    assert_eq!(run.profiles().len(), 2);
+}
+
+/// A `--min-share` above every kernel's share: exit 6 naming the largest, the breakdown
+/// written all the same, and no stage run.
+#[test]
+fn a_min_share_that_no_kernel_reaches_says_the_largest() {
+    let run = census(&["--min-share", "70"]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(6), "{stderr}");
+    assert!(
+        stderr.contains(
+            "--min-share 70: no kernel has that share of GPU time; the largest is `hgemm_naive` with 66.5 %"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("lower --min-share"), "{stderr}");
+    assert_eq!(run.calls.len(), 1, "{:?}", run.calls);
+    assert_eq!(run.breakdown()["chosen"], serde_json::json!([]));
+}
+
+/// The bounds: the launch cap and the profiler and NVTX ranges reach the census, and the
+/// ranges the stages of the kernels it picked; the breakdown says how it was bounded.
+#[test]
+fn the_launch_cap_and_ranges_reach_ncu() {
+    let run = census(&[
+        "--top",
+        "1",
+        "--census-launches",
+        "200",
+        "--profiler-range",
+        "--nvtx-include",
+        "forward/",
+        "--nvtx-include",
+        "decode@step/",
+    ]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    let ranges: Vec<String> = [
+        "--profile-from-start",
+        "off",
+        "--nvtx",
+        "--nvtx-include",
+        "forward/",
+        "--nvtx-include",
+        "decode@step/",
+    ]
+    .map(String::from)
+    .to_vec();
+    let census = &run.calls[0];
+    assert_eq!(arg_after(census, "--launch-count").as_deref(), Some("200"));
+    for c in &run.calls {
+        assert!(c.windows(ranges.len()).any(|w| w == ranges.as_slice()), "{c:?}");
+    }
+    let bounds = "between cuProfilerStart and cuProfilerStop, inside NVTX range forward/ or decode@step/";
+    assert_eq!(run.breakdown()["bounds"], bounds);
+    assert!(stderr.contains(&format!("90.909 ms of serialised GPU time, {bounds}")), "{stderr}");
+    let script = std::fs::read_to_string(run.profiles()[0].join("commands.sh")).unwrap();
+    assert!(script.contains("--profile-from-start off --nvtx --nvtx-include forward/"), "{script}");
+    assert!(
+        script.contains(&format!(
+            "# No kernel hint: the census profiles every launch from the first (durations only, up to 200 \
+             launches, {bounds}) and\n# picks --top 1;"
+        )),
+        "{script}"
+    );
+}
+
+/// Bad census options are refused before anything is built, each naming itself and the fix.
+#[test]
+fn bad_census_options_name_the_fix() {
+    let ws = Workspace::new("");
+    for (args, says, fix) in [
+        (&["--top", "0"][..], "--top 0 picks no kernel", "pass --top 1 or more"),
+        (&["--min-share", "0"][..], "--min-share 0 is not a share of the time", "above 0 and at most 100"),
+        (
+            &["--min-share", "150"][..],
+            "--min-share 150 is not a share of the time",
+            "above 0 and at most 100",
+        ),
+        (&["--census-launches", "0"][..], "--census-launches 0 would count no launch", "pass 1 or more"),
+        (&["--nvtx-include", ""][..], "--nvtx-include `` names no range", "--nvtx-include forward/"),
+        (
+            &["--kernel", "copy", "--top", "2"][..],
+            "--top picks kernels from the census, which runs only when no kernel is named",
+            "drop --kernel",
+        ),
+    ] {
+        let mut all = vec!["--bench", "copy", "--dry-run"];
+        all.extend_from_slice(args);
+        let out = ws.kprof(&all, &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains(fix), "{args:?}: {stderr}");
+    }
+    assert!(!Path::new(&ws.root().join("profile")).join("index.md").exists());
+}
+
+/// A bounded census that profiles nothing (ncu's recorded answer when no launch was
+/// profiled, `misc/no_match.log`): exit 6 naming the range, and no stage after it.
+#[test]
+fn a_range_the_program_never_enters_is_named() {
+    let run = census_replaying("misc/no_match.log", &["--nvtx-include", "forward/"]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(6), "{stderr}");
+    assert!(stderr.contains("the census profiled no kernel launch inside NVTX range forward/"), "{stderr}");
+    assert!(stderr.contains("drop --nvtx-include/--profiler-range"), "{stderr}");
+    assert_eq!(run.calls.len(), 1, "{:?}", run.calls);
+}
+
+/// Under `--message-format json` the census comes as two messages: `census-taken` (every
+/// kernel with its numbers) and `kernel-discovered` (what was picked, and why).
+#[test]
+fn the_census_messages_in_json() {
+    let run = census(&["--top", "1", "--message-format", "json"]);
+    assert_eq!(run.out.status.code(), Some(0), "{}", run.stderr());
+    let messages: Vec<serde_json::Value> =
+        text(&run.out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let of = |reason: &str| {
+        messages.iter().find(|m| m["reason"] == reason).unwrap_or_else(|| panic!("no {reason}"))
+    };
+    let taken = of("census-taken");
+    assert_eq!(taken["kernel"], "copy");
+    assert_eq!(taken["launches"], 4);
+    assert_eq!(taken["bounds"], serde_json::Value::Null);
+    assert_eq!(taken["kernels"][1]["function"], "hgemm_tiled");
+    assert_eq!(taken["kernels"][1]["grid"], "(128, 128, 1)");
+    assert!(near(&taken["kernels"][1]["total_ns"], TILED[0] + TILED[1]), "{taken}");
+    let picked = of("kernel-discovered");
+    assert_eq!(picked["chosen"], "hgemm_naive");
+    assert_eq!(picked["why"], "--top 1");
+    assert_eq!(picked["picked"][0]["function"], "hgemm_naive");
+    let naive = NAIVE[0] + NAIVE[1];
+    assert!(near(&picked["share_pct"], 100.0 * naive / (naive + TILED[0] + TILED[1])), "{picked}");
+}
+
+/// `--output-dir` names one profile directory and nothing is written beside it: the census
+/// profiles its costliest kernel there and names the others in a warning.
+#[test]
+fn an_output_dir_keeps_the_census_to_its_one_directory() {
+    let ws_out = tempfile::tempdir().unwrap();
+    let dir = ws_out.path().join("mine");
+    let run = census(&["--output-dir", dir.to_str().unwrap()]);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("the census also picked hgemm_tiled, not profiled: --output-dir")
+            && stderr.contains("--kernel =hgemm_tiled and another --output-dir"),
+        "{stderr}"
+    );
+    assert!(dir.join("breakdown.json").is_file());
+    let beside: Vec<_> = std::fs::read_dir(ws_out.path()).unwrap().collect();
+    assert_eq!(beside.len(), 1, "{beside:?}");
+    assert!(!run.calls.iter().any(|c| arg_after(c, "--kernel-name").as_deref() == Some(TILED_FILTER)));
+}

@@ -140,18 +140,6 @@ fn samples() -> Vec<Event> {
             why: "rule".into(),
             batched: true,
         },
-        Event::FollowUpsPlanned {
-            kernels: "a + b".into(),
-            why: "one follow-up run".into(),
-            estimate_ms: 5434,
-            alternative_ms: Some(7166),
-        },
-        Event::FollowUpsPlanned {
-            kernels: "a".into(),
-            why: "one run".into(),
-            estimate_ms: 1,
-            alternative_ms: None,
-        },
         Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() },
         Event::ProfilePrepared(prepared()),
         Event::DryRun(prepared()),

@@ -303,8 +303,19 @@ fn a_dry_run_shows_the_batched_commands_a_run_starts() {
     let batched = filters(&stdout).into_iter().filter(|f| f.contains(")|(")).collect::<Vec<_>>();
     // The stages known before the run: basic and `auto`'s hot lines, both batched.
     assert_eq!(batched, [recorded_filters[0].clone(), recorded_filters[0].clone()], "{stdout}");
-    assert!(stdout.contains(&format!("# Stage basic (batched: {})", names.join(" + "))), "{stdout}");
-    assert!(stdout.contains(&format!("# Stage source (batched: {})", names.join(" + "))), "{stdout}");
+    // No cost history yet: each estimate is unknown, and the dry run says why.
+    assert!(
+        stdout.contains(&format!("# Stage basic (batched: {}; cost unknown)", names.join(" + "))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("# Stage source (batched: {}; cost unknown)", names.join(" + "))),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("# Cost: total unknown; estimates unknown: no cost history of this program in "),
+        "{stdout}"
+    );
     assert!(stderr.contains("Batched: 2 kernels of"), "{stderr}");
     let out =
         ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run", "--message-format", "json"], &env);

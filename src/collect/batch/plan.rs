@@ -7,7 +7,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::{own_page, shown_names, split_rows, Batch, BatchStage, Shared};
+use super::rows::{own_page, split_rows};
+use super::{shown_names, Batch, BatchStage, Shared};
 use crate::analyze::summary;
 use crate::collect::discover::function_name;
 use crate::collect::planner::{self, CostTerms, FollowUpPlan, KernelCost, RunSample};

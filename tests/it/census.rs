@@ -374,3 +374,51 @@ fn an_output_dir_keeps_the_census_to_its_one_directory() {
     assert_eq!(beside.len(), 1, "{beside:?}");
     assert!(!run.calls.iter().any(|c| arg_after(c, "--kernel-name").as_deref() == Some(TILED_FILTER)));
 }
+
+/// The H200's census pages (fixtures/h200/census): the breakdown and the pick computed
+/// again from each page are the ones the H200 run wrote.
+#[test]
+fn the_h200_census_pages_give_the_breakdowns_the_h200_run_wrote() {
+    use cargo_kprof::model::census::Pick;
+    for (run, pick, chosen) in
+        [("latency", Pick::Default, 5), ("heldout", Pick::Default, 5), ("top2", Pick::Top(2), 2)]
+    {
+        let dir = recordings().join("census").join(run);
+        let text = std::fs::read_to_string(dir.join("00_discovery_raw.csv")).unwrap();
+        let page = cargo_kprof::ncu::parse::RawPage::parse(&text, run).unwrap();
+        // As the census reads a page: each launch's kernel, duration, grid and block (the
+        // zoo's kernels are plain C names: the function is the name).
+        let metric = "gpu__time_duration.sum";
+        let launches = page.launches().map(|l| {
+            let scale = match l.unit(metric).unwrap_or("") {
+                "usecond" | "us" => 1e3,
+                "msecond" | "ms" => 1e6,
+                _ => 1.0,
+            };
+            cargo_kprof::model::census::CensusLaunch {
+                kernel: l.kernel_name(),
+                function: l.kernel_name().split('(').next().unwrap().to_string(),
+                duration_ns: l.number(metric).unwrap() * scale,
+                grid: l.get("Grid Size"),
+                block: l.get("Block Size"),
+            }
+        });
+        let mut ours = cargo_kprof::model::census::Breakdown::from_launches(launches, false);
+        ours.pick(pick).unwrap();
+        let theirs: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("breakdown.json")).unwrap()).unwrap();
+        let ours = serde_json::to_value(&ours).unwrap();
+        assert_eq!(ours["launches"], theirs["launches"], "{run}");
+        assert_eq!(ours["chosen"], theirs["chosen"], "{run}");
+        assert_eq!(ours["chosen"].as_array().unwrap().len(), chosen, "{run}");
+        let (a, b) = (ours["kernels"].as_array().unwrap(), theirs["kernels"].as_array().unwrap());
+        assert_eq!(a.len(), b.len(), "{run}");
+        for (x, y) in a.iter().zip(b) {
+            for field in ["kernel", "function", "launches", "total_ns", "grid", "block"] {
+                assert_eq!(x[field], y[field], "{run}: {field} of {x}");
+            }
+            assert!(near(&x["share_pct"], y["share_pct"].as_f64().unwrap()), "{run}: {x}");
+        }
+        assert!(near(&ours["total_ns"], theirs["total_ns"].as_f64().unwrap()), "{run}");
+    }
+}

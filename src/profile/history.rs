@@ -13,7 +13,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 /// The file's name in the profiles root.
@@ -69,13 +69,21 @@ pub struct HistoryKernel {
     pub follow_up: Option<String>,
 }
 
-/// Appends `run` as one line.
+/// Appends `run` as one line. The profiles root's own file is never followed through a
+/// symbolic link (nothing outside the profiles root is written); a file
+/// `KPROF_COST_HISTORY` names is the user's choice, links and all.
 pub fn append(root: &Path, run: &HistoryRun) -> Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     let mut line = serde_json::to_string(run)?;
     line.push('\n');
     let path = history_path(root);
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    if path == root.join(HISTORY) {
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    let mut f = options.open(&path).with_context(|| format!("could not open {}", path.display()))?;
     // One write per line: appends from parallel workers do not interleave within it.
     f.write_all(line.as_bytes())?;
     Ok(())
@@ -135,5 +143,18 @@ mod tests {
         assert_eq!(runs.iter().map(|r| r.wall_ms).collect::<Vec<_>>(), vec![3000, 2500]);
         assert!(runs_of(dir.path(), "other").is_empty());
         assert!(runs_of(&dir.path().join("absent"), "demo/bench/copy").is_empty());
+    }
+
+    /// A history file planted as a link to elsewhere is not written through.
+    #[test]
+    fn a_linked_history_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "mine\n").unwrap();
+        let root = dir.path().join("profile");
+        std::fs::create_dir(&root).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(HISTORY)).unwrap();
+        assert!(append(&root, &run("demo/bench/copy", "basic", 3000)).is_err());
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "mine\n");
     }
 }

@@ -643,6 +643,27 @@ mod tests {
         let mut refuted = rules.decide_class(&s);
         refuted.hypotheses = vec![Hypothesis { text: "made up".into(), evidence: Vec::new() }];
         assert!(rules.contradictions(&s, &refuted)[0].contains("hypothesis not from the rule"));
+        // A limiter prints its advice as its one hypothesis: another text, or a second
+        // hypothesis beside it, is a contradiction.
+        let mut advised = v.clone();
+        advised.hypotheses[0].text = "other advice".into();
+        let twice = {
+            let mut t = v.clone();
+            t.hypotheses.push(v.hypotheses[0].clone());
+            t
+        };
+        for w in [advised, twice] {
+            let found = rules.contradictions(&s, &w);
+            assert!(found.iter().any(|c| c.contains("the printed advice is not the limiter's")), "{found:?}");
+        }
+        // A rule's hypothesis printed although its `when` fails: the L2 one needs DRAM
+        // under 40 %, and this kernel's DRAM runs at 83 %.
+        let rule = rules.rules.iter().find(|r| r.spec.id == "memory-bound").unwrap();
+        let l2 = rule.hypotheses.iter().find(|h| h.text.starts_with("L2 runs at")).unwrap();
+        let mut unheld = rules.decide_class(&s);
+        unheld.hypotheses = vec![Hypothesis { text: fill(&l2.text, &s).unwrap(), evidence: Vec::new() }];
+        let found = rules.contradictions(&s, &unheld);
+        assert!(found.iter().any(|c| c.contains("printed although its `when` fails")), "{found:?}");
     }
 
     #[test]

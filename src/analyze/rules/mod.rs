@@ -664,6 +664,20 @@ mod tests {
         unheld.hypotheses = vec![Hypothesis { text: fill(&l2.text, &s).unwrap(), evidence: Vec::new() }];
         let found = rules.contradictions(&s, &unheld);
         assert!(found.iter().any(|c| c.contains("printed although its `when` fails")), "{found:?}");
+        // And one its `refuted_by` refutes: L1 re-reads, but with bank conflicts in most of
+        // the shared-memory wavefronts.
+        let conflicted = kernel(&[
+            ("l1tex_throughput_pct", 90.0),
+            ("dram_throughput_pct", 10.0),
+            ("shared_conflict_pct", 60.0),
+        ]);
+        let l1 = rule.hypotheses.iter().find(|h| h.text.starts_with("L1/TEX runs at")).unwrap();
+        let mut refuted = rules.decide_class(&s);
+        refuted.hypotheses =
+            vec![Hypothesis { text: fill(&l1.text, &conflicted).unwrap(), evidence: Vec::new() }];
+        let found = rules.contradictions(&conflicted, &refuted);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("hypothesis refuted by its own metrics"), "{found:?}");
     }
 
     #[test]

@@ -382,6 +382,52 @@ mod tests {
         assert_eq!(entry.size(), (8 << 20) + 4);
     }
 
+    /// An archive of a folder entry and a file in it, written with kprof's own builder.
+    fn folder_and_file(tmp: &Path) -> PathBuf {
+        let archive = tmp.join("a.tar");
+        let mut tar = builder(std::fs::File::create(&archive).unwrap());
+        let mut folder = tar::Header::new_gnu();
+        folder.set_entry_type(tar::EntryType::Directory);
+        folder.set_size(0);
+        folder.set_mode(0o755);
+        tar.append_data(&mut folder, "sub/", std::io::empty()).unwrap();
+        let mut file = tar::Header::new_gnu();
+        file.set_size(5);
+        file.set_mode(0o644);
+        tar.append_data(&mut file, "sub/a.txt", &b"hello"[..]).unwrap();
+        tar.into_inner().unwrap();
+        archive
+    }
+
+    /// The second pass unpacks the folders and files the first pass checked, as they were.
+    #[test]
+    fn extract_unpacks_checked_folders_and_files() {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = folder_and_file(tmp.path());
+        let checked: check::Entries =
+            [(PathBuf::from("sub"), None), (PathBuf::from("sub/a.txt"), Some(5))].into_iter().collect();
+        let out = tmp.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        extract(&archive, &out, &checked).unwrap();
+        assert!(out.join("sub").is_dir());
+        assert_eq!(std::fs::read_to_string(out.join("sub/a.txt")).unwrap(), "hello");
+    }
+
+    /// A file whose size is not the one the first pass checked (the archive changed in
+    /// between) is refused, naming it, and not unpacked.
+    #[test]
+    fn extract_refuses_an_entry_that_changed_since_the_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        let archive = folder_and_file(tmp.path());
+        let checked: check::Entries =
+            [(PathBuf::from("sub"), None), (PathBuf::from("sub/a.txt"), Some(3))].into_iter().collect();
+        let out = tmp.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        let err = format!("{:#}", extract(&archive, &out, &checked).unwrap_err());
+        assert!(err.contains("entry `sub/a.txt` was not checked as it is now"), "{err}");
+        assert!(!out.join("sub/a.txt").exists());
+    }
+
     #[test]
     fn sparse_entries_from_other_writers_are_refused() {
         // An archive whose executable a sparse-aware writer stored as GNU sparse: kprof

@@ -411,6 +411,10 @@ mod tests {
         extract(&archive, &out, &checked).unwrap();
         assert!(out.join("sub").is_dir());
         assert_eq!(std::fs::read_to_string(out.join("sub/a.txt")).unwrap(), "hello");
+        // Packed as 0644: unpacked without an execute bit.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(out.join("sub/a.txt")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o111, 0, "{mode:o}");
     }
 
     /// A file whose size is not the one the first pass checked (the archive changed in

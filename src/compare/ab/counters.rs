@@ -620,6 +620,9 @@ mod tests {
     fn counts_read_short() {
         assert_eq!(short(0.0), "0");
         assert_eq!(short(4096.0), "4096");
+        // The bound: 99 999 as it is, 100 000 in the short form.
+        assert_eq!(short(99_999.0), "99999");
+        assert_eq!(short(1e5), "1.0e5");
         assert_eq!(short(3.1e7), "3.1e7");
         assert_eq!(short(1.234e8), "1.2e8");
     }

@@ -566,14 +566,9 @@ pub fn decide_all(rules: &Rules, summary: &summary::MetricsSummary) -> Bottlenec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn kernel(fields: &[(&str, f64)]) -> KernelSummary {
-        let mut map: BTreeMap<String, Option<f64>> = BTreeMap::new();
-        for (k, v) in fields {
-            map.insert(k.to_string(), Some(*v));
-        }
-        KernelSummary { kernel: "k".into(), launches: 1, fields: map, top_stalls: Vec::new() }
+        KernelSummary::synthetic(fields)
     }
 
     #[test]

@@ -206,12 +206,7 @@ mod tests {
     }
 
     fn kernel(fields: &[(&str, f64)]) -> KernelSummary {
-        KernelSummary {
-            kernel: "k".into(),
-            launches: 1,
-            fields: fields.iter().map(|(k, v)| (k.to_string(), Some(*v))).collect(),
-            top_stalls: Vec::new(),
-        }
+        KernelSummary::synthetic(fields)
     }
 
     #[test]

@@ -43,6 +43,18 @@ pub struct StallShare {
 }
 
 impl KernelSummary {
+    /// A synthetic summary for unit tests: kernel `k`, one launch, these fields, no
+    /// stalls. Built in code and named as such, never stored as ncu output.
+    #[cfg(test)]
+    pub(crate) fn synthetic(fields: &[(&str, f64)]) -> KernelSummary {
+        KernelSummary {
+            kernel: "k".into(),
+            launches: 1,
+            fields: fields.iter().map(|(k, v)| (k.to_string(), Some(*v))).collect(),
+            top_stalls: Vec::new(),
+        }
+    }
+
     /// A field's value, if collected.
     pub fn get(&self, name: &str) -> Option<f64> {
         self.fields.get(name).copied().flatten()

@@ -137,10 +137,12 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         .collect();
     let program = plan::program_key(first.kernel);
     let root = first.dir.path().parent().unwrap_or(first.dir.path()).to_path_buf();
+    // Read once: the first run's plan and the follow-ups' are priced from it.
+    let history = crate::profile::history::runs_of(&root, &program);
     let mut planned = None;
     if auto {
         let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
-        if let Some(run) = plan::first_run(&root, &program, &names) {
+        if let Some(run) = plan::first_run(&history, &names) {
             planned = Some(plan::announce_first(shell, members, &run));
             let basic = StageCollection::Named(Stage::Basic);
             if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {
@@ -164,6 +166,7 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         follow_up_ms: 0,
         first_run: true,
         plan: planned,
+        history,
     };
     drive(&mut batch, stages)?;
     batch.finish(started)
@@ -222,6 +225,8 @@ struct Batch<'r, 'a> {
     first_run: bool,
     /// The planner's choice for the follow-ups, once made.
     plan: Option<PlanRecord>,
+    /// The program's cost history as it was when the batch began.
+    history: Vec<crate::profile::history::HistoryRun>,
 }
 
 /// A batched stage that ended `ok`: what each member's share is cut from.
@@ -378,7 +383,7 @@ impl Batch<'_, '_> {
             self.remember(&run);
             return Ok(Next::Then(Vec::new()));
         }
-        let known = plan::known(&self.root, &self.program, &run);
+        let known = plan::known(&self.history, &run);
         self.remember(&run);
         Ok(Next::Then(self.plan_follow_ups(&wants, &costs, &known)))
     }

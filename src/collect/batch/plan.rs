@@ -99,19 +99,25 @@ pub struct Known {
     pub passes: BTreeMap<String, u32>,
 }
 
-/// The terms of `program` from the history under `root`, or else from `basic` (this
-/// batch's basic run).
-pub fn known(root: &Path, program: &str, basic: &HistoryRun) -> Known {
-    let runs = history::runs_of(root, program);
+/// The terms of the program from its `history` (its runs read when the batch began), or
+/// else from `basic` (this batch's basic run).
+pub fn known(history: &[HistoryRun], basic: &HistoryRun) -> Known {
+    let runs = history;
     let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())
         .unwrap_or_else(|| CostTerms::from_basic(&sample_of(basic)));
+    Known { terms, passes: measured_passes(runs.iter().chain([basic])) }
+}
+
+/// Replay passes per launch measured for each set of stages (`memory+compute`), the
+/// latest run's.
+fn measured_passes<'a>(runs: impl Iterator<Item = &'a HistoryRun>) -> BTreeMap<String, u32> {
     let mut passes = BTreeMap::new();
-    for run in runs.iter().chain([basic]) {
+    for run in runs {
         if let Some(p) = run.kernels.first().map(|k| k.passes).filter(|p| *p > 0) {
             passes.insert(run.stages.clone(), p);
         }
     }
-    Known { terms, passes }
+    passes
 }
 
 /// The follow-up runs for `wants` (member -> stage): priced when the planner is on,
@@ -255,7 +261,7 @@ impl Batch<'_, '_> {
             self.remember(&run);
             return Ok(Next::Done);
         }
-        let known = known(&self.root, &self.program, &run);
+        let known = known(&self.history, &run);
         self.remember(&run);
         Ok(Next::Then(self.plan_follow_ups(&missed, &costs, &known)))
     }
@@ -295,16 +301,11 @@ struct Learned {
 }
 
 impl Learned {
-    /// From the history under `root`; `None` without a run to fit the terms on.
-    fn of(root: &Path, program: &str) -> Option<Learned> {
-        let runs = history::runs_of(root, program);
+    /// From the program's runs; `None` without a run to fit the terms on.
+    fn of(runs: &[HistoryRun]) -> Option<Learned> {
         let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())?;
-        let mut passes = BTreeMap::new();
         let mut last: BTreeMap<String, (Option<Stage>, KernelCost)> = BTreeMap::new();
-        for run in &runs {
-            if let Some(p) = run.kernels.first().map(|k| k.passes).filter(|p| *p > 0) {
-                passes.insert(run.stages.clone(), p);
-            }
+        for run in runs {
             for k in &run.kernels {
                 let cost = KernelCost { launches: k.launches, duration_ms: k.duration_ns / 1e6 };
                 let follow: Option<Stage> = k.follow_up.as_deref().and_then(|f| f.parse().ok());
@@ -312,6 +313,7 @@ impl Learned {
                 last.insert(k.kernel.clone(), (follow.or(before), cost));
             }
         }
+        let passes = measured_passes(runs.iter());
         Some(Learned { terms, passes, last })
     }
 
@@ -331,11 +333,11 @@ impl Learned {
 /// A first run the history plans: basic merged with each member's follow-up of last
 /// time, for a batch whose every member has one and whose stages can merge, when the
 /// terms price it below basic then the follow-ups. `None` keeps basic first.
-pub fn first_run(root: &Path, program: &str, members: &[&str]) -> Option<FirstRun> {
+pub fn first_run(history: &[HistoryRun], members: &[&str]) -> Option<FirstRun> {
     if !planner_on() {
         return None;
     }
-    let learned = Learned::of(root, program)?;
+    let learned = Learned::of(history)?;
     let (wants, costs) = learned.follow_ups(members)?;
     let mut stages: Vec<Stage> = vec![Stage::Basic];
     stages.extend(wants.values().copied().collect::<std::collections::BTreeSet<_>>());
@@ -384,7 +386,8 @@ pub fn dry_plan(
     members: &[&str],
     mut collections: Vec<StageCollection>,
 ) -> DryPlan {
-    let Some(learned) = Learned::of(root, program) else {
+    let history = history::runs_of(root, program);
+    let Some(learned) = Learned::of(&history) else {
         let note = format!(
             "estimates unknown: no cost history of this program in {} yet (a run records one)",
             history::history_path(root).display()
@@ -392,7 +395,7 @@ pub fn dry_plan(
         let estimates_ms = vec![None; collections.len()];
         return DryPlan { collections, estimates_ms, follow_ups_ms: None, note };
     };
-    let first = first_run(root, program, members);
+    let first = first_run(&history, members);
     if let Some(run) = &first {
         let basic = StageCollection::Named(Stage::Basic);
         if let Some(c) = collections.iter_mut().find(|c| **c == basic) {

@@ -31,8 +31,8 @@ out=$(realpath "$out")
 "$kprof" kprof run --archive "$archive" --workspace-remap "$out/dry" --dry-run \
   --stages basic,source --message-format json >"$out/dry-run.jsonl" 2>"$out/dry-run.err"
 
-python3 - "$out" <<'PY'
-import json, os, shlex, subprocess, sys, time
+KPROF_BENCH_DIR="$(cd "$(dirname "$0")" && pwd)" PYTHONDONTWRITEBYTECODE=1 python3 - "$out" <<'PY'
+import json, os, sys
 
 out = sys.argv[1]
 batches = []
@@ -50,26 +50,9 @@ steps = open(os.path.join(out, "steps.tsv"), "w")
 steps.write("batch\tkernels\tway\tstep\tseconds\trc\n")
 summary = []
 
-def run(argv, cwd, env, log):
-    began = time.monotonic()
-    with open(log, "w") as f:
-        rc = subprocess.call(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT)
-    return time.monotonic() - began, rc
-
-def split(command):
-    """`cd DIR && env K=V ... NCU ARGS...` into (cwd, env, argv)."""
-    words = shlex.split(command)
-    cwd = None
-    if words[0] == "cd":
-        cwd, words = words[1], words[3:]
-    env = dict(os.environ)
-    if words[0] == "env":
-        words = words[1:]
-        while "=" in words[0] and not words[0].startswith("/"):
-            k, v = words[0].split("=", 1)
-            env[k] = v
-            words = words[1:]
-    return cwd, env, words
+# The command splitter and the timed run, shared with the per-program cost bench.
+sys.path.insert(0, os.environ["KPROF_BENCH_DIR"])
+from cost_programs import run, split  # noqa: E402
 
 for n, b in enumerate(batches):
     stages = {s["stage"]: s["command"] for s in b["stages"]}

@@ -112,7 +112,7 @@ for k in "${kernels[@]}"; do
     continue
   fi
   dir="$(dirname "$manifest")"
-  read -r ncu_ms stages kstatus < <(manifest_facts "$manifest")
+  read -r ncu_ms stages _ < <(manifest_facts "$manifest")
   auto_passes=$(passes_of "$dir"/details/0[1-9]_*_raw.csv)
   duration=$(duration_ms_of "$dir/details/01_basic_raw.csv")
 

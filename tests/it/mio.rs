@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::support::{recording_file, repo, text};
+use crate::support::{repo, text};
 
 /// The `mio` table of EXPECTED.md: (kernel, limiter, class, advice).
 fn expected() -> Vec<(String, String, String, String)> {
@@ -28,19 +28,8 @@ fn expected() -> Vec<(String, String, String, String)> {
 /// `cargo kprof import` of a kernel's recorded raw and details pages: its verdict.
 fn import(kernel: &str, tmp: &Path) -> (serde_json::Value, String) {
     let inputs = tmp.join(format!("in-{kernel}"));
-    std::fs::create_dir_all(&inputs).unwrap();
-    let raw = recording_file(&format!("zoo-fixes/ncu/{kernel}_full_raw.csv"), &inputs);
-    let details = recording_file(&format!("zoo-fixes/ncu/{kernel}_full_details.csv"), &inputs);
     let out = tmp.join(kernel);
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "import", "--raw"])
-        .arg(&raw)
-        .arg("--details")
-        .arg(&details)
-        .arg("--output-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = crate::support::fs::import_full(&format!("zoo-fixes/ncu/{kernel}"), &inputs, &out);
     assert_eq!(run.status.code(), Some(0), "{kernel}: {}", text(&run.stderr));
     let doc: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("details/bottleneck_decision.json")).unwrap())

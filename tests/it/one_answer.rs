@@ -8,7 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{copy_dir, recording_file, recordings, text};
+use crate::support::{copy_dir, recordings, text};
 
 /// The one verdict in a profile directory's `bottleneck_decision.json`, by kernel name.
 fn verdicts(dir: &Path) -> Vec<serde_json::Value> {
@@ -33,19 +33,8 @@ fn report(recorded: &Path, tmp: &Path) -> PathBuf {
 /// `cargo kprof import` of a recorded `--set full` raw page and its details page.
 fn import(set: &str, name: &str, tmp: &Path) -> PathBuf {
     let inputs = tmp.join(format!("in-{name}"));
-    std::fs::create_dir_all(&inputs).unwrap();
-    let raw = recording_file(&format!("{set}/{name}_full_raw.csv"), &inputs);
-    let details = recording_file(&format!("{set}/{name}_full_details.csv"), &inputs);
     let out = tmp.join(format!("full-{name}"));
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "import", "--raw"])
-        .arg(&raw)
-        .arg("--details")
-        .arg(&details)
-        .arg("--output-dir")
-        .arg(&out)
-        .output()
-        .unwrap();
+    let run = crate::support::fs::import_full(&format!("{set}/{name}"), &inputs, &out);
     assert_eq!(run.status.code(), Some(0), "{name}: {}", text(&run.stderr));
     out
 }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{copy_dir, recording_file, recordings, repo, text};
+use crate::support::{copy_dir, recordings, repo, text};
 
 /// One row of EXPECTED.md's summary table.
 #[derive(Debug)]
@@ -96,19 +96,8 @@ fn full_recordings_get_the_expected_limiter_and_advice() {
     let tmp = tempfile::tempdir().unwrap();
     let missed = misses(&rows, |row| {
         let inputs = tmp.path().join(format!("in-{}", row.kernel));
-        std::fs::create_dir_all(&inputs).unwrap();
-        let raw = recording_file(&format!("zoo-full/{}_full_raw.csv", row.kernel), &inputs);
-        let details = recording_file(&format!("zoo-full/{}_full_details.csv", row.kernel), &inputs);
         let out = tmp.path().join(&row.kernel);
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .args(["kprof", "import", "--raw"])
-            .arg(&raw)
-            .arg("--details")
-            .arg(&details)
-            .arg("--output-dir")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let run = crate::support::fs::import_full(&format!("zoo-full/{}", row.kernel), &inputs, &out);
         assert_eq!(run.status.code(), Some(0), "{}: {}", row.kernel, text(&run.stderr));
         verdict(&out)
     });

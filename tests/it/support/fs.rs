@@ -60,6 +60,23 @@ pub fn recording_file(rel: &str, dir: &Path) -> PathBuf {
     path
 }
 
+/// `cargo kprof import` of the recorded `--set full` pair `<prefix>_full_raw.csv` and
+/// `<prefix>_full_details.csv` (written uncompressed into `inputs`) into `out`.
+pub fn import_full(prefix: &str, inputs: &Path, out: &Path) -> std::process::Output {
+    std::fs::create_dir_all(inputs).unwrap();
+    let raw = recording_file(&format!("{prefix}_full_raw.csv"), inputs);
+    let details = recording_file(&format!("{prefix}_full_details.csv"), inputs);
+    std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "import", "--raw"])
+        .arg(&raw)
+        .arg("--details")
+        .arg(&details)
+        .arg("--output-dir")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
 /// Splits a command line as a POSIX shell would, for the lines kprof writes (words,
 /// single-quoted words, `&&`).
 pub fn shell_words(line: &str) -> Vec<String> {

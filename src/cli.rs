@@ -282,6 +282,10 @@ pub struct ArchiveArgs {
     /// the merge base with the upstream branch, or with origin/$GITHUB_BASE_REF in GitHub Actions)
     #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto")]
     pub base: Option<String>,
+    /// Build and pack every first-parent revision of GOOD..BAD (GOOD alone: up to HEAD),
+    /// identical builds once, for `bisect --archive` to search (needs -k KERNEL)
+    #[arg(long, value_name = "GOOD..BAD", conflicts_with = "base")]
+    pub bisect: Option<String>,
     /// Launchers to write next to the archive.
     #[command(flatten)]
     pub launchers: LauncherArgs,

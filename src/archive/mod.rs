@@ -18,6 +18,7 @@ use crate::plan::{KernelPlan, Plan, PlannedTarget};
 use check::{check, cwd_under, entry_path, CheckedArchive, Entries};
 
 pub mod adjust;
+pub mod bisect;
 pub mod check;
 pub mod contents;
 pub mod deps;

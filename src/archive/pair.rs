@@ -86,19 +86,7 @@ pub fn temporaries(out: &Path) -> Result<(PathBuf, PathBuf), Failure> {
 
 /// The pair's manifest when `archive` is an A/B archive; `None` for a one-sided one.
 pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
-    let unreadable = |e: String| {
-        Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
-            .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
-    };
-    let mut tar = tar::Archive::new(super::check::open(archive)?);
-    let mut entries = tar.entries().map_err(|e| unreadable(e.to_string()))?;
-    let Some(first) = entries.next() else { return Ok(None) };
-    let mut first = first.map_err(|e| unreadable(e.to_string()))?;
-    if first.path_bytes().as_ref() != PAIR_MANIFEST.as_bytes() {
-        return Ok(None);
-    }
-    let mut text = Vec::new();
-    first.by_ref().take(1 << 20).read_to_end(&mut text).map_err(|e| unreadable(e.to_string()))?;
+    let Some(text) = first_entry(archive, PAIR_MANIFEST)? else { return Ok(None) };
     let m: PairManifest = serde_json::from_slice(&text).map_err(|e| {
         Failure::new(ExitCode::Config, format!("{}: {PAIR_MANIFEST} cannot be read: {e}", archive.display()))
     })?;
@@ -118,6 +106,25 @@ pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
             .help("pass the file `cargo kprof archive --base` wrote, unchanged")
     })?;
     Ok(Some(m))
+}
+
+/// The first MiB of `archive`'s first entry when that entry is called `name`; `None` when
+/// it is not (or the archive is empty).
+pub(super) fn first_entry(archive: &Path, name: &str) -> Result<Option<Vec<u8>>, Failure> {
+    let unreadable = |e: String| {
+        Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
+            .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
+    };
+    let mut tar = tar::Archive::new(super::check::open(archive)?);
+    let mut entries = tar.entries().map_err(|e| unreadable(e.to_string()))?;
+    let Some(first) = entries.next() else { return Ok(None) };
+    let mut first = first.map_err(|e| unreadable(e.to_string()))?;
+    if first.path_bytes().as_ref() != name.as_bytes() {
+        return Ok(None);
+    }
+    let mut text = Vec::new();
+    first.by_ref().take(1 << 20).read_to_end(&mut text).map_err(|e| unreadable(e.to_string()))?;
+    Ok(Some(text))
 }
 
 /// The longest `base_asked` kept: a revision as typed, or `merge base of HEAD and <branch>`.
@@ -149,7 +156,7 @@ fn shown(value: &str) -> String {
 }
 
 /// `value` is a commit: 40 or 64 hex digits.
-fn commit(field: &'static str, value: &str) -> Result<(), (&'static str, String)> {
+pub(super) fn commit(field: &'static str, value: &str) -> Result<(), (&'static str, String)> {
     let hex = value.bytes().all(|b| b.is_ascii_hexdigit());
     match (value.len(), hex) {
         (40 | 64, true) => Ok(()),
@@ -159,13 +166,13 @@ fn commit(field: &'static str, value: &str) -> Result<(), (&'static str, String)
 
 /// The invisible marks that reorder or hide text on a terminal (bidirectional overrides
 /// and isolates, zero-width marks): refused with the control characters.
-const BIDI: [char; 14] = [
+pub(super) const BIDI: [char; 14] = [
     '\u{200b}', '\u{200c}', '\u{200d}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}',
     '\u{202d}', '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
 ];
 
 /// `value` is one printable line, not empty, of at most `max` characters.
-fn text(field: &'static str, value: &str, max: usize) -> Result<(), (&'static str, String)> {
+pub(super) fn text(field: &'static str, value: &str, max: usize) -> Result<(), (&'static str, String)> {
     if value.trim().is_empty() {
         Err((field, "is empty".to_string()))
     } else if value.chars().count() > max {

@@ -9,12 +9,20 @@ use crate::model::ab::GateSignal;
 #[derive(Debug, Args)]
 pub struct BisectArgs {
     /// A revision where the kernel was fast: every step is an A/B check against it
-    #[arg(long, value_name = "REV")]
-    pub good: String,
+    #[arg(long, value_name = "REV", required_unless_present = "archive")]
+    pub good: Option<String>,
     /// A revision where the kernel is slower (default: HEAD); the search runs on its
     /// first-parent path from --good
-    #[arg(long, value_name = "REV", default_value = "HEAD")]
-    pub bad: String,
+    #[arg(long, value_name = "REV")]
+    pub bad: Option<String>,
+    /// Search a bisect archive written by `cargo kprof archive --bisect GOOD..BAD`, on a
+    /// machine without cargo (its range replaces --good and --bad)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["good", "bad"])]
+    pub archive: Option<std::path::PathBuf>,
+    /// With --archive: where to unpack its builds and write the profiles (must not exist or
+    /// be empty; default: kprof-bisect)
+    #[arg(long, value_name = "DIR", requires = "archive")]
+    pub workspace_remap: Option<std::path::PathBuf>,
     /// Time only: no ncu, fast (harness targets only)
     #[arg(long)]
     pub timing_only: bool,

@@ -18,7 +18,10 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
         base: a.base.as_deref(),
         launchers: a.launchers.request(),
     };
-    archive::pack(Box::new(|| a.profile.request()), opts, shell)
+    match &a.bisect {
+        Some(range) => crate::ops::bisect::pack::pack(Box::new(|| a.profile.request()), &opts, range, shell),
+        None => archive::pack(Box::new(|| a.profile.request()), opts, shell),
+    }
 }
 
 /// `cargo-kprof kprof run --archive FILE`.

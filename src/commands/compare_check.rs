@@ -42,6 +42,9 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     let results =
         ResultFiles { bmf: c.exports.bmf.clone(), github_benchmark: c.exports.github_benchmark.clone() };
     results.check()?;
+    if let Some(a) = &c.archive {
+        crate::archive::bisect::refuse_bundle(a, "check --archive")?;
+    }
     let ab_archive = match (&c.archive, c.baseline.is_none() && c.save_baseline.is_none()) {
         (Some(a), true) => crate::archive::pair::read_manifest(a)?.is_some(),
         _ => false,

@@ -286,6 +286,9 @@ pub enum Event {
         /// The kernels both sides have.
         kernels: Vec<String>,
     },
+    /// A bisect archive is written (`cargo kprof archive --bisect`).
+    #[serde(rename = "archive-written")]
+    BisectArchiveWritten(BisectArchive),
     /// `init --dry-run`: what would be appended to one manifest.
     InitDryRun(InitAddition),
     /// `init`: what was appended to one manifest.
@@ -381,7 +384,8 @@ impl Message for Event {
             | Comparison { .. }
             | AbComparison(_)
             | ArchiveWritten(_)
-            | AbArchiveWritten { .. } => Channel::Result { preface: None },
+            | AbArchiveWritten { .. }
+            | BisectArchiveWritten(_) => Channel::Result { preface: None },
             InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
             ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
             CheckFinished(c) => Channel::Summary(c.level()),

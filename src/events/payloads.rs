@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::build::worktree::BaseRevision;
 use crate::compare::ab::counters::CounterChanges;
 use crate::compare::ab::stats::TimeChange;
 use crate::shell::{Channel, Message};
@@ -360,12 +361,34 @@ pub struct BisectStep {
     pub why_skipped: Option<String>,
     /// Timing rounds per side (twice the usual for the retry of an ambiguous check).
     pub rounds: u32,
+    /// No check ran: the revision has the same build as this one (`--good`, or a revision
+    /// checked already), whose outcome it takes. Bisects from an archive only.
+    pub same_build_as: Option<String>,
     /// After it: the last revision known good (`--good`'s at first).
     pub last_good: String,
     /// After it: the first known regressed, when one is.
     pub first_bad: Option<String>,
     /// The A/B check's line of each kernel.
     pub evidence: Vec<String>,
+}
+
+/// A bisect archive written (`cargo kprof archive --bisect GOOD..BAD`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BisectArchive {
+    /// The archive.
+    pub archive: PathBuf,
+    /// `GOOD`.
+    pub good: BaseRevision,
+    /// `BAD`.
+    pub bad: BaseRevision,
+    /// The kernels packed.
+    pub kernels: Vec<String>,
+    /// The first-parent revisions after `GOOD` up to `BAD`.
+    pub revisions: usize,
+    /// The distinct builds packed (revisions with identical builds share one).
+    pub builds: usize,
+    /// The revisions not packed, each with why (it does not build, it lacks the kernel).
+    pub not_built: Vec<(String, String)>,
 }
 
 /// The end of a bisect.

@@ -78,6 +78,7 @@ impl fmt::Display for Event {
                 base.asked,
                 archive.display()
             ),
+            BisectArchiveWritten(b) => bisect_archive(f, b),
             InitDryRun(a) => {
                 write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
             }
@@ -130,10 +131,33 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
     write!(f, "Report: {}", report.display())
 }
 
+fn bisect_archive(f: &mut fmt::Formatter<'_>, b: &BisectArchive) -> fmt::Result {
+    write!(
+        f,
+        "Archive: {} (bisect: --good {} ({}) and {} revision(s) up to {} ({}), {} distinct build(s))",
+        b.archive.display(),
+        b.good.short(),
+        b.good.asked,
+        b.revisions,
+        b.bad.short(),
+        b.bad.asked,
+        b.builds
+    )?;
+    for (commit, why) in &b.not_built {
+        write!(f, "\n  {commit} is not packed: it {why}")?;
+    }
+    write!(
+        f,
+        "\n  search it on the GPU machine: cargo-kprof kprof bisect --archive {} --workspace-remap DIR",
+        b.archive.display()
+    )
+}
+
 fn bisect_step(f: &mut fmt::Formatter<'_>, s: &BisectStep) -> fmt::Result {
-    let outcome = match &s.why_skipped {
-        Some(why) => format!("skipped ({why})"),
-        None => format!("{} ({} rounds)", s.outcome, s.rounds),
+    let outcome = match (&s.why_skipped, &s.same_build_as) {
+        (Some(why), _) => format!("skipped ({why})"),
+        (None, Some(other)) => format!("{} (the same build as {other}: no check)", s.outcome),
+        (None, None) => format!("{} ({} rounds)", s.outcome, s.rounds),
     };
     let bad = s.first_bad.as_deref().unwrap_or("?");
     // The check's own message has just said each kernel's line.

@@ -281,32 +281,6 @@ fn measuring_samples() -> Vec<Event> {
 fn more_samples() -> Vec<Event> {
     let names = || vec!["hgemm".to_string()];
     vec![
-        Event::BisectStep(BisectStep {
-            step: 1,
-            commit: "3f2a1c9d0e1b".into(),
-            subject: "Tile the B loads".into(),
-            outcome: "skipped",
-            why_skipped: Some("the build failed: cargo build exited 101".into()),
-            rounds: 12,
-            last_good: "0a1b2c3d4e5f".into(),
-            first_bad: None,
-            evidence: Vec::new(),
-        }),
-        Event::BisectFinished(Box::new(BisectFinished {
-            result: "first-bad",
-            commit: Some("3f2a1c9d0e1b".into()),
-            subject: Some("Tile the B loads".into()),
-            date: Some("2026-11-30T10:00:00+00:00".into()),
-            after: None,
-            hidden: Vec::new(),
-            evidence: vec!["hgemm: regressed, +428.1 %".into()],
-            second: None,
-            skipped: vec![("0a1b2c3d4e5f".into(), "the build failed".into())],
-            checks: 4,
-            check_bound: 5,
-            report: "profile/bisect.md".into(),
-            exit_code: 10,
-        })),
         Event::ProfileMerged { profile: "hgemm_1".into(), from: "a".into(), to: "b".into(), partition: None },
         Event::MergeFinished(MergeFinished {
             output_dir: "out".into(),
@@ -360,6 +334,63 @@ fn more_samples() -> Vec<Event> {
     ]
 }
 
+/// The messages of `bisect` and `archive --bisect`.
+fn bisect_samples() -> Vec<Event> {
+    vec![
+        Event::BisectStep(BisectStep {
+            step: 1,
+            commit: "3f2a1c9d0e1b".into(),
+            subject: "Tile the B loads".into(),
+            outcome: "skipped",
+            why_skipped: Some("the build failed: cargo build exited 101".into()),
+            rounds: 12,
+            same_build_as: None,
+            last_good: "0a1b2c3d4e5f".into(),
+            first_bad: None,
+            evidence: Vec::new(),
+        }),
+        Event::BisectStep(BisectStep {
+            step: 2,
+            commit: "4a1b2c3d4e5f".into(),
+            subject: "Reword the README".into(),
+            outcome: "unchanged",
+            why_skipped: None,
+            rounds: 12,
+            same_build_as: Some("0a1b2c3d4e5f".into()),
+            last_good: "4a1b2c3d4e5f".into(),
+            first_bad: Some("3f2a1c9d0e1b".into()),
+            evidence: vec!["the same build as --good 0a1b2c3d4e5f: no check needed, nothing changed".into()],
+        }),
+        Event::BisectFinished(Box::new(BisectFinished {
+            result: "first-bad",
+            commit: Some("3f2a1c9d0e1b".into()),
+            subject: Some("Tile the B loads".into()),
+            date: Some("2026-11-30T10:00:00+00:00".into()),
+            after: None,
+            hidden: Vec::new(),
+            evidence: vec!["hgemm: regressed, +428.1 %".into()],
+            second: None,
+            skipped: vec![("0a1b2c3d4e5f".into(), "the build failed".into())],
+            checks: 4,
+            check_bound: 5,
+            report: "profile/bisect.md".into(),
+            exit_code: 10,
+        })),
+        Event::BisectArchiveWritten(BisectArchive {
+            archive: "bisect.tar".into(),
+            good: crate::build::worktree::BaseRevision {
+                asked: "v1.2.0".into(),
+                commit: "0a1b2c3d4e5f".into(),
+            },
+            bad: crate::build::worktree::BaseRevision { asked: "HEAD".into(), commit: "3f2a1c9d0e1b".into() },
+            kernels: vec!["hgemm".to_string()],
+            revisions: 10,
+            builds: 3,
+            not_built: vec![("4a1b2c3d4e5f".into(), "does not build: cargo build failed".into())],
+        }),
+    ]
+}
+
 #[test]
 fn every_message_fits_its_definition_in_the_contract() {
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
@@ -369,8 +400,12 @@ fn every_message_fits_its_definition_in_the_contract() {
     );
     let defs = schema["$defs"].as_object().unwrap();
     let mut used = std::collections::BTreeSet::new();
-    for e in
-        samples().into_iter().chain(measuring_samples()).chain(more_samples()).chain(follow_ups_planned())
+    for e in samples()
+        .into_iter()
+        .chain(measuring_samples())
+        .chain(more_samples())
+        .chain(bisect_samples())
+        .chain(follow_ups_planned())
     {
         let v = serde_json::to_value(&e).unwrap();
         let reason = v["reason"].as_str().unwrap().to_string();

@@ -1,5 +1,5 @@
 //! Build here, profile there: `cargo kprof archive` packs a built plan (one side, or both
-//! sides of an A/B check), and `cargo-kprof kprof run --archive` unpacks one and profiles
+//! sides of an A/B check; every revision of a range for a bisect is `ops::bisect::pack`'s), and `cargo-kprof kprof run --archive` unpacks one and profiles
 //! it on a machine without cargo. `check --archive` unpacks through [`unpack_adjusted`]
 //! too, so the command line changes an archived plan the same way everywhere.
 
@@ -46,8 +46,13 @@ fn every_configured_unless_selected(mut request: Request) -> Request {
     request
 }
 
-/// `cargo kprof archive -o FILE`.
-pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<ExitCode> {
+/// The workspace and plan `archive` packs: the whole selection (`--partition` is taken
+/// where the archive runs), every configured kernel when nothing is selected.
+pub fn open_to_pack(
+    asked: RequestFn<'_>,
+    o: &PackOptions<'_>,
+    shell: &Shell,
+) -> Result<(Plan, Request, opening::Workspace)> {
     let whole = Box::new(|| {
         let request = asked()?;
         match &request.partition {
@@ -66,7 +71,12 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
             }),
         }
     });
-    let (plan, request, ws) = opening::open(o.manifest_path, whole, Shard::AsGiven, shell)?;
+    opening::open(o.manifest_path, whole, Shard::AsGiven, shell)
+}
+
+/// `cargo kprof archive -o FILE` (and `--base REV`; `--bisect` is `ops::bisect::pack`'s).
+pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<ExitCode> {
+    let (plan, request, ws) = open_to_pack(asked, &o, shell)?;
     if let Some(asked) = o.base {
         return pack_pair(&o, asked, &request, plan, &ws.config, shell);
     }
@@ -92,7 +102,7 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
 /// The libraries cudarc opens itself (from the features `cargo metadata`'s resolve
 /// enabled for it) and the packages' folders, read offline: the build has just
 /// downloaded what it needs.
-fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Graph {
+pub(crate) fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Graph {
     match crate::build::metadata_with_graph(&crate::build::cargo_binary(), manifest_path, &Shell::quiet()) {
         Ok(m) => archive::Graph::of(&m),
         Err(e) => {
@@ -106,7 +116,7 @@ fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Graph {
 }
 
 /// Builds a plan's programs with line info; `side` names the side of an A/B archive.
-fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Option<BuildOutput>> {
+pub(crate) fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Option<BuildOutput>> {
     let Some(req) = &plan.build else { return Ok(None) };
     match side {
         Some(side) => shell.status(format!("Building the {side} with line info: {}", req.describe())),
@@ -286,6 +296,7 @@ fn privilege_here(kernels: &mut [crate::plan::KernelPlan], sudo: bool, notes: &m
 /// `cargo-kprof kprof run --archive FILE`; an A/B archive is refused, pointing to
 /// `check --archive`, which compares its two sides.
 pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
+    archive::bisect::refuse_bundle(u.archive, "run --archive")?;
     if archive::pair::read_manifest(u.archive)?.is_some() {
         return Err(Failure::new(
             ExitCode::Config,

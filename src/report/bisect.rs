@@ -28,6 +28,9 @@ pub struct StepRecord {
     pub rounds: u32,
     /// The A/B check's line for each kernel (verdict, interval, counters, hot line).
     pub evidence: Vec<String>,
+    /// No check ran: the revision has the same build as this one (`--good`, or a revision
+    /// checked already), whose outcome it takes.
+    pub same_build_as: Option<String>,
 }
 
 /// A bisect's whole record.
@@ -87,7 +90,10 @@ pub fn markdown(doc: &BisectDoc) -> String {
     for (n, s) in doc.steps.iter().enumerate() {
         let outcome = match &s.step.outcome {
             crate::compare::bisect::Outcome::Skipped { reason } => format!("skipped: {}", cell(reason)),
-            o => o.name().to_string(),
+            o => match &s.same_build_as {
+                Some(other) => format!("{} (the same build as {}: no check)", o.name(), cell_code(other)),
+                None => o.name().to_string(),
+            },
         };
         out.push_str(&format!(
             "| {} | {} | {} | {} | {outcome} | {} .. {} |\n",
@@ -150,12 +156,14 @@ mod tests {
                     commit: history[2].clone(),
                     rounds: 12,
                     evidence: vec!["hgemm: regressed, +9.0 % [+8.0, +10.0]".into()],
+                    same_build_as: None,
                 },
                 StepRecord {
                     step: step(1, Outcome::Skipped { reason: "does not build: a | b".into() }, None, Some(2)),
                     commit: history[1].clone(),
                     rounds: 12,
                     evidence: Vec::new(),
+                    same_build_as: None,
                 },
             ],
             history,

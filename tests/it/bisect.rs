@@ -13,14 +13,14 @@ use crate::support::{text, Workspace};
 const KERNEL: &str =
     "[[package.metadata.kprof.kernels]]\nname = \"hgemm_tiled\"\nbench = \"copy\"\ncase = \"hgemm_tiled\"\n";
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", text(&out.stderr));
     text(&out.stdout).trim().to_string()
 }
 
 /// What one commit of the generated history does.
-enum Change {
+pub(crate) enum Change {
     /// The bench replays this side's rounds (`FAKE_ROUNDS_<SIDE>`).
     Bench(&'static str),
     /// The bench no longer compiles.
@@ -31,7 +31,7 @@ enum Change {
 
 /// Commits `changes` on top of the checked-out branch, one each, subject `c<N>` from
 /// `first`; returns their hashes.
-fn commit_all(ws: &Workspace, first: usize, changes: &[Change]) -> Vec<String> {
+pub(crate) fn commit_all(ws: &Workspace, first: usize, changes: &[Change]) -> Vec<String> {
     let mut hashes = Vec::new();
     for (n, change) in changes.iter().enumerate() {
         let n = first + n;
@@ -53,7 +53,7 @@ fn commit_all(ws: &Workspace, first: usize, changes: &[Change]) -> Vec<String> {
 /// The history: c0 is the good revision (`aa-13`'s base), c1 names the bench's side
 /// `head` (`aa-13`'s head: an A/A partner, unchanged), c5 does not build, c6 mends it,
 /// c7 plants the regression (`bank`), c8 to c10 keep it. `None` without git.
-fn history() -> Option<(Workspace, Vec<String>)> {
+pub(crate) fn history() -> Option<(Workspace, Vec<String>)> {
     Command::new("git").arg("--version").output().ok()?;
     let ws = Workspace::with_harness(KERNEL);
     std::fs::write(ws.root().join(".gitignore"), "/target/\n/profile/\n").unwrap();
@@ -97,30 +97,36 @@ fn bisect_as(ws: &Workspace, args: &[&str], log: &Path) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     cmd.args(["kprof", "bisect", "--timing-only", "-k", "hgemm_tiled"]).args(args);
     cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
-    cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
-        .env("KPROF_SKIP_GPU_CHECK", "1")
+    cmd.env("CARGO_TARGET_DIR", ws.root().join("target"));
+    replaying(&mut cmd, state.path(), log);
+    cmd.output().unwrap()
+}
+
+/// The environment of a bisect whose benches replay their recorded rounds, keeping their
+/// places in `state` and appending their side to `log`.
+pub(crate) fn replaying(cmd: &mut Command, state: &Path, log: &Path) {
+    cmd.env("KPROF_SKIP_GPU_CHECK", "1")
         .env("FAKE_ROUNDS_BASE", recorded_rounds("aa-13", "base"))
         .env("FAKE_ROUNDS_HEAD", recorded_rounds("aa-13", "head"))
         .env("FAKE_ROUNDS_BANK", recorded_rounds("bank", "head"))
         .env("FAKE_ROUNDS_SLOW", recorded_rounds("slow3", "head"))
-        .env("FAKE_STATE", state.path())
+        .env("FAKE_STATE", state)
         .env("FAKE_LOG", log)
         .env_remove("GITHUB_STEP_SUMMARY")
         .env_remove("GITHUB_BASE_REF")
         .env_remove("NCU");
-    cmd.output().unwrap()
 }
 
 /// `ceil(log2 n) + 1`.
-fn bound(n: usize) -> usize {
+pub(crate) fn bound(n: usize) -> usize {
     (n as f64).log2().ceil() as usize + 1
 }
 
-fn short(hash: &str) -> &str {
+pub(crate) fn short(hash: &str) -> &str {
     &hash[..12]
 }
 
-fn with_reason<'l>(lines: &'l [serde_json::Value], reason: &str) -> Vec<&'l serde_json::Value> {
+pub(crate) fn with_reason<'l>(lines: &'l [serde_json::Value], reason: &str) -> Vec<&'l serde_json::Value> {
     lines.iter().filter(|l| l["reason"] == reason).collect()
 }
 

@@ -16,6 +16,7 @@ mod archive_runs;
 mod bad_input;
 mod batching;
 mod bisect;
+mod bisect_archive;
 mod browser;
 mod census;
 mod cli;

@@ -1,0 +1,90 @@
+//! Build here, bisect there: `archive --bisect GOOD..BAD` builds every revision of the
+//! generated history of `bisect.rs` and packs identical builds once; `bisect --archive`
+//! searches it with no repository and no cargo, its benches replaying the H200's rounds.
+
+use std::process::Command;
+
+use crate::bisect::{bound, history, replaying, short, with_reason};
+use crate::support::text;
+
+/// c0..c10: c2-c4 (notes) and c6 (c1's bench again) have c1's build, c8-c10 (notes) c7's,
+/// and c5 does not build. The archive holds 3 builds and names c5; the search names c7
+/// within the bound, and a revision whose build was checked already, or is `--good`'s,
+/// runs no check: the regressed build's rounds run once.
+#[test]
+fn an_archived_range_is_searched_without_the_repository_each_build_checked_once() {
+    let Some((ws, c)) = history() else { return };
+    let tar = ws.root().join("bisect.tar");
+    let range = format!("{}..{}", c[0], c[10]);
+    let args = ["archive", "--bisect", &range, "-k", "hgemm_tiled", "-o", tar.to_str().unwrap()];
+    let out = ws.kprof(&[&args[..], &["--message-format", "json"]].concat(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let written = with_reason(&lines, "archive-written");
+    let written = written.last().unwrap();
+    assert_eq!((&written["revisions"], &written["builds"]), (&10.into(), &3.into()), "{written}");
+    assert_eq!(written["not_built"][0][0], short(&c[5]), "{written}");
+    assert!(written["not_built"][0][1].as_str().unwrap().starts_with("does not build: "), "{written}");
+    assert_eq!(written["good"]["commit"], c[0]);
+
+    // On the "GPU machine": another folder, no cargo.
+    let there = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let log = there.path().join("runs.log");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&tar);
+    cmd.args(["--workspace-remap", "remap", "--message-format", "json"]).current_dir(there.path());
+    replaying(&mut cmd, state.path(), &log);
+    cmd.env("CARGO", "/nonexistent/cargo").env("PATH", "/usr/bin:/bin");
+    let out = cmd.output().unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(10), "{stderr}");
+    let lines: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let end = with_reason(&lines, "bisect-finished");
+    let end = end.last().unwrap();
+    assert_eq!((&end["result"], &end["commit"]), (&"first-bad".into(), &short(&c[7]).into()), "{end}");
+    assert!(end["evidence"][0].as_str().unwrap().starts_with("hgemm_tiled: regressed, +4"), "{end}");
+    let steps = with_reason(&lines, "bisect-step");
+    let checks = steps.iter().filter(|s| s["outcome"] != "skipped" && s["same_build_as"].is_null()).count();
+    assert!(checks <= bound(10), "{checks} checks: {steps:?}");
+    assert_eq!(end["checks"], checks);
+    // Each build checked once at most: a later revision of the same build takes the
+    // first one's outcome, naming it.
+    let build = |commit: &str| match c.iter().position(|h| short(h) == commit).unwrap() {
+        1..=4 | 6 => 1,
+        7..=10 => 2,
+        n => 10 + n,
+    };
+    let mut first_of_build = std::collections::HashMap::new();
+    for s in &steps {
+        let commit = s["commit"].as_str().unwrap();
+        match first_of_build.get(&build(commit)) {
+            None => {
+                assert!(s["same_build_as"].is_null(), "{s}");
+                first_of_build.insert(build(commit), commit.to_string());
+            }
+            Some(first) if s["rounds"] == 12 => assert_eq!(&s["same_build_as"], first.as_str(), "{steps:?}"),
+            Some(_) => {}
+        }
+    }
+    let runs = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(runs.lines().filter(|l| l.starts_with("bank ")).count(), 12, "{runs}");
+    // The result and each checked revision's profiles are under --workspace-remap.
+    let root = there.path().join("remap/profile");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("bisect.json")).unwrap()).unwrap();
+    assert_eq!(doc["history"][doc["result"]["index"].as_u64().unwrap() as usize]["commit"], c[7]);
+    assert!(root.join(format!("rev-{}", short(&c[10]))).is_dir());
+    assert!(!there.path().join("remap/.kprof-bisect-archives").exists(), "the builds' archives are removed");
+
+    // The bundle is not for `run --archive`: refused, naming the command that takes it,
+    // before anything is unpacked.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "run", "--archive"]).arg(&tar).args(["--workspace-remap", "r2"]);
+    let out = cmd.current_dir(there.path()).env("KPROF_SKIP_GPU_CHECK", "1").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("bisect --archive"), "{}", text(&out.stderr));
+    assert!(!there.path().join("r2").exists());
+}

@@ -109,7 +109,11 @@ pub fn markdown(doc: &BisectDoc) -> String {
     if !evidence.is_empty() {
         out.push_str("\n## Evidence\n\n");
         for s in evidence {
-            out.push_str(&format!("- {} ({}):\n", code(s.commit.short()), s.step.outcome.name()));
+            let outcome = match &s.same_build_as {
+                Some(other) => format!("{}, from the check of {}", s.step.outcome.name(), code(other)),
+                None => s.step.outcome.name().to_string(),
+            };
+            out.push_str(&format!("- {} ({outcome}):\n", code(s.commit.short())));
             for line in &s.evidence {
                 out.push_str(&format!("  - {}\n", text(line)));
             }
@@ -165,6 +169,13 @@ mod tests {
                     evidence: Vec::new(),
                     same_build_as: None,
                 },
+                StepRecord {
+                    step: step(0, slower.clone(), None, Some(0)),
+                    commit: history[0].clone(),
+                    rounds: 12,
+                    evidence: vec!["hgemm: regressed, +9.0 % [+8.0, +10.0]".into()],
+                    same_build_as: Some("333333333333".into()),
+                },
             ],
             history,
             checks: 1,
@@ -174,12 +185,15 @@ mod tests {
         };
         let md = markdown(&doc);
         let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| #")).collect();
-        assert_eq!(rows.len(), 2, "{md}");
+        assert_eq!(rows.len(), 3, "{md}");
         for row in &rows {
             assert_eq!(row.replace("\\|", "").matches('|').count(), 7, "{row}");
         }
         assert!(rows[1].contains("skipped: does not build: a \\| b"), "{md}");
         assert!(rows[1].contains("| fix \\`x\\` second line |"), "{md}");
+        // A step of a build checked already says so, in its row and its evidence.
+        assert!(rows[2].contains("| regressed (the same build as `333333333333`: no check) |"), "{md}");
+        assert!(md.contains("- `111111111111` (regressed, from the check of `333333333333`):"), "{md}");
         assert!(
             md.contains("- `333333333333` (regressed):\n  - hgemm: regressed, +9.0 % [+8.0, +10.0]"),
             "{md}"

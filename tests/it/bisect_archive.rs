@@ -88,3 +88,67 @@ fn an_archived_range_is_searched_without_the_repository_each_build_checked_once(
     assert!(text(&out.stderr).contains("bisect --archive"), "{}", text(&out.stderr));
     assert!(!there.path().join("r2").exists());
 }
+
+/// `archive --bisect RANGE` of `ws` at `tar`, then `bisect --archive` of it in a new folder
+/// with `args`: the output and the JSON lines.
+fn archive_and_search(
+    ws: &crate::support::Workspace,
+    range: &str,
+    name: &str,
+    args: &[&str],
+) -> (std::process::Output, Vec<serde_json::Value>) {
+    let tar = ws.root().join(format!("{name}.tar"));
+    let out =
+        ws.kprof(&["archive", "--bisect", range, "-k", "hgemm_tiled", "-o", tar.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let there = ws.root().join(format!("{name}-there"));
+    std::fs::create_dir(&there).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&tar).args(args);
+    cmd.args(["--workspace-remap", "remap", "--message-format", "json"]).current_dir(&there);
+    replaying(&mut cmd, state.path(), &there.join("runs.log"));
+    let out = cmd.output().unwrap();
+    let lines = text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    (out, lines)
+}
+
+/// From archives too, the planted commit is named from other windows of the history
+/// (k = 3 of 3 past the broken revision), and an ambiguous step is retried with twice
+/// the rounds, then reported as a range: c6 -> a1 (notes) -> a2 (about +3 %) -> a3
+/// (+428 %) at a tolerance of 3.1 %.
+#[test]
+fn an_archived_range_names_other_windows_and_reports_an_ambiguous_step_as_a_range() {
+    let Some((ws, c)) = history() else { return };
+    let (out, lines) = archive_and_search(&ws, &format!("{}..{}", c[4], c[7]), "w47", &[]);
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out.stderr));
+    let end = with_reason(&lines, "bisect-finished");
+    assert_eq!(
+        (&end[0]["result"], &end[0]["commit"]),
+        (&"first-bad".into(), &short(&c[7]).into()),
+        "{end:?}"
+    );
+    assert!(end[0]["checks"].as_u64().unwrap() as usize <= bound(3), "{end:?}");
+
+    crate::bisect::git(ws.root(), &["checkout", "-q", "-b", "slow", &c[6]]);
+    use crate::bisect::Change::*;
+    let a = crate::bisect::commit_all(&ws, 11, &[Notes, Bench("slow"), Bench("bank")]);
+    let range = format!("{}..{}", c[6], a[2]);
+    let (out, lines) = archive_and_search(&ws, &range, "slow", &["--tolerance-pct", "3.1"]);
+    assert_eq!(out.status.code(), Some(10), "{}\n{lines:?}", text(&out.stderr));
+    let steps = with_reason(&lines, "bisect-step");
+    let at_a2: Vec<(&str, u64)> = steps
+        .iter()
+        .filter(|s| s["commit"] == short(&a[1]))
+        .map(|s| (s["outcome"].as_str().unwrap(), s["rounds"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(at_a2, [("ambiguous", 12), ("ambiguous", 24)], "{steps:?}");
+    let end = with_reason(&lines, "bisect-finished");
+    let end = end.last().unwrap();
+    assert_eq!(
+        (&end["result"], &end["after"], &end["commit"]),
+        (&"range".into(), &short(&a[0]).into(), &short(&a[2]).into()),
+        "{end}"
+    );
+    assert_eq!(end["hidden"], serde_json::json!([short(&a[1])]));
+}

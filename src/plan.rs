@@ -202,6 +202,12 @@ impl KernelPlan {
         self.stage_collections()
     }
 
+    /// Whether this kernel's source page is imported from basic's report
+    /// ([`crate::ncu::command::source_from_basic`]).
+    pub fn source_from_basic(&self) -> bool {
+        crate::ncu::command::source_from_basic(&self.stage_collections())
+    }
+
     /// The stages to run for a known kernel (after discovery, if any): the selection's,
     /// the extra ones, then `auto`'s hot lines.
     pub fn stage_collections(&self) -> Vec<StageCollection> {

@@ -99,6 +99,7 @@ fn prepare_in<'a>(
 ) -> Result<PreparedKernel<'a>> {
     let filter = kernel.filter.as_ref();
     let ranges = kernel.census.ncu_range_args();
+    let report = kernel.source_from_basic().then(|| dir.basic_report_path());
     let stage_commands = kernel
         .initial_collections()
         .into_iter()
@@ -120,6 +121,7 @@ fn prepare_in<'a>(
                     target: &target,
                     privilege: kernel.privilege,
                     ranges: &ranges,
+                    report: report.as_deref(),
                 },
             );
             (c, cmd)

@@ -280,6 +280,7 @@ pub fn run_ncu_rounds(
                 target: s.target,
                 privilege: s.privilege,
                 ranges: &[],
+                report: None,
             },
         )
     };

@@ -65,6 +65,7 @@ pub(super) fn run_announced(
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
     );
     let passes_hint = match collection {
+        _ if crate::ncu::command::is_import(cmd) => ", from basic's report".to_string(),
         StageCollection::Named(s) => crate::ncu::stages::definition(*s)
             .passes_h200
             .map(|p| format!(", about {p} passes per launch"))
@@ -114,7 +115,7 @@ fn run_stage(
         Ending::NotStarted(msg) => format!("{msg}\n{}", done.console()),
         _ => done.console(),
     };
-    let written = std::fs::read(dir.path().join(&output_rel));
+    let written = read_page(&dir.path().join(&output_rel), cmd);
     let log_text = written.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
     let scan = scan_log(&format!("{log_text}\n{console}"));
     let parsed = RawPage::parse(&log_text, &output_rel).map_err(|e| e.to_string());
@@ -180,6 +181,27 @@ fn run_stage(
     StageRan { outcome, page: parsed, signal, problem, no_line_info: scan.no_line_info }
 }
 
+/// The page `cmd` wrote at `path`; basic's cut to its own columns when its run also
+/// collected the source section ([`basic_columns_only`]).
+fn read_page(path: &Path, cmd: &ProcessBuilder) -> std::io::Result<Vec<u8>> {
+    let bytes = std::fs::read(path)?;
+    match crate::ncu::command::exports_report(cmd) {
+        true => Ok(basic_columns_only(path, &bytes).unwrap_or(bytes)),
+        false => Ok(bytes),
+    }
+}
+
+/// Basic's page from a run that also collected the source section, cut to the columns
+/// basic's own run prints ([`crate::ncu::stages::printed_alone`]) and written back; `None`
+/// when it cannot be cut (left as ncu wrote it).
+fn basic_columns_only(path: &Path, bytes: &[u8]) -> Option<Vec<u8>> {
+    let text = String::from_utf8_lossy(bytes);
+    let page = RawPage::parse(&text, "").ok()?;
+    let cut = page.text_with_columns(&text, |c| crate::ncu::stages::printed_alone(c, Stage::Basic))?;
+    crate::profile::fs::write_atomic(path, &cut).ok()?;
+    Some(cut.into_bytes())
+}
+
 /// Why the page a stage wrote cannot be read, naming the file; `None` when it can.
 fn unreadable_page(
     collection: &StageCollection,
@@ -206,4 +228,32 @@ fn unreadable_page(
 /// Appends `text` to the kernel's `commands.sh`.
 pub(super) fn append_command(dir: &ProfileDir, text: &str) -> Result<()> {
     crate::profile::fs::append(&dir.commands_script_path(), text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// basic's page written by a run that also exported the report (an H200 run of
+    /// `aos_field_gather`, 422 columns) is read, and left on disk, with basic's own 305; a
+    /// page of a run without the report is read as written.
+    #[test]
+    fn basic_s_page_from_the_run_with_the_report_keeps_basic_s_columns() {
+        let recorded = format!(
+            "{}/fixtures/h200/source-import/with-report/01_basic_raw.csv",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let page = dir.path().join("01_basic_raw.csv");
+        let columns =
+            |bytes: &[u8]| RawPage::parse(&String::from_utf8_lossy(bytes), "").unwrap().columns.len();
+        let mut plain = ProcessBuilder::new("ncu");
+        plain.args(["--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw"]);
+        std::fs::copy(&recorded, &page).unwrap();
+        assert_eq!(columns(&read_page(&page, &plain).unwrap()), 422);
+        let mut exported = ProcessBuilder::new("ncu");
+        exported.args(["--section", "SourceCounters", "--export", "r.ncu-rep", "--force-overwrite"]);
+        assert_eq!(columns(&read_page(&page, &exported).unwrap()), 305);
+        assert_eq!(columns(&std::fs::read(&page).unwrap()), 305, "written back");
+    }
 }

@@ -63,6 +63,7 @@ impl State {
         let log = run.dir.stage_raw_path(collection);
         let discovery = *collection == StageCollection::Discovery;
         let cap = run.kernel.census.launch_cap;
+        let report = run.kernel.source_from_basic().then(|| run.dir.basic_report_path());
         stage_command(
             run.ncu,
             &StageRun {
@@ -74,6 +75,7 @@ impl State {
                 target: run.target,
                 privilege: run.kernel.privilege,
                 ranges: &run.kernel.census.ncu_range_args(),
+                report: report.as_deref(),
             },
         )
     }

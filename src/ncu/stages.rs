@@ -340,7 +340,11 @@ pub fn auto_first_stages() -> Vec<Stage> {
 /// from the passes measured on the H200.
 pub fn auto_choice() -> String {
     let passes = |s: Stage| definition(s).passes_h200.unwrap_or(0);
-    let first: u32 = auto_first_stages().into_iter().map(passes).sum();
+    // The source page is imported from basic's report: its section rides on basic's run.
+    let first: u32 = match auto_collects_source() {
+        true => BASIC_WITH_SOURCE_PASSES_H200,
+        false => passes(Stage::Basic),
+    };
     let follow: Vec<u32> = FOLLOW_UPS.iter().map(|s| passes(*s)).collect();
     let (lo, hi) = (first + follow.iter().min().unwrap_or(&0), first + follow.iter().max().unwrap_or(&0));
     let full = passes(Stage::Full);
@@ -358,6 +362,12 @@ pub fn auto_choice() -> String {
         )
     }
 }
+
+/// Replay passes per launch of basic's run with the SourceCounters section added (the run
+/// the source page is imported from), measured on the H200 (ncu 2025.3.1,
+/// `fixtures/h200/source-import/columns.txt`): 13, where basic alone takes 10 and the
+/// source stage on its own 5.
+pub const BASIC_WITH_SOURCE_PASSES_H200: u32 = 13;
 
 /// The definition of a stage.
 pub fn definition(stage: Stage) -> &'static StageDefinition {
@@ -429,6 +439,17 @@ pub fn column_for_stage(column: &str, stage: Stage, merged: &[Stage]) -> bool {
         || ALWAYS_PRINTED.contains(&column)
         || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
         || !merged.iter().any(|s| asked_by(*s))
+}
+
+/// Whether `column` is on the page `stage`'s own run prints: a launch column, one of the
+/// stage's metrics (any roll-up), or a column ncu prints on every page. Basic's page is
+/// cut to these when its run also collected the source section (`command::SOURCE_SECTION`),
+/// whose 117 columns an H200 run added to basic's 305 (`fixtures/h200/source-import/`).
+pub fn printed_alone(column: &str, stage: Stage) -> bool {
+    crate::ncu::parse::LAUNCH_COLUMNS.contains(&column)
+        || definition(stage).metrics.iter().any(|m| owns_column(m, column))
+        || ALWAYS_PRINTED.contains(&column)
+        || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
 }
 
 /// Replay passes per launch of merged runs, measured on the H200 (ncu 2025.3.1,
@@ -518,7 +539,7 @@ mod tests {
         assert!(auto_collects_source());
         assert_eq!(auto_first_stages(), [Stage::Basic, Stage::Source]);
         let line = auto_choice();
-        assert!(line.contains("basic and source") && line.contains("22-27 replay passes"), "{line}");
+        assert!(line.contains("basic and source") && line.contains("20-25 replay passes"), "{line}");
         assert!(line.contains("--set full takes 38"), "{line}");
         assert!(!line.contains('\n'), "one line: {line}");
     }
@@ -534,5 +555,26 @@ mod tests {
             src,
             ["--section", "SourceCounters", "--csv", "--page", "source", "--print-source", "cuda,sass"]
         );
+    }
+
+    /// basic's page from a run that also collected the source section (an H200 run of the
+    /// zoo's `aos_field_gather`), cut to `printed_alone`, has exactly the columns of
+    /// basic's own run of the same kernel, in order: the section's 117 are gone, nothing
+    /// of basic's is lost.
+    #[test]
+    fn basic_s_page_cut_from_the_run_with_the_source_section_is_basic_s_own() {
+        let read = |side: &str| {
+            let at =
+                format!("{}/fixtures/h200/source-import/{side}/01_basic_raw.csv", env!("CARGO_MANIFEST_DIR"));
+            std::fs::read_to_string(at).unwrap()
+        };
+        let (own, with) = (read("own-run"), read("with-report"));
+        let own = crate::ncu::parse::RawPage::parse(&own, "own").unwrap();
+        let page = crate::ncu::parse::RawPage::parse(&with, "with").unwrap();
+        assert_eq!((own.columns.len(), page.columns.len()), (305, 422));
+        let cut = page.text_with_columns(&with, |c| printed_alone(c, Stage::Basic)).unwrap();
+        let cut = crate::ncu::parse::RawPage::parse(&cut, "cut").unwrap();
+        assert_eq!(cut.columns, own.columns);
+        assert_eq!(cut.launches().count(), 1);
     }
 }

@@ -386,6 +386,11 @@ impl ProfileDir {
         self.details_dir().join(raw_page_name(collection))
     }
 
+    /// `details/01_basic.ncu-rep`: basic's report, when the source page is imported from it.
+    pub fn basic_report_path(&self) -> PathBuf {
+        self.details_dir().join("01_basic.ncu-rep")
+    }
+
     /// `details/metrics_raw.csv`.
     pub fn metrics_raw_path(&self) -> PathBuf {
         self.details_dir().join(METRICS_RAW)

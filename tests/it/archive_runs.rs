@@ -74,13 +74,15 @@ fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Opti
         cmd.env("FAKE_NCU_CONSOLE", console);
     }
     let out = cmd.output().unwrap();
-    let calls = std::fs::read_to_string(&argv)
+    let calls: Vec<Vec<String>> = std::fs::read_to_string(&argv)
         .unwrap_or_default()
         .split("---\n")
         .filter(|s| !s.is_empty())
         .map(|s| s.lines().map(String::from).collect::<Vec<_>>())
         .filter(|a| a.iter().any(|x| x == "--log-file"))
         .collect();
+    // The recordings predate the source page's import from basic's report.
+    let calls = crate::support::recorded_argv::as_before_import(&calls);
     let root = remap.join("workspace/profile");
     let profile =
         std::fs::read_dir(&root).ok().and_then(|rd| rd.map(|e| e.unwrap().path()).find(|p| p.is_dir()));

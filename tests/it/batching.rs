@@ -238,16 +238,21 @@ fn the_source_stage_runs_batched_and_splits_by_function() {
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("Batching 7 kernels of") && !stderr.contains("runs on its own"), "{stderr}");
 
-    // Two ncu runs for seven kernels: basic, then the source page (after the page that
-    // names each kernel's function).
+    // One run of the program for seven kernels: basic, writing the report the source page
+    // is then imported from (after the page that names each kernel's function).
     let calls: Vec<Vec<String>> = crate::support::fake_ncu::calls(&argv)
         .into_iter()
         .filter(|a| a.iter().any(|x| x == "--log-file"))
         .collect();
     assert_eq!(calls.len(), 2, "{calls:?}");
-    let source_call = calls[1].join(" ");
+    let (basic_call, source_call) = (calls[0].join(" "), calls[1].join(" "));
     let alternation = &recorded_filters[0];
-    for part in ["--section SourceCounters", "--page source", "--print-source cuda,sass", alternation] {
+    for part in ["--section SourceCounters --export ", "/.batch_", "details/01_basic.ncu-rep", alternation] {
+        assert!(basic_call.contains(part), "{part}: {basic_call}");
+    }
+    let report = &calls[0][calls[0].iter().position(|a| a == "--export").unwrap() + 1];
+    assert!(source_call.starts_with(&format!("--import {report} ")), "{source_call}");
+    for part in ["--page source", "--print-source cuda,sass"] {
         assert!(source_call.contains(part), "{part}: {source_call}");
     }
     let log = &calls[1][calls[1].iter().position(|a| a == "--log-file").unwrap() + 1];
@@ -291,7 +296,7 @@ fn the_source_stage_runs_batched_and_splits_by_function() {
 
 /// A dry run shows what a real run starts: for the demo's two hgemm kernels of one
 /// program, one batched basic command whose filter is the H200 run's alternation (and the
-/// batched source command with the same filter), beside each kernel's own commands; under
+/// batched source page's import of its report), beside each kernel's own commands; under
 /// JSON, as one `dry-run-batch` message.
 #[test]
 fn a_dry_run_shows_the_batched_commands_a_run_starts() {
@@ -301,8 +306,14 @@ fn a_dry_run_shows_the_batched_commands_a_run_starts() {
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let batched = filters(&stdout).into_iter().filter(|f| f.contains(")|(")).collect::<Vec<_>>();
-    // The stages known before the run: basic and `auto`'s hot lines, both batched.
-    assert_eq!(batched, [recorded_filters[0].clone(), recorded_filters[0].clone()], "{stdout}");
+    // The stages known before the run: basic and `auto`'s hot lines, both batched: basic
+    // under the alternation, writing the report the source page is imported from.
+    assert_eq!(batched, [recorded_filters[0].clone()], "{stdout}");
+    let import = stdout
+        .lines()
+        .find(|l| l.contains(" --import ") && l.contains("/.batch_"))
+        .expect("the batched source page's import");
+    assert!(import.contains("details/01_basic.ncu-rep --csv --page source"), "{import}");
     // No cost history yet: each estimate is unknown, and the dry run says why.
     assert!(
         stdout.contains(&format!("# Stage basic (batched: {}; cost unknown)", names.join(" + "))),

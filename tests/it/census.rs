@@ -80,7 +80,11 @@ fn census_replaying(page: &str, args: &[&str]) -> Census {
             ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
         ],
     );
-    let calls = calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    let paged: Vec<Vec<String>> =
+        calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    // Each source page is imported from its basic run's report: the launches of that run,
+    // under its filter, window and ranges, which the mapping writes onto the import.
+    let calls = crate::support::recorded_argv::as_before_import(&paged);
     Census { ws, out, calls }
 }
 

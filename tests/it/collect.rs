@@ -43,7 +43,9 @@ fn profile_with(ws: &Workspace, kernel: &str, replay: &Path) -> Run {
     if !all.is_empty() {
         assert!(all.iter().any(|a| a == &["--version"]), "{all:?}");
     }
-    let invocations = all.into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    let paged: Vec<Vec<String>> = all.into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    // The recordings predate the source page's import from basic's report.
+    let invocations = crate::support::recorded_argv::as_before_import(&paged);
     Run { out, invocations, dir: ws.profiles().into_iter().next() }
 }
 

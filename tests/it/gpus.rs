@@ -108,8 +108,10 @@ fn one_job_runs_the_kernels_in_turn_on_gpu_0() {
     );
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    // Two kernels, each with the two stages known before the run: basic and source.
-    assert_eq!(stdout.matches("CUDA_VISIBLE_DEVICES=0 ").count(), 4, "{stdout}");
+    // Two kernels, each with the two stages known before the run: basic on GPU 0, and the
+    // source page imported from basic's report, which needs no GPU.
+    assert_eq!(stdout.matches("CUDA_VISIBLE_DEVICES=0 ").count(), 2, "{stdout}");
+    assert_eq!(stdout.matches(" --import ").count(), 2, "{stdout}");
     let out = ws.kprof(&["--workspace", "--jobs", "2", "--gpus", "0"], &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }

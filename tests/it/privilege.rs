@@ -173,8 +173,17 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
     assert_eq!(source[5], "regex:.*hgemm.*");
     source[5] = "regex:.*copy.*".into();
     recorded.insert(1, source);
+    // The recordings predate the source page's import from basic's report; sudo runs the
+    // import too.
+    let after_sudo: Vec<Vec<String>> = calls.iter().map(|c| c[2..].to_vec()).collect();
+    let as_recorded: Vec<Vec<String>> = calls
+        .iter()
+        .zip(crate::support::recorded_argv::as_before_import(&after_sudo))
+        .map(|(c, ncu)| [c[..2].to_vec(), ncu].concat())
+        .collect();
+    assert_eq!(calls[1][2], "--import", "{:?}", calls[1]);
     for ((call, file), h200) in
-        calls.iter().zip(["01_basic_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"]).zip(&recorded)
+        as_recorded.iter().zip(["01_basic_raw.csv", "07_source_raw.csv", "03_memory_raw.csv"]).zip(&recorded)
     {
         // The recording ends `--log-file FILE PROGRAM`: its own paths, replaced below.
         let options = &h200[..h200.len() - 3];
@@ -224,10 +233,13 @@ fn sudo_runs_only_the_ncu_in_ncu_path_with_the_variables_on_the_target_side() {
              --kernel-name 'regex:.*copy.*' ",
             tools.ncu.display()
         );
-        // A metrics stage, or the source stage (its section, for the hot lines).
+        // Basic (writing its report), the source page imported from that report, or a
+        // metrics stage.
+        let import = format!("cd {cwd} && sudo -n {} --import ", tools.ncu.display());
         assert!(
             line.starts_with(&format!("{prefix}--metrics "))
-                || line.starts_with(&format!("{prefix}--section SourceCounters ")),
+                || line.starts_with(&format!("{prefix}--section SourceCounters --export "))
+                || line.starts_with(&import),
             "{line}"
         );
         let mut words = vec!["cd".to_string(), cwd.clone(), "&&".into(), "sudo".into()];

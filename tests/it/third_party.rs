@@ -111,9 +111,13 @@ fn replay_with(
     // gets the hot lines' stage now, which finds no page and is left out.
     let is_source = |o: &Vec<String>| o.last().map(String::as_str) == Some("07_source_raw.csv");
     let recorded_source = rec.calls.iter().any(is_source);
-    let calls: Vec<Vec<String>> = crate::support::fake_ncu::calls(&argv)
+    let paged: Vec<Vec<String>> = crate::support::fake_ncu::calls(&argv)
         .into_iter()
         .filter(|a| a.iter().any(|x| x == "--log-file"))
+        .collect();
+    // The recordings predate the source page's import from basic's report.
+    let calls: Vec<Vec<String>> = crate::support::recorded_argv::as_before_import(&paged)
+        .into_iter()
         .map(|a| ncu_options(&a))
         .filter(|o| recorded_source || !is_source(o))
         .collect();

@@ -151,7 +151,9 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
             }
         }
     }
+    let collections: Vec<StageCollection> = stages.iter().map(|s| s.collection.clone()).collect();
     let mut batch = Batch {
+        source_from_basic: crate::ncu::command::source_from_basic(&collections),
         members,
         rules,
         shell,
@@ -227,6 +229,8 @@ struct Batch<'r, 'a> {
     plan: Option<PlanRecord>,
     /// The program's cost history as it was when the batch began.
     history: Vec<crate::profile::history::HistoryRun>,
+    /// Whether the source page is imported from the basic run's report.
+    source_from_basic: bool,
 }
 
 /// A batched stage that ended `ok`: what each member's share is cut from.
@@ -250,7 +254,15 @@ impl Unit for Batch<'_, '_> {
         if group.is_empty() {
             return Ok(Next::Done);
         }
-        let (cmd, ran) = run_batched(self.members, &group, &self.dir, &collection, &reason, self.shell)?;
+        let (cmd, ran) = run_batched(
+            self.members,
+            &group,
+            &self.dir,
+            &collection,
+            &reason,
+            self.source_from_basic,
+            self.shell,
+        )?;
         self.ncu_ms += ran.outcome.wall_ms;
         if matches!(reason, Reason::FollowUp(_)) {
             self.follow_up_ms += ran.outcome.wall_ms;
@@ -468,6 +480,7 @@ impl Batch<'_, '_> {
                 target: m.target,
                 privilege: m.kernel.privilege,
                 ranges: &m.kernel.census.ncu_range_args(),
+                report: None,
             },
         );
         let about = Reason::FollowUp(reason.clone()).script_comment(collection.name());
@@ -515,13 +528,15 @@ pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
 
 /// The program and the ncu command that run `collection` once for the kernels `group` of
 /// `members`, the page written into `batch_dir`: the first member's program with
-/// `KPROF_CASE` the alternation of their cases, and ncu's filter the alternation of
-/// their filters. What a run starts, and what a dry run shows.
+/// `KPROF_CASE` and ncu's filter the alternations of their cases and filters; with
+/// `source_from_basic`, basic writes its report and the source stage imports it. What a
+/// run starts, and what a dry run shows.
 pub fn batched_command(
     members: &[KernelRun<'_>],
     group: &[usize],
     batch_dir: &ProfileDir,
     collection: &StageCollection,
+    source_from_basic: bool,
 ) -> (TargetCommand, ProcessBuilder) {
     let first = &members[group[0]];
     let filter = KernelFilter::regex(alternation(
@@ -533,6 +548,7 @@ pub fn batched_command(
         alternation(group.iter().filter_map(|i| members[*i].kernel.case.as_deref())),
     );
     let log = batch_dir.stage_raw_path(collection);
+    let report = source_from_basic.then(|| batch_dir.basic_report_path());
     let cmd = stage_command(
         first.ncu,
         &StageRun {
@@ -544,6 +560,7 @@ pub fn batched_command(
             target: &target,
             privilege: first.kernel.privilege,
             ranges: &first.kernel.census.ncu_range_args(),
+            report: report.as_deref(),
         },
     );
     (target, cmd)
@@ -557,10 +574,11 @@ fn run_batched(
     batch_dir: &ProfileDir,
     collection: &StageCollection,
     reason: &Reason,
+    source_from_basic: bool,
     shell: &Shell,
 ) -> Result<(ProcessBuilder, StageRan)> {
     let first = &members[group[0]];
-    let (target, cmd) = batched_command(members, group, batch_dir, collection);
+    let (target, cmd) = batched_command(members, group, batch_dir, collection, source_from_basic);
     crate::profile::fs::append(
         &batch_dir.commands_script_path(),
         &format!("# Stage {} ({})\n{cmd}\n\n", collection.label(), shell_comment(&reason.to_string())),

@@ -106,12 +106,13 @@ pub(super) fn planned_batches(
                 note: String::new(),
             },
         };
+        let from_basic = crate::ncu::command::source_from_basic(&dry.collections);
         let stages = dry
             .collections
             .iter()
             .map(|c| StageCommand {
                 stage: c.label(),
-                command: batch::batched_command(&runs, &group, &batch_dir, c).1.to_string(),
+                command: batch::batched_command(&runs, &group, &batch_dir, c, from_basic).1.to_string(),
             })
             .collect();
         let ms = |v: Option<f64>| v.map(|ms| ms.round() as u64);

@@ -9,6 +9,9 @@
 //! answers as the H200's ncu 2025.3.1 did; with `$FAKE_NCU_VERSION_EXIT` set, it fails
 //! with that code.
 //!
+//! With `--export FILE` it writes a placeholder report there (no test reads it); with
+//! `--import FILE` it fails as ncu does when FILE does not exist.
+//!
 //! It is strict about what it was asked: when the page it would replay is a raw page
 //! (its header starts with `"ID",`), every `--metrics` name must be one of its columns,
 //! and a `--kernel-name` filter must match one of its kernels when it has any. Otherwise
@@ -96,13 +99,19 @@ if [ "$1" = --version ]; then
   printf '%s' '{RECORDED_VERSION}'
   exit 0
 fi
-log=""; prev=""; kn=""; metrics=""
+log=""; prev=""; kn=""; metrics=""; export_to=""; import_from=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
   if [ "$prev" = "--kernel-name" ]; then kn="$a"; fi
   if [ "$prev" = "--metrics" ]; then metrics="$a"; fi
+  if [ "$prev" = "--export" ]; then export_to="$a"; fi
+  if [ "$prev" = "--import" ]; then import_from="$a"; fi
   prev="$a"
 done
+if [ -n "$import_from" ] && [ ! -f "$import_from" ]; then
+  echo "==ERROR== fake ncu: no report $import_from to import" >&2; exit 1
+fi
+if [ -n "$export_to" ]; then printf 'a report of the fake ncu\n' > "$export_to"; fi
 if [ -n "$log" ]; then
   n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$FAKE_NCU_ARGV.pages"

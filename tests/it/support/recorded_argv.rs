@@ -59,3 +59,37 @@ pub fn normalised(argv: &[String]) -> Vec<String> {
     }
     out
 }
+
+/// kprof's ncu calls (each an argv after `ncu`) in the form of the recordings made before
+/// the source page was imported from basic's report: basic's `--section SourceCounters
+/// --export REPORT --force-overwrite` left out, and each `--import REPORT` call written as
+/// the source run it replaces: basic's options before `--metrics` (clock control, window,
+/// filter), `--section SourceCounters`, the import's page options and log file, then
+/// basic's program. The recorded calls are compared with these: both ask ncu for the same
+/// page of the same launches.
+pub fn as_before_import(calls: &[Vec<String>]) -> Vec<Vec<String>> {
+    let mut basic: Option<&Vec<String>> = None;
+    calls
+        .iter()
+        .map(|call| {
+            if call.iter().any(|a| a == "--export") {
+                basic = Some(call);
+                let at = call.iter().position(|a| a == "--export").unwrap();
+                assert_eq!(call[at - 2..at], ["--section", "SourceCounters"], "{call:?}");
+                assert_eq!(call[at + 2], "--force-overwrite", "{call:?}");
+                assert_eq!(call[at + 3], "--metrics", "{call:?}");
+                return [&call[..at - 2], &call[at + 3..]].concat();
+            }
+            if call.first().map(String::as_str) != Some("--import") {
+                return call.clone();
+            }
+            let b = basic.expect("an import after the basic run that wrote its report");
+            let report = b.iter().position(|a| a == "--export").map(|i| &b[i + 1]);
+            assert_eq!(report, Some(&call[1]), "the import reads basic's report: {call:?}");
+            let metrics = b.iter().position(|a| a == "--section").unwrap();
+            let program = b.iter().position(|a| a == "--log-file").unwrap() + 2;
+            let section = ["--section".to_string(), "SourceCounters".to_string()];
+            [&b[..metrics], &section[..], &call[2..], &b[program..]].concat()
+        })
+        .collect()
+}

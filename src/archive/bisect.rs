@@ -9,7 +9,6 @@
 //! by entry, exactly as a one-sided archive is: the bundle adds no way to write outside
 //! `--workspace-remap`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -241,34 +240,13 @@ pub fn extract_builds(archive: &Path, dir: &Path, builds: usize) -> Result<Vec<P
     };
     let names: Vec<String> = (0..builds).map(BisectManifest::build_name).collect();
     let inner = dir.join(INNER_DIR);
-    std::fs::create_dir_all(&inner).with_context(|| format!("could not create {}", inner.display()))?;
-    let mut tar = tar::Archive::new(super::check::open(archive)?);
-    let mut seen: Vec<String> = Vec::new();
-    for entry in tar.entries()? {
-        let mut entry = entry?;
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let regular = entry.header().entry_type() == tar::EntryType::Regular;
-        let known = name == BISECT_MANIFEST || names.contains(&name);
-        if !regular || !known || seen.contains(&name) {
-            return Err(refuse(format!(
-                "entry `{}` is not {BISECT_MANIFEST} or one of build-0.tar .. build-{}.tar (plain files, once each)",
-                crate::process::shell_comment(&name),
-                builds.saturating_sub(1)
-            )));
-        }
-        seen.push(name.clone());
-        if name == BISECT_MANIFEST {
-            continue;
-        }
-        let dest = inner.join(&name);
-        let mut out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&dest)
-            .with_context(|| format!("could not create {}", dest.display()))?;
-        std::io::copy(&mut entry, &mut out).with_context(|| format!("could not write {}", dest.display()))?;
-        out.flush()?;
-    }
+    let seen = super::pair::extract_inner(archive, &inner, BISECT_MANIFEST, &names, &|name| {
+        refuse(format!(
+            "entry `{}` is not {BISECT_MANIFEST} or one of build-0.tar .. build-{}.tar (plain files, once each)",
+            crate::process::shell_comment(name),
+            builds.saturating_sub(1)
+        ))
+    })?;
     if let Some(missing) = names.iter().find(|n| !seen.contains(n)) {
         return Err(refuse(format!("no {missing}, though the manifest lists {builds} builds")));
     }

@@ -193,21 +193,45 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
             .into()
     };
     let inner = dir.join(INNER_DIR);
-    std::fs::create_dir_all(&inner).with_context(|| format!("could not create {}", inner.display()))?;
+    let allowed = [HEAD.to_string(), BASE.to_string()];
+    let seen = extract_inner(archive, &inner, PAIR_MANIFEST, &allowed, &|name| {
+        refuse(format!(
+            "entry `{}` is not one of {PAIR_MANIFEST}, {HEAD}, {BASE} (plain files, once each)",
+            crate::process::shell_comment(name)
+        ))
+    })?;
+    for needed in [HEAD, BASE] {
+        if !seen.iter().any(|s| s == needed) {
+            return Err(refuse(format!("no {needed}")));
+        }
+    }
+    Ok((inner.join(HEAD), inner.join(BASE)))
+}
+
+/// Copies the inner archives `allowed` of a bundle (an A/B or a bisect archive) into
+/// `inner`, each a new file; `manifest` is read elsewhere and skipped. Any other entry, an
+/// entry that is not a plain file, or one met twice is refused with `refuse(name)`. Returns
+/// the names met.
+pub(super) fn extract_inner(
+    archive: &Path,
+    inner: &Path,
+    manifest: &str,
+    allowed: &[String],
+    refuse: &dyn Fn(&str) -> anyhow::Error,
+) -> Result<Vec<String>> {
+    std::fs::create_dir_all(inner).with_context(|| format!("could not create {}", inner.display()))?;
     let mut tar = tar::Archive::new(super::check::open(archive)?);
-    let mut seen = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
     for entry in tar.entries()? {
         let mut entry = entry?;
         let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let regular = entry.header().entry_type() == tar::EntryType::Regular;
-        if !regular || ![PAIR_MANIFEST, HEAD, BASE].contains(&name.as_str()) || seen.contains(&name) {
-            return Err(refuse(format!(
-                "entry `{}` is not one of {PAIR_MANIFEST}, {HEAD}, {BASE} (plain files, once each)",
-                crate::process::shell_comment(&name)
-            )));
+        let known = name == manifest || allowed.contains(&name);
+        if !regular || !known || seen.contains(&name) {
+            return Err(refuse(&name));
         }
         seen.push(name.clone());
-        if name == PAIR_MANIFEST {
+        if name == manifest {
             continue;
         }
         let dest = inner.join(&name);
@@ -219,12 +243,7 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
         std::io::copy(&mut entry, &mut out).with_context(|| format!("could not write {}", dest.display()))?;
         out.flush()?;
     }
-    for needed in [HEAD, BASE] {
-        if !seen.iter().any(|s| s == needed) {
-            return Err(refuse(format!("no {needed}")));
-        }
-    }
-    Ok((inner.join(HEAD), inner.join(BASE)))
+    Ok(seen)
 }
 
 /// Removes what [`extract_sides`] wrote, all of it or part: once both sides are unpacked,

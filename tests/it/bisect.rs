@@ -126,6 +126,15 @@ pub(crate) fn short(hash: &str) -> &str {
     &hash[..12]
 }
 
+/// Each step's outcome and rounds at `commit`, in order.
+pub(crate) fn outcomes_at<'l>(steps: &[&'l serde_json::Value], commit: &str) -> Vec<(&'l str, u64)> {
+    steps
+        .iter()
+        .filter(|s| s["commit"] == short(commit))
+        .map(|s| (s["outcome"].as_str().unwrap(), s["rounds"].as_u64().unwrap()))
+        .collect()
+}
+
 pub(crate) fn with_reason<'l>(lines: &'l [serde_json::Value], reason: &str) -> Vec<&'l serde_json::Value> {
     lines.iter().filter(|l| l["reason"] == reason).collect()
 }
@@ -231,12 +240,7 @@ fn an_ambiguous_step_is_retried_with_twice_the_rounds_then_reported_as_a_range()
     let (out, lines) = bisect(&ws, &["--good", &c[6], "--bad", &a[2], "--tolerance-pct", "3.1"], &log);
     assert_eq!(out.status.code(), Some(10), "{}\n{lines:?}", text(&out.stderr));
     let steps = with_reason(&lines, "bisect-step");
-    let at_a2: Vec<(&str, u64)> = steps
-        .iter()
-        .filter(|s| s["commit"] == short(&a[1]))
-        .map(|s| (s["outcome"].as_str().unwrap(), s["rounds"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(at_a2, [("ambiguous", 12), ("ambiguous", 24)], "{steps:?}");
+    assert_eq!(outcomes_at(&steps, &a[1]), [("ambiguous", 12), ("ambiguous", 24)], "{steps:?}");
     let end = with_reason(&lines, "bisect-finished");
     let end = end.last().unwrap();
     assert_eq!(end["result"], "range", "{end}");

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use crate::bisect::{bound, history, replaying, short, with_reason};
+use crate::bisect::{bound, history, outcomes_at, replaying, short, with_reason};
 use crate::support::text;
 
 /// c0..c10: c2-c4 (notes) and c6 (c1's bench again) have c1's build, c8-c10 (notes) c7's,
@@ -137,12 +137,7 @@ fn an_archived_range_names_other_windows_and_reports_an_ambiguous_step_as_a_rang
     let (out, lines) = archive_and_search(&ws, &range, "slow", &["--tolerance-pct", "3.1"]);
     assert_eq!(out.status.code(), Some(10), "{}\n{lines:?}", text(&out.stderr));
     let steps = with_reason(&lines, "bisect-step");
-    let at_a2: Vec<(&str, u64)> = steps
-        .iter()
-        .filter(|s| s["commit"] == short(&a[1]))
-        .map(|s| (s["outcome"].as_str().unwrap(), s["rounds"].as_u64().unwrap()))
-        .collect();
-    assert_eq!(at_a2, [("ambiguous", 12), ("ambiguous", 24)], "{steps:?}");
+    assert_eq!(outcomes_at(&steps, &a[1]), [("ambiguous", 12), ("ambiguous", 24)], "{steps:?}");
     let end = with_reason(&lines, "bisect-finished");
     let end = end.last().unwrap();
     assert_eq!(

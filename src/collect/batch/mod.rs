@@ -65,11 +65,14 @@ use crate::shell::Shell;
 use plan::MemberCost;
 
 /// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
-/// harness target with a filter and a case, with no discovery stage. The source stage
+/// harness target with a filter, with no discovery stage. Kernels with a case batch with
+/// kernels with a case (the run's `KPROF_CASE` is their alternation); kernels without one,
+/// such as the kernels a census picked from a bench that runs all its cases, batch with
+/// each other (the bench runs every case, as for the census). The source stage
 /// batches only beside another stage: its page names no launch, so each kernel's blocks
 /// are found by the functions that stage's raw page named (see [`super::source_split`]).
 pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> {
-    if kernel.runtime != Runtime::Harness || kernel.filter.is_none() || kernel.case.is_none() {
+    if kernel.runtime != Runtime::Harness || kernel.filter.is_none() {
         return None;
     }
     let stages = kernel.stage_collections();
@@ -80,7 +83,7 @@ pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> 
     let mut env = target.env.clone();
     env.remove(contract::CASE);
     Some(format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}",
+        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
         target.program,
         target.args,
         target.cwd,
@@ -88,7 +91,8 @@ pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> 
         kernel.window,
         kernel.clock_control,
         kernel.privilege,
-        kernel.stages
+        kernel.stages,
+        kernel.case.is_some()
     ))
 }
 
@@ -543,10 +547,10 @@ pub fn batched_command(
         group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()),
     ));
     let mut target: TargetCommand = first.target.clone();
-    target.env.insert(
-        contract::CASE.to_string(),
-        alternation(group.iter().filter_map(|i| members[*i].kernel.case.as_deref())),
-    );
+    let cases: Vec<&str> = group.iter().filter_map(|i| members[*i].kernel.case.as_deref()).collect();
+    if !cases.is_empty() {
+        target.env.insert(contract::CASE.to_string(), alternation(cases));
+    }
     let log = batch_dir.stage_raw_path(collection);
     let report = source_from_basic.then(|| batch_dir.basic_report_path());
     let cmd = stage_command(

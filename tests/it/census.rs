@@ -426,3 +426,80 @@ fn the_h200_census_pages_give_the_breakdowns_the_h200_run_wrote() {
         assert!(near(&ours["total_ns"], theirs["total_ns"].as_f64().unwrap()), "{run}");
     }
 }
+
+/// The H200 census of the zoo's `latency` bench with no kernel named
+/// (`fixtures/h200/census/batched/`), replayed with `--stages basic`: the first of the 5
+/// picks is profiled in the census's folder, and the other 4, kernels of the same bench
+/// without a case, share one basic run (the alternation of their exact functions, no
+/// `KPROF_CASE`: the bench runs every case, as for the census). Three starts of the
+/// program, where picks alone take five; each pick's profile holds its own row.
+#[test]
+fn a_harness_bench_s_picks_after_the_first_share_one_run_per_stage() {
+    let ws = Workspace::with_harness("");
+    let at = recordings().join("census/batched");
+    let replay = ws.root().join("replay");
+    for (n, from) in [(1, "census"), (2, "batch")] {
+        std::fs::create_dir_all(replay.join(format!("nth-{n}"))).unwrap();
+        std::fs::copy(
+            at.join(from).join("01_basic_raw.csv"),
+            replay.join(format!("nth-{n}/01_basic_raw.csv")),
+        )
+        .unwrap();
+    }
+    std::fs::copy(at.join("census/00_discovery_raw.csv"), replay.join("00_discovery_raw.csv")).unwrap();
+    let tools = ws.root().join("tools");
+    let ncu = crate::support::fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let out = ws.kprof(
+        &["--bench", "copy", "--stages", "basic", "--clock-control", "none"],
+        &[
+            ("NCU", ncu.to_str().unwrap()),
+            ("KPROF_SKIP_GPU_CHECK", "1"),
+            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("Census: profiling 5 kernels, 83 % of GPU time: code_switch_64 (25 %)"),
+        "{stderr}"
+    );
+    let picks = ["leader_warp_steps", "logistic_map", "fixed_blocks_fma", "fixed_blocks_fma__fix2"];
+    assert!(stderr.contains("Batching 4 kernels of ") && stderr.contains(&picks.join(", ")), "{stderr}");
+    let runs: Vec<Vec<String>> =
+        calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    assert_eq!(runs.len(), 3, "the census, the first pick, the other four together: {runs:?}");
+    let filter = arg_after(&runs[2], "--kernel-name").unwrap();
+    let recorded = std::fs::read_to_string(at.join("batch/commands.sh")).unwrap();
+    assert!(recorded.contains(&format!("--kernel-name '{filter}'")), "the H200 run's filter: {filter}");
+    let batch_script = std::fs::read_dir(ws.root().join("profile"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(".batch_"))
+        .map(|p| std::fs::read_to_string(p.join("commands.sh")).unwrap())
+        .expect("the batch's folder");
+    assert!(!batch_script.contains("KPROF_CASE"), "every case runs, as for the census: {batch_script}");
+    for pick in picks {
+        let dir = ws
+            .profiles()
+            .into_iter()
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with(&format!("{}_2", pick.replace("__", "_")))
+            })
+            .unwrap_or_else(|| panic!("{pick}: {:?}", ws.profiles()));
+        let page = std::fs::read_to_string(dir.join("details/01_basic_raw.csv")).unwrap();
+        let rows: Vec<&str> = page.lines().filter(|l| l.starts_with("\"") && l.contains(pick)).collect();
+        assert_eq!(rows.len(), 1, "{pick}: its own row only\n{page}");
+        assert!(
+            !picks
+                .iter()
+                .filter(|p| **p != pick && !p.starts_with(pick))
+                .any(|p| page.contains(&format!("\"{p}\""))),
+            "{pick}: {page}"
+        );
+    }
+}

@@ -38,21 +38,24 @@ use kprof_contract::env as contract;
 
 mod plan;
 mod rows;
+mod run;
 
 use rows::{own_page, split_rows};
 
 pub use plan::{dry_plan, program_key, DryPlan};
+pub use run::batched_command;
+use run::run_batched;
 
 use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
 use super::follow_up::follow_up;
 use super::queue::{drive, Next, Unit};
 use super::reason::Reason;
-use super::run::{append_command, run_announced, KernelRun, StageRan};
+use super::run::{append_command, KernelRun, StageRan};
 use super::source_split::split_source;
 use crate::analyze::rules::Rules;
 use crate::events::Event;
-use crate::model::filter::{alternation, KernelFilter};
+use crate::model::filter::KernelFilter;
 use crate::model::kinds::{Runtime, WindowOrigin};
 use crate::model::stage::Stage;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
@@ -528,78 +531,6 @@ fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
 pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
     let parent = first.path().parent().unwrap_or(first.path());
     ProfileDir::at(parent.join(format!(".batch_{}", first.id())))
-}
-
-/// The program and the ncu command that run `collection` once for the kernels `group` of
-/// `members`, the page written into `batch_dir`: the first member's program with
-/// `KPROF_CASE` and ncu's filter the alternations of their cases and filters; with
-/// `source_from_basic`, basic writes its report and the source stage imports it. What a
-/// run starts, and what a dry run shows.
-pub fn batched_command(
-    members: &[KernelRun<'_>],
-    group: &[usize],
-    batch_dir: &ProfileDir,
-    collection: &StageCollection,
-    source_from_basic: bool,
-) -> (TargetCommand, ProcessBuilder) {
-    let first = &members[group[0]];
-    let filter = KernelFilter::regex(alternation(
-        group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()),
-    ));
-    let mut target: TargetCommand = first.target.clone();
-    let cases: Vec<&str> = group.iter().filter_map(|i| members[*i].kernel.case.as_deref()).collect();
-    if !cases.is_empty() {
-        target.env.insert(contract::CASE.to_string(), alternation(cases));
-    }
-    let log = batch_dir.stage_raw_path(collection);
-    let report = source_from_basic.then(|| batch_dir.basic_report_path());
-    let cmd = stage_command(
-        first.ncu,
-        &StageRun {
-            collection,
-            filter: Some(&filter),
-            window: first.kernel.window,
-            clock_control: first.kernel.clock_control,
-            log_file: &log,
-            target: &target,
-            privilege: first.kernel.privilege,
-            ranges: &first.kernel.census.ncu_range_args(),
-            report: report.as_deref(),
-        },
-    );
-    (target, cmd)
-}
-
-/// Runs `collection` once for the kernels `group` of `members`, into `batch_dir`: the
-/// command it ran, and how it ended.
-fn run_batched(
-    members: &[KernelRun<'_>],
-    group: &[usize],
-    batch_dir: &ProfileDir,
-    collection: &StageCollection,
-    reason: &Reason,
-    source_from_basic: bool,
-    shell: &Shell,
-) -> Result<(ProcessBuilder, StageRan)> {
-    let first = &members[group[0]];
-    let (target, cmd) = batched_command(members, group, batch_dir, collection, source_from_basic);
-    crate::profile::fs::append(
-        &batch_dir.commands_script_path(),
-        &format!("# Stage {} ({})\n{cmd}\n\n", collection.label(), shell_comment(&reason.to_string())),
-    )?;
-    // Messages name every kernel of the run.
-    let mut shown = first.kernel.clone();
-    shown.name = shown_names(members, group);
-    let run = KernelRun {
-        dir: batch_dir,
-        kernel: &shown,
-        target: &target,
-        ncu: first.ncu,
-        first: &[],
-        timeout: first.timeout,
-    };
-    let ran = run_announced(&run, collection, &cmd, &Reason::Batched(Box::new(reason.clone())), shell);
-    Ok((cmd, ran))
 }
 
 #[cfg(test)]

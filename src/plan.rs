@@ -202,6 +202,37 @@ impl KernelPlan {
         self.stage_collections()
     }
 
+    /// A kernel plan for tests: `name` in `target`, run as `runtime`, its filter the hint
+    /// `name` and its case `name`, in `/ws`, `auto` stages, the runtime's default window,
+    /// nothing else set. Tests change the fields they are about.
+    #[cfg(test)]
+    pub fn synthetic(name: &str, target: PlannedTarget, runtime: Runtime) -> KernelPlan {
+        KernelPlan {
+            name: name.into(),
+            configured_at: None,
+            package: None,
+            target,
+            runtime,
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            cwd: "/ws".into(),
+            filter: Some(KernelFilter::from_hint(name)),
+            case: Some(name.into()),
+            window: match runtime {
+                Runtime::Harness => LaunchWindow::HarnessRange { launch_count: 1 },
+                _ => LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
+            },
+            window_origin: WindowOrigin::Default,
+            stages: StagePlan::Stages(StageSelection::Auto),
+            clock_control: ClockControl::None,
+            tolerance_pct: 2.0,
+            privilege: Privilege::None,
+            partition: None,
+            extra_stages: Vec::new(),
+            census: Default::default(),
+        }
+    }
+
     /// Whether this kernel's source page is imported from basic's report
     /// ([`crate::ncu::command::source_from_basic`]).
     pub fn source_from_basic(&self) -> bool {

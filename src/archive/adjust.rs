@@ -170,38 +170,21 @@ fn change(k: &mut KernelPlan, req: &Request, notes: &mut Vec<String>) {
 mod tests {
     use super::*;
     use crate::build::BuildTarget;
-    use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
+    use crate::model::kinds::{CargoTargetKind, Runtime};
     use crate::model::stage::{Stage, StageSelection};
     use crate::plan::StagePlan;
 
     fn kernel(name: &str, bench: &str, runtime: Runtime) -> KernelPlan {
+        let target = PlannedTarget::Cargo(BuildTarget {
+            package: "demo".into(),
+            kind: CargoTargetKind::Bench,
+            name: bench.into(),
+        });
         KernelPlan {
-            name: name.into(),
             configured_at: Some("entry".into()),
             package: Some("demo".into()),
-            target: PlannedTarget::Cargo(BuildTarget {
-                package: "demo".into(),
-                kind: CargoTargetKind::Bench,
-                name: bench.into(),
-            }),
-            runtime,
-            args: vec![],
             env: [("A".to_string(), "1".to_string())].into(),
-            cwd: "/ws".into(),
-            filter: Some(KernelFilter::from_hint(name)),
-            case: Some(name.into()),
-            window: match runtime {
-                Runtime::Harness => LaunchWindow::HarnessRange { launch_count: 1 },
-                _ => LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
-            },
-            window_origin: Default::default(),
-            stages: StagePlan::Stages(StageSelection::Auto),
-            clock_control: ClockControl::None,
-            tolerance_pct: 2.0,
-            privilege: Privilege::None,
-            partition: None,
-            extra_stages: Vec::new(),
-            census: Default::default(),
+            ..KernelPlan::synthetic(name, target, runtime)
         }
     }
 

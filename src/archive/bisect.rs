@@ -188,28 +188,21 @@ pub fn write(manifest: &BisectManifest, builds: &[PathBuf], out: &Path) -> Resul
 /// The bundle's manifest when `archive` is a bisect archive; `None` for any other.
 pub fn read_manifest(archive: &Path) -> Result<Option<BisectManifest>, Failure> {
     let Some(bytes) = super::pair::first_entry(archive, BISECT_MANIFEST)? else { return Ok(None) };
+    let read = super::pair::Bundle {
+        archive,
+        manifest: BISECT_MANIFEST,
+        kind: "a bisect archive",
+        verb: "search",
+        unchanged: "pass the file that `archive --bisect GOOD..BAD` wrote, unchanged",
+    };
     let m: BisectManifest = serde_json::from_slice(&bytes).map_err(|e| {
         Failure::new(
             ExitCode::Config,
             format!("{}: {BISECT_MANIFEST} cannot be read: {e}", archive.display()),
         )
-        .help("pass the file that `archive --bisect GOOD..BAD` wrote, unchanged")
+        .help(read.unchanged)
     })?;
-    if m.schema_version != 1 {
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "{}: a bisect archive of schema {} (this cargo-kprof reads 1)",
-                archive.display(),
-                m.schema_version
-            ),
-        )
-        .help("search it with the cargo-kprof version that wrote it"));
-    }
-    m.validate().map_err(|(field, why)| {
-        Failure::new(ExitCode::Config, format!("{}: {BISECT_MANIFEST}: `{field}` {why}", archive.display()))
-            .help("pass the file that `archive --bisect GOOD..BAD` wrote, unchanged")
-    })?;
+    read.check(m.schema_version, m.validate())?;
     Ok(Some(m))
 }
 

@@ -90,22 +90,47 @@ pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
     let m: PairManifest = serde_json::from_slice(&text).map_err(|e| {
         Failure::new(ExitCode::Config, format!("{}: {PAIR_MANIFEST} cannot be read: {e}", archive.display()))
     })?;
-    if m.schema_version != 1 {
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "{}: an A/B archive of schema {} (this cargo-kprof reads 1)",
-                archive.display(),
-                m.schema_version
-            ),
-        )
-        .help("check it with the cargo-kprof version that wrote it"));
-    }
-    m.validate().map_err(|(field, why)| {
-        Failure::new(ExitCode::Config, format!("{}: {PAIR_MANIFEST}: `{field}` {why}", archive.display()))
-            .help("pass the file `cargo kprof archive --base` wrote, unchanged")
-    })?;
+    let read = Bundle {
+        archive,
+        manifest: PAIR_MANIFEST,
+        kind: "an A/B archive",
+        verb: "check",
+        unchanged: "pass the file `cargo kprof archive --base` wrote, unchanged",
+    };
+    read.check(m.schema_version, m.validate())?;
     Ok(Some(m))
+}
+
+/// How a bundle's manifest (an A/B or a bisect archive's) is refused, once parsed.
+pub(super) struct Bundle<'a> {
+    /// The archive.
+    pub archive: &'a Path,
+    /// The manifest's entry name.
+    pub manifest: &'a str,
+    /// `an A/B archive`, `a bisect archive`.
+    pub kind: &'a str,
+    /// What the user does with it: `check`, `search`.
+    pub verb: &'a str,
+    /// The help for a manifest that is not as written.
+    pub unchanged: &'a str,
+}
+
+impl Bundle<'_> {
+    /// Refuses a schema other than 1, then the first field `validated` names.
+    pub(super) fn check(&self, schema: u32, validated: Result<(), (&str, String)>) -> Result<(), Failure> {
+        let at = self.archive.display();
+        if schema != 1 {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!("{at}: {} of schema {schema} (this cargo-kprof reads 1)", self.kind),
+            )
+            .help(format!("{} it with the cargo-kprof version that wrote it", self.verb)));
+        }
+        validated.map_err(|(field, why)| {
+            Failure::new(ExitCode::Config, format!("{at}: {}: `{field}` {why}", self.manifest))
+                .help(self.unchanged)
+        })
+    }
 }
 
 /// The first MiB of `archive`'s first entry when that entry is called `name`; `None` when

@@ -313,29 +313,37 @@ mod tests {
         assert!(!line.contains("--profile-from-start"));
     }
 
+    /// A stage of the harness kernel `copy` (one launch of its range, clocks as they are),
+    /// run by `/opt/nvidia/ncu` into `log`.
+    fn copy_stage(
+        c: &StageCollection,
+        t: &TargetCommand,
+        privilege: Privilege,
+        log: &str,
+        report: Option<&Path>,
+    ) -> ProcessBuilder {
+        let filter = KernelFilter::from_hint("copy");
+        let run = StageRun {
+            collection: c,
+            filter: Some(&filter),
+            window: LaunchWindow::HarnessRange { launch_count: 1 },
+            clock_control: ClockControl::None,
+            log_file: Path::new(log),
+            target: t,
+            privilege,
+            ranges: &[],
+            report,
+        };
+        stage_command(Path::new("/opt/nvidia/ncu"), &run)
+    }
+
     #[test]
     fn sudo_puts_the_environment_on_the_target_side() {
         let mut t = target();
         t.env.insert("KPROF_CASE".into(), "copy$".into());
         t.env.insert("NO_GRAPH".into(), "1".into());
-        let filter = KernelFilter::from_hint("copy");
         let c = StageCollection::Named(Stage::Basic);
-        let run = |t: &TargetCommand, privilege| {
-            stage_command(
-                Path::new("/opt/nvidia/ncu"),
-                &StageRun {
-                    collection: &c,
-                    filter: Some(&filter),
-                    window: LaunchWindow::HarnessRange { launch_count: 1 },
-                    clock_control: ClockControl::None,
-                    log_file: Path::new("/ws/p/01_basic_raw.csv"),
-                    target: t,
-                    privilege,
-                    ranges: &[],
-                    report: None,
-                },
-            )
-        };
+        let run = |t: &TargetCommand, privilege| copy_stage(&c, t, privilege, "/ws/p/01_basic_raw.csv", None);
         let cmd = run(&t, Privilege::Sudo);
         let expected = format!(
             "cd /ws/demo && sudo -n /opt/nvidia/ncu --clock-control none --profile-from-start off \
@@ -381,24 +389,9 @@ mod tests {
     #[test]
     fn the_source_page_is_imported_from_basic_s_report() {
         let t = target();
-        let filter = KernelFilter::from_hint("copy");
         let report = Path::new("/ws/p/details/01_basic.ncu-rep");
         let run = |stage, privilege| {
-            let c = StageCollection::Named(stage);
-            stage_command(
-                Path::new("/opt/nvidia/ncu"),
-                &StageRun {
-                    collection: &c,
-                    filter: Some(&filter),
-                    window: LaunchWindow::HarnessRange { launch_count: 1 },
-                    clock_control: ClockControl::None,
-                    log_file: Path::new("/ws/p/details/page.csv"),
-                    target: &t,
-                    privilege,
-                    ranges: &[],
-                    report: Some(report),
-                },
-            )
+            copy_stage(&StageCollection::Named(stage), &t, privilege, "/ws/p/details/page.csv", Some(report))
         };
         let basic = run(Stage::Basic, Privilege::None).to_string();
         assert!(

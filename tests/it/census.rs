@@ -71,15 +71,7 @@ fn census_replaying(page: &str, args: &[&str]) -> Census {
     let argv = tools.join("argv.txt");
     let mut all = vec!["--bench", "copy"];
     all.extend_from_slice(args);
-    let out = ws.kprof(
-        &all,
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&all, &ncu, &argv, &replay);
     let paged: Vec<Vec<String>> =
         calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
     // Each source page is imported from its basic run's report: the launches of that run,
@@ -450,14 +442,11 @@ fn a_harness_bench_s_picks_after_the_first_share_one_run_per_stage() {
     let tools = ws.root().join("tools");
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = ws.kprof(
+    let out = ws.kprof_replaying(
         &["--bench", "copy", "--stages", "basic", "--clock-control", "none"],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
+        &ncu,
+        &argv,
+        &replay,
     );
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");

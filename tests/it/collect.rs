@@ -24,15 +24,7 @@ fn profile_with(ws: &Workspace, kernel: &str, replay: &Path) -> Run {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = ws.kprof(
-        &["--kernel", kernel],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&["--kernel", kernel], &ncu, &argv, replay);
     let text = std::fs::read_to_string(&argv).unwrap_or_default();
     let all: Vec<Vec<String>> = text
         .split("---\n")
@@ -193,15 +185,7 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = ws.kprof(
-        &["--bench", "copy", "--top", "1"],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&["--bench", "copy", "--top", "1"], &ncu, &argv, &replay);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     let calls: Vec<Vec<String>> = std::fs::read_to_string(&argv)

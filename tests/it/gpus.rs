@@ -56,15 +56,7 @@ exec "{real}" "$@"
     );
     let argv = tools.join("argv.txt");
     let replay = replay_dir(ws.root());
-    let out = ws.kprof(
-        &["--workspace", "--gpus", "0,1"],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&["--workspace", "--gpus", "0,1"], &ncu, &argv, &replay);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(stderr.contains("2 worker(s), one per GPU: GPU 0: copy; GPU 1: fma"), "{stderr}");
@@ -97,15 +89,7 @@ fn one_job_runs_the_kernels_in_turn_on_gpu_0() {
     let ncu = fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
     let replay = replay_dir(ws.root());
-    let out = ws.kprof(
-        &["--workspace", "--jobs", "1", "--dry-run"],
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&["--workspace", "--jobs", "1", "--dry-run"], &ncu, &argv, &replay);
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // Two kernels, each with the two stages known before the run: basic on GPU 0, and the

@@ -95,15 +95,7 @@ fn replay_with(
     let argv = tools.join("argv.txt");
     let mut all = vec!["--clock-control", "none"];
     all.extend_from_slice(args);
-    let out = ws.kprof(
-        &all,
-        &[
-            ("NCU", ncu.to_str().unwrap()),
-            ("KPROF_SKIP_GPU_CHECK", "1"),
-            ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
-            ("FAKE_NCU_REPLAY", rec.replay.path().to_str().unwrap()),
-        ],
-    );
+    let out = ws.kprof_replaying(&all, &ncu, &argv, rec.replay.path());
     let stderr = text(&out.stderr);
     let want_exit = rec.manifest["exit_code"].as_i64().unwrap();
     assert_eq!(out.status.code().map(i64::from), Some(want_exit), "{run}: {stderr}");

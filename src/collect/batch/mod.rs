@@ -537,36 +537,23 @@ pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
 mod tests {
     use super::*;
     use crate::build::BuildTarget;
-    use crate::model::kinds::{CargoTargetKind, ClockControl, LaunchWindow, Privilege};
+    use crate::model::kinds::CargoTargetKind;
     use crate::model::stage::StageSelection;
     use crate::plan::{PlannedTarget, StagePlan};
 
     /// A harness kernel of the bench `compute`, its case and filter named after it.
     fn kernel(name: &str, stages: StageSelection, extra: &[Stage]) -> KernelPlan {
+        let target = PlannedTarget::Cargo(BuildTarget {
+            package: "zoo".into(),
+            kind: CargoTargetKind::Bench,
+            name: "compute".into(),
+        });
         KernelPlan {
-            name: name.into(),
-            configured_at: None,
             package: Some("zoo".into()),
-            target: PlannedTarget::Cargo(BuildTarget {
-                package: "zoo".into(),
-                kind: CargoTargetKind::Bench,
-                name: "compute".into(),
-            }),
-            runtime: Runtime::Harness,
-            args: vec![],
-            env: Default::default(),
-            cwd: "/ws".into(),
-            filter: Some(KernelFilter::from_hint(name)),
             case: Some(format!("^{name}/")),
-            window: LaunchWindow::HarnessRange { launch_count: 1 },
-            window_origin: Default::default(),
             stages: StagePlan::Stages(stages),
-            clock_control: ClockControl::None,
-            tolerance_pct: 2.0,
-            privilege: Privilege::None,
-            partition: None,
             extra_stages: extra.to_vec(),
-            census: Default::default(),
+            ..KernelPlan::synthetic(name, target, Runtime::Harness)
         }
     }
 

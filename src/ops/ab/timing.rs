@@ -291,31 +291,14 @@ mod tests {
     use super::*;
 
     use crate::model::kinds::LaunchWindow;
-    use crate::model::kinds::{ClockControl, Privilege};
     use crate::model::stage::StageSelection;
     use crate::plan::StagePlan;
 
     fn kernel(name: &str, program: &str) -> KernelPlan {
         KernelPlan {
-            name: name.into(),
-            configured_at: None,
-            package: None,
-            target: PlannedTarget::Command(vec![program.into()]),
-            runtime: Runtime::Harness,
             args: vec!["--quick".into()],
             env: [("A".to_string(), "1".to_string())].into(),
-            cwd: "/ws".into(),
-            filter: Some(crate::model::filter::KernelFilter::from_hint(name)),
-            case: Some(name.into()),
-            window: LaunchWindow::HarnessRange { launch_count: 1 },
-            window_origin: Default::default(),
-            stages: StagePlan::Stages(StageSelection::Auto),
-            clock_control: ClockControl::None,
-            tolerance_pct: 2.0,
-            privilege: Privilege::None,
-            partition: None,
-            extra_stages: Vec::new(),
-            census: Default::default(),
+            ..KernelPlan::synthetic(name, PlannedTarget::Command(vec![program.into()]), Runtime::Harness)
         }
     }
 

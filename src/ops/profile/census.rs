@@ -66,32 +66,16 @@ fn picked_plan(program: &KernelPlan, function: &str, launches: usize) -> KernelP
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::kinds::{ClockControl, LaunchWindow, Privilege, Runtime, WindowOrigin};
-    use crate::model::stage::StageSelection;
-    use crate::plan::{PlannedTarget, StagePlan};
+    use crate::model::kinds::{LaunchWindow, Runtime, WindowOrigin};
+    use crate::plan::PlannedTarget;
 
     #[test]
     fn a_picked_kernel_gets_its_function_and_a_fitted_window() {
         let plan = KernelPlan {
-            name: "app".into(),
-            configured_at: None,
-            package: None,
-            target: PlannedTarget::Command(vec!["/bin/app".into()]),
-            runtime: Runtime::Cuda,
-            args: Vec::new(),
-            env: Default::default(),
-            cwd: "/w".into(),
             filter: None,
             case: None,
-            window: LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 },
-            window_origin: WindowOrigin::Default,
-            stages: StagePlan::Stages(StageSelection::Auto),
-            clock_control: ClockControl::None,
-            tolerance_pct: 2.0,
-            privilege: Privilege::None,
-            partition: None,
-            extra_stages: Vec::new(),
-            census: Default::default(),
+            cwd: "/w".into(),
+            ..KernelPlan::synthetic("app", PlannedTarget::Command(vec!["/bin/app".into()]), Runtime::Cuda)
         };
         assert_eq!(plan.window_origin, WindowOrigin::Default);
         let k = picked_plan(&plan, "hgemm_tiled", 1);

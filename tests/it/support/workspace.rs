@@ -81,6 +81,20 @@ impl Workspace {
         cmd.output().unwrap()
     }
 
+    /// [`Workspace::kprof`] with the fake ncu `ncu` replaying the recordings in `replay` and
+    /// writing the arguments it was given to `argv`, and no GPU check.
+    pub fn kprof_replaying(&self, args: &[&str], ncu: &Path, argv: &Path, replay: &Path) -> Output {
+        self.kprof(
+            args,
+            &[
+                ("NCU", ncu.to_str().unwrap()),
+                ("KPROF_SKIP_GPU_CHECK", "1"),
+                ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+                ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+            ],
+        )
+    }
+
     pub fn profiles(&self) -> Vec<PathBuf> {
         let mut dirs: Vec<PathBuf> = std::fs::read_dir(self.root().join("profile"))
             .map(|rd| rd.map(|e| e.unwrap().path()).filter(|p| p.is_dir()).collect())

@@ -27,6 +27,13 @@ fn an_archived_range_is_searched_without_the_repository_each_build_checked_once(
     assert_eq!(written["not_built"][0][0], short(&c[5]), "{written}");
     assert!(written["not_built"][0][1].as_str().unwrap().starts_with("does not build: "), "{written}");
     assert_eq!(written["good"]["commit"], c[0]);
+    // The same -o again: refused before anything is built, the archive as it was.
+    let before = std::fs::read(&tar).unwrap();
+    let again = ws.kprof(&args, &[]);
+    assert_eq!(again.status.code(), Some(12), "{}", text(&again.stderr));
+    let stderr = text(&again.stderr);
+    assert!(stderr.contains("exists") && !stderr.contains("Building"), "{stderr}");
+    assert_eq!(std::fs::read(&tar).unwrap(), before);
 
     // On the "GPU machine": another folder, no cargo.
     let there = tempfile::tempdir().unwrap();

@@ -75,6 +75,8 @@ fn pack_range(
             .into());
     }
     super::tree::refuse_request(request)?;
+    // Refused before minutes of builds: an archive is never overwritten.
+    bundle::temporary(o.output, 0)?;
     let range = format!("{good}..{bad}");
     let repo = worktree::repository_root(&head.workspace_root)?;
     let good_rev = worktree::resolve_as(&repo, "--bisect GOOD", good)?;

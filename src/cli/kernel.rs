@@ -142,6 +142,7 @@ impl KernelOptions {
             launch_cap: self.census_launches,
             nvtx_include: self.nvtx_include.clone(),
             profiler_range: self.profiler_range,
+            picked: false,
         })
     }
 }

@@ -89,6 +89,27 @@ pub fn prepare_picked<'a>(
     prepare_in(plan, kernel, dir, target, ncu_path)
 }
 
+/// The first kernel the census in `dir` picked, to be profiled in that directory after
+/// the census (a plain program's picks all run in one batch): its stages' commands are
+/// appended to the census' `commands.sh`; `profile-target.yaml` stays the census'.
+pub fn prepare_in_place<'a>(
+    kernel: &'a KernelPlan,
+    dir: ProfileDir,
+    target: TargetCommand,
+    ncu_path: &Path,
+) -> Result<PreparedKernel<'a>> {
+    let stage_commands = stage_commands(kernel, &dir, &target, ncu_path);
+    let mut script = format!(
+        "# The census picked `{}` first: its stages, profiled here with the other picks.\n",
+        shell_comment(&kernel.name)
+    );
+    for (c, cmd) in &stage_commands {
+        script.push_str(&format!("# Stage {}\n{cmd}\n\n", shell_comment(c.name())));
+    }
+    crate::profile::fs::append(&dir.commands_script_path(), &script)?;
+    Ok(PreparedKernel { kernel, dir, target, stage_commands, script })
+}
+
 /// Writes `profile-target.yaml` and `commands.sh` into the new directory `dir`.
 fn prepare_in<'a>(
     plan: &Plan,
@@ -97,10 +118,25 @@ fn prepare_in<'a>(
     target: TargetCommand,
     ncu_path: &Path,
 ) -> Result<PreparedKernel<'a>> {
+    let stage_commands = stage_commands(kernel, &dir, &target, ncu_path);
+    let spec = target_spec_for(plan, kernel, &target, kernel.filter.as_ref(), ncu_path);
+    spec.write_to(&dir.target_spec_path())?;
+    let script = commands_script(plan, kernel, &stage_commands);
+    write_new(&dir.commands_script_path(), &script)?;
+    Ok(PreparedKernel { kernel, dir, target, stage_commands, script })
+}
+
+/// The commands of the stages `kernel` starts with, their pages written into `dir`.
+fn stage_commands(
+    kernel: &KernelPlan,
+    dir: &ProfileDir,
+    target: &TargetCommand,
+    ncu_path: &Path,
+) -> Vec<(StageCollection, ProcessBuilder)> {
     let filter = kernel.filter.as_ref();
     let ranges = kernel.census.ncu_range_args();
     let report = kernel.source_from_basic().then(|| dir.basic_report_path());
-    let stage_commands = kernel
+    kernel
         .initial_collections()
         .into_iter()
         .map(|c| {
@@ -118,7 +154,7 @@ fn prepare_in<'a>(
                     },
                     clock_control: kernel.clock_control,
                     log_file: &log,
-                    target: &target,
+                    target,
                     privilege: kernel.privilege,
                     ranges: &ranges,
                     report: report.as_deref(),
@@ -126,13 +162,7 @@ fn prepare_in<'a>(
             );
             (c, cmd)
         })
-        .collect::<Vec<_>>();
-
-    let spec = target_spec_for(plan, kernel, &target, filter, ncu_path);
-    spec.write_to(&dir.target_spec_path())?;
-    let script = commands_script(plan, kernel, &stage_commands);
-    write_new(&dir.commands_script_path(), &script)?;
-    Ok(PreparedKernel { kernel, dir, target, stage_commands, script })
+        .collect()
 }
 
 /// `profile-target.yaml` for a resolved kernel: the spec document's schema, filled in.

@@ -39,6 +39,10 @@ pub struct KernelRun<'a> {
     pub first: &'a [(StageCollection, ProcessBuilder)],
     /// `--timeout`: the longest one ncu run may take.
     pub timeout: Option<Duration>,
+    /// Whether a census of a plain program that picks several kernels ends with the
+    /// census, leaving every pick, the first included, to one batch (see
+    /// `ops::profile::census`); otherwise the first pick is profiled here at once.
+    pub batch_picks: bool,
 }
 
 /// Runs one stage under a spinner that names it.

@@ -104,6 +104,8 @@ impl<'r, 'a> Single<'r, 'a> {
     pub fn new(run: &'r KernelRun<'a>, rules: &'r Rules, shell: &'r Shell) -> (Self, Vec<Pending>) {
         let kernel = run.kernel;
         let mut manifest = RunManifest::new(&kernel.name, kernel.privilege);
+        // The census that picked this kernel, when it ran in this directory.
+        manifest.stages = RunManifest::earlier_stages(run.dir);
         manifest.window = Some(WindowRecord::planned(kernel.window, kernel.window_origin));
         manifest.ld_library_path = kernel.env.get("LD_LIBRARY_PATH").cloned();
         let auto = kernel.stages.is_auto();
@@ -264,6 +266,13 @@ impl<'r, 'a> Single<'r, 'a> {
             return Ok(Next::Fail(refused.into()));
         }
         self.shell.emit(&chosen);
+        if self.run.batch_picks
+            && crate::collect::batch::invocations::census_batches(self.run.kernel, &breakdown)
+        {
+            // Every pick, this directory's first one too, is profiled in one batch next.
+            self.st.census = Some(counted);
+            return Ok(Next::Done);
+        }
         let chosen = breakdown.chosen.first().cloned().unwrap_or_default();
         let f = KernelFilter::function(&chosen);
         let launches = counted.launches_matching(&f);

@@ -12,9 +12,10 @@
 //!
 //! The split never guesses. A member runs alone when one of its functions is another
 //! member's too (kernels that differ only in their template arguments print the same
-//! name), when ncu had no line info for it (its run alone prints the page again as SASS
-//! only), when one of its functions has no block, or when its blocks are not one run of
-//! the page (something printed the same name twice).
+//! name), when ncu had no line info for it and the page was already SASS only (the batch
+//! first prints the page again as SASS only for such members, [`lacking_line_info`]),
+//! when one of its functions has no block, or when its blocks are not one run of the page
+//! (something printed the same name twice).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -42,6 +43,21 @@ pub(super) fn split_source(
             let own = own_blocks(of(i), &others, &blocks, &lacking).map(|mine| own_text(&cut, &mine));
             (*i, own)
         })
+        .collect()
+}
+
+/// The members of `group` one of whose functions ncu had no line info for (named in
+/// `no_line_info`), `functions` as for [`split_source`].
+pub(super) fn lacking_line_info(
+    functions: &BTreeMap<usize, BTreeSet<String>>,
+    group: &[usize],
+    no_line_info: &[String],
+) -> BTreeSet<usize> {
+    let lacking: BTreeSet<String> = no_line_info.iter().map(|k| function_name(k)).collect();
+    group
+        .iter()
+        .copied()
+        .filter(|i| functions.get(i).is_some_and(|f| f.iter().any(|f| lacking.contains(f))))
         .collect()
 }
 
@@ -242,6 +258,9 @@ mod tests {
         let lacking = vec!["sfu_chains".to_string()];
         let pages = split_source(&text, &functions(&COMPUTE), &group, &lacking);
         assert!(pages[&3].as_ref().unwrap_err().contains("no line info"), "{pages:?}");
+        let all = functions(&COMPUTE);
+        assert_eq!(lacking_line_info(&all, &group, &lacking), BTreeSet::from([3]));
+        assert_eq!(lacking_line_info(&all, &[0, 1], &lacking), BTreeSet::new());
         for i in [0, 1, 2, 4, 5, 6] {
             let own = pages[&i].as_ref().unwrap();
             assert!(!own.contains("No lineinfo") && own.starts_with(&preamble), "{own}");

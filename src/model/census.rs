@@ -80,6 +80,11 @@ pub struct CensusPlan {
     /// `cuProfilerStop` (ncu's `--profile-from-start off`), for the census and the stages.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub profiler_range: bool,
+    /// Whether this plan is a kernel a census picked (its exact function, its window
+    /// fitted to the launches the census counted), not a kernel the user named: the
+    /// picks of one plain program are profiled together, see `collect::batch`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub picked: bool,
 }
 
 impl CensusPlan {

@@ -164,6 +164,11 @@ impl KernelFilter {
         KernelFilter::regex(format!("(^|[ :]){}($|[<(])", escape_regex(name)))
     }
 
+    /// An ncu kernel id (`context:stream:[regex:]name:invocation`) kprof built itself.
+    pub fn kernel_id(id: impl Into<String>) -> Self {
+        KernelFilter::lenient(FilterMode::KernelId, id.into())
+    }
+
     /// A filter from a user-written regex, used as given: refused when it does not compile.
     pub fn try_regex(pattern: impl Into<String>) -> Result<Self, InvalidRegex> {
         let pattern = pattern.into();

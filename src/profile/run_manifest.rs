@@ -214,6 +214,23 @@ impl RunManifest {
         write_atomic(&dir.run_manifest_path(), &text)
     }
 
+    /// Whether the run ended `ok` after its census, with no other stage: a plain
+    /// program's census that left its picks, the first included, to one batch.
+    pub fn census_only(&self) -> bool {
+        self.status == StageStatus::Ok
+            && !self.stages.is_empty()
+            && self.stages.iter().all(|s| s.stage == "discovery" && s.status == StageStatus::Ok)
+    }
+
+    /// The stages an earlier run recorded in `dir` (the census of the directory's first
+    /// pick), or none.
+    pub fn earlier_stages(dir: &ProfileDir) -> Vec<StageOutcome> {
+        if !dir.run_manifest_path().exists() {
+            return Vec::new();
+        }
+        RunManifest::read(dir).map(|m| m.stages).unwrap_or_default()
+    }
+
     /// Reads `run_manifest.yaml` from `dir`.
     pub fn read(dir: &ProfileDir) -> Result<RunManifest> {
         let path = dir.run_manifest_path();

@@ -21,10 +21,11 @@
 //! The source stage (an A/B check adds it to every kernel) batches too, after the other
 //! stages of the plan: its page has no launch rows but one block per function and source
 //! file, so it is split by the functions each kernel's raw rows named
-//! ([`super::source_split`]). A kernel whose blocks cannot be told apart from another's,
-//! or that ncu had no line info for, runs alone, where the single path prints its page
-//! again as SASS only. Only discovery, and a plan whose one stage is `source` (no raw
-//! page to name the kernels), keep a kernel out of the batch.
+//! ([`super::source_split`]). The kernels ncu had no line info for (a closed library's)
+//! get the stage again, batched and SASS only: from basic's report, that is one import
+//! and no program start. A kernel whose blocks cannot be told apart from another's runs
+//! alone. Only discovery, and a plan whose one stage is `source` (no raw page to name the
+//! kernels), keep a kernel out of the batch.
 //!
 //! The batch is a [`Unit`] of the one stage loop ([`super::queue`]): a queued stage is
 //! a collection, the members it serves and why; its handler splits the page and returns
@@ -36,6 +37,7 @@ use std::time::Instant;
 use anyhow::Result;
 use kprof_contract::env as contract;
 
+pub mod invocations;
 mod plan;
 mod rows;
 mod run;
@@ -52,7 +54,7 @@ use super::follow_up::follow_up;
 use super::queue::{drive, Next, Unit};
 use super::reason::Reason;
 use super::run::{append_command, KernelRun, StageRan};
-use super::source_split::split_source;
+use super::source_split::{lacking_line_info, split_source};
 use crate::analyze::rules::Rules;
 use crate::events::Event;
 use crate::model::filter::KernelFilter;
@@ -68,14 +70,18 @@ use crate::shell::Shell;
 use plan::MemberCost;
 
 /// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
-/// harness target with a filter, with no discovery stage. Kernels with a case batch with
-/// kernels with a case (the run's `KPROF_CASE` is their alternation); kernels without one,
-/// such as the kernels a census picked from a bench that runs all its cases, batch with
-/// each other (the bench runs every case, as for the census). The source stage
-/// batches only beside another stage: its page names no launch, so each kernel's blocks
-/// are found by the functions that stage's raw page named (see [`super::source_split`]).
+/// harness target with a filter, or a kernel a census picked from a plain program, with
+/// no discovery stage. Kernels with a case batch with kernels with a case (the run's
+/// `KPROF_CASE` is their alternation); kernels without one, such as the kernels a census
+/// picked from a bench that runs all its cases, batch with each other (the bench runs
+/// every case, as for the census). A plain program's picks batch whatever their windows:
+/// each keeps its own through ncu's invocation numbers ([`invocations`]). The source
+/// stage batches only beside another stage: its page names no launch, so each kernel's
+/// blocks are found by the functions that stage's raw page named (see
+/// [`super::source_split`]).
 pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> {
-    if kernel.runtime != Runtime::Harness || kernel.filter.is_none() {
+    let picked_plain = invocations::applies(kernel);
+    if !(kernel.runtime == Runtime::Harness || picked_plain) || kernel.filter.is_none() {
         return None;
     }
     let stages = kernel.stage_collections();
@@ -86,16 +92,17 @@ pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> 
     let mut env = target.env.clone();
     env.remove(contract::CASE);
     Some(format!(
-        "{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{}",
+        "{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{}|{:?}",
         target.program,
         target.args,
         target.cwd,
         env,
-        kernel.window,
+        if picked_plain { "invocations".to_string() } else { format!("{:?}", kernel.window) },
         kernel.clock_control,
         kernel.privilege,
         kernel.stages,
-        kernel.case.is_some()
+        kernel.case.is_some(),
+        kernel.census.ncu_range_args(),
     ))
 }
 
@@ -119,6 +126,8 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         .iter()
         .map(|m| {
             let mut manifest = RunManifest::new(&m.kernel.name, m.kernel.privilege);
+            // The census that picked this kernel, when it ran in this directory.
+            manifest.stages = RunManifest::earlier_stages(m.dir);
             manifest.window = Some(WindowRecord::planned(m.kernel.window, WindowOrigin::Default));
             manifest.ld_library_path = m.kernel.env.get("LD_LIBRARY_PATH").cloned();
             manifest
@@ -386,6 +395,9 @@ impl Batch<'_, '_> {
                 continue;
             };
             self.serve(*i, shared, shared.collection, &text, Some(&own))?;
+            if let Some(line) = invocations::shapes_line(self.members[*i].kernel, &own, shared.first_run) {
+                self.shell.status(line);
+            }
             if let Some(c) = MemberCost::of(&own) {
                 costs.insert(*i, c);
             }
@@ -407,17 +419,31 @@ impl Batch<'_, '_> {
         Ok(Next::Then(self.plan_follow_ups(&wants, &costs, &known)))
     }
 
-    /// Gives each member of the source stage its own blocks of the batched page; a member
-    /// the page cannot serve runs alone (see [`super::source_split`]).
+    /// Gives each member of the source stage its own blocks of the batched page; the
+    /// members ncu had no line info for get the stage again, batched and SASS only (from
+    /// basic's report, no program start); a member the page cannot serve otherwise runs
+    /// alone (see [`super::source_split`]).
     fn share_source(&mut self, shared: &Shared<'_>) -> Result<Next<BatchStage>> {
-        let pages = split_source(shared.text, &self.functions, shared.group, &shared.ran.no_line_info);
+        let text = shared.text;
+        let pages = split_source(text, &self.functions, shared.group, &shared.ran.no_line_info);
+        let lacking = lacking_line_info(&self.functions, shared.group, &shared.ran.no_line_info);
+        let mut again = Vec::new();
         for (i, own) in pages {
             match own {
                 Ok(text) => self.serve(i, shared, shared.collection, &text, None)?,
+                Err(_) if lacking.contains(&i) && *shared.reason != Reason::SassOnly => again.push(i),
                 Err(why) => self.send_alone(&[i], &why),
             }
         }
-        Ok(Next::Done)
+        if again.is_empty() {
+            return Ok(Next::Done);
+        }
+        Ok(Next::Then(vec![BatchStage {
+            collection: shared.collection.clone(),
+            group: again,
+            reason: Reason::SassOnly,
+            wants: BTreeMap::new(),
+        }]))
     }
 
     /// Writes member `i`'s own page (`text`; `page`, parsed, for a raw page) and its

@@ -9,13 +9,16 @@ use crate::collect::reason::Reason;
 use crate::collect::run::{run_announced, KernelRun, StageRan};
 use crate::model::filter::{alternation, KernelFilter};
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
+use crate::plan::KernelPlan;
 use crate::process::{shell_comment, ProcessBuilder};
 use crate::profile::ProfileDir;
 use crate::shell::Shell;
 
 /// The program and the ncu command that run `collection` once for the kernels `group` of
 /// `members`, the page written into `batch_dir`: the first member's program with
-/// `KPROF_CASE` and ncu's filter the alternations of their cases and filters; with
+/// `KPROF_CASE` and ncu's filter the alternations of their cases and filters (a plain
+/// program's census picks: one kernel id with their invocations, see
+/// [`super::invocations`]); with
 /// `source_from_basic`, basic writes its report and the source stage imports it. What a
 /// run starts, and what a dry run shows.
 pub fn batched_command(
@@ -26,9 +29,13 @@ pub fn batched_command(
     source_from_basic: bool,
 ) -> (TargetCommand, ProcessBuilder) {
     let first = &members[group[0]];
-    let filter = KernelFilter::regex(alternation(
-        group.iter().filter_map(|i| members[*i].kernel.filter.as_ref()).map(|f| f.pattern.as_str()),
-    ));
+    let (filter, window) = if super::invocations::applies(first.kernel) {
+        let kernels: Vec<&KernelPlan> = group.iter().map(|i| members[*i].kernel).collect();
+        super::invocations::batched(&kernels)
+    } else {
+        let filters = group.iter().filter_map(|i| members[*i].kernel.filter.as_ref());
+        (KernelFilter::regex(alternation(filters.map(|f| f.pattern.as_str()))), first.kernel.window)
+    };
     let mut target: TargetCommand = first.target.clone();
     let cases: Vec<&str> = group.iter().filter_map(|i| members[*i].kernel.case.as_deref()).collect();
     if !cases.is_empty() {
@@ -41,7 +48,7 @@ pub fn batched_command(
         &StageRun {
             collection,
             filter: Some(&filter),
-            window: first.kernel.window,
+            window,
             clock_control: first.kernel.clock_control,
             log_file: &log,
             target: &target,
@@ -65,7 +72,11 @@ pub(super) fn run_batched(
     shell: &Shell,
 ) -> Result<(ProcessBuilder, StageRan)> {
     let first = &members[group[0]];
-    let (target, cmd) = batched_command(members, group, batch_dir, collection, source_from_basic);
+    let (target, mut cmd) = batched_command(members, group, batch_dir, collection, source_from_basic);
+    if *reason == Reason::SassOnly {
+        // ncu prints no page for `cuda,sass` without line info; `sass` it prints.
+        cmd = crate::ncu::command::sass_only(&cmd);
+    }
     crate::profile::fs::append(
         &batch_dir.commands_script_path(),
         &format!("# Stage {} ({})\n{cmd}\n\n", collection.label(), shell_comment(&reason.to_string())),
@@ -80,6 +91,7 @@ pub(super) fn run_batched(
         ncu: first.ncu,
         first: &[],
         timeout: first.timeout,
+        batch_picks: false,
     };
     let ran = run_announced(&run, collection, &cmd, &Reason::Batched(Box::new(reason.clone())), shell);
     Ok((cmd, ran))

@@ -3,13 +3,20 @@
 //! kernel the census picked (`breakdown.json`'s `chosen`) gets a plan of its own, with
 //! its exact function as the filter and the window fitted to its launches, and a profile
 //! directory beside the first.
+//!
+//! A plain program's census that picked several kernels ends with the census: every
+//! pick, the first one too (in the census' own directory), is then profiled in one batch,
+//! one ncu run per stage for all of them (`collect::batch::invocations`). Each run of a
+//! plain program starts the whole program, so this is where batching saves the most.
 
 use crate::collect::prepare::PreparedKernel;
 use crate::collect::window;
 use crate::model::filter::KernelFilter;
 use crate::ncu::command::TargetCommand;
 use crate::plan::KernelPlan;
+use crate::plan::Plan;
 use crate::profile::dir::ProfileDir;
+use crate::profile::RunManifest;
 
 /// A kernel the census picked, to profile after the first: its plan, the program it
 /// runs in, and the directory of the census that picked it.
@@ -17,19 +24,36 @@ pub(super) struct Picked {
     pub kernel: KernelPlan,
     pub target: TargetCommand,
     pub beside: ProfileDir,
+    /// Whether it is profiled in `beside` itself: the first pick of a census that ended
+    /// with the census.
+    pub in_place: bool,
 }
 
-/// The kernels after the first that the census of each prepared program picked, in order.
-/// A profile without a readable breakdown (the census did not run or failed) adds none.
-pub(super) fn picked_after_the_first(prepared: &[PreparedKernel<'_>]) -> Vec<Picked> {
+/// Whether the census of a plain program in `plan` may leave all its picks to one batch:
+/// batching is on, and the picks can be written beside the census (not when
+/// `--output-dir` names the one profile directory).
+pub fn picks_batched(plan: &Plan) -> bool {
+    plan.batch && !(plan.output_dir.is_some() && plan.kernels.len() == 1)
+}
+
+/// The kernels the census of each prepared program picked and that are still to be
+/// profiled, in order: those after the first, and the first too when the census ended
+/// with the census. A profile without a readable breakdown (the census did not run or
+/// failed) adds none.
+pub(super) fn picked_to_profile(prepared: &[PreparedKernel<'_>]) -> Vec<Picked> {
     let mut out = Vec::new();
     for p in prepared.iter().filter(|p| p.kernel.filter.is_none()) {
         let Ok(Some(b)) = p.dir.read_breakdown() else { continue };
-        for function in b.chosen.iter().skip(1) {
+        let census_only = RunManifest::read(&p.dir).is_ok_and(|m| m.census_only());
+        for (n, function) in b.chosen.iter().enumerate() {
+            if n == 0 && !census_only {
+                continue;
+            }
             out.push(Picked {
                 kernel: picked_plan(p.kernel, function, b.launches_of(function)),
                 target: p.target.clone(),
                 beside: p.dir.clone(),
+                in_place: n == 0,
             });
         }
     }
@@ -39,7 +63,7 @@ pub(super) fn picked_after_the_first(prepared: &[PreparedKernel<'_>]) -> Vec<Pic
 /// Why the kernels `picked` after the first are not profiled when `--output-dir` named
 /// the one profile directory `dir`, and how to profile them.
 pub(super) fn not_beside(dir: &std::path::Path, picked: &[Picked]) -> String {
-    let names: Vec<&str> = picked.iter().map(|p| p.kernel.name.as_str()).collect();
+    let names: Vec<&str> = picked.iter().filter(|p| !p.in_place).map(|p| p.kernel.name.as_str()).collect();
     format!(
         "the census also picked {}, not profiled: --output-dir {} names one profile directory and \
          nothing is written beside it; run again without --output-dir, or with --kernel ={} and \
@@ -57,6 +81,7 @@ fn picked_plan(program: &KernelPlan, function: &str, launches: usize) -> KernelP
     let mut k = program.clone();
     k.name = function.to_string();
     k.filter = Some(KernelFilter::function(function));
+    k.census.picked = true;
     if let Some((w, _)) = window::fit(k.window, k.window_origin, launches) {
         k.window = w;
     }

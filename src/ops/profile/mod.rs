@@ -14,7 +14,7 @@ use anyhow::Result;
 use crate::analyze::rules::BottleneckDecision;
 use crate::build::BuildOutput;
 use crate::collect;
-use crate::collect::prepare::{prepare_kernel, prepare_picked, PreparedKernel};
+use crate::collect::prepare::{prepare_in_place, prepare_kernel, prepare_picked, PreparedKernel};
 use crate::error::ExitCode;
 use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
 use crate::model::kinds::Privilege;
@@ -117,7 +117,7 @@ fn profile_picked(
     extras: Extras,
     shell: &Shell,
 ) -> Result<()> {
-    let picked = census::picked_after_the_first(prepared);
+    let picked = census::picked_to_profile(prepared);
     if picked.is_empty() || extras.timing_only {
         return Ok(());
     }
@@ -129,7 +129,10 @@ fn profile_picked(
     let mut more = Vec::new();
     for p in &picked {
         let ncu_path = ncu.for_kernel(&p.kernel);
-        more.push(prepare_picked(plan, &p.kernel, &p.beside, p.target.clone(), &ncu_path)?);
+        more.push(match p.in_place {
+            true => prepare_in_place(&p.kernel, p.beside.clone(), p.target.clone(), &ncu_path)?,
+            false => prepare_picked(plan, &p.kernel, &p.beside, p.target.clone(), &ncu_path)?,
+        });
     }
     for p in &more {
         shell.emit(&prepared_event(plan, p));

@@ -89,7 +89,7 @@ pub(super) fn planned_batches(
     for unit in units(plan, prepared, extras).into_iter().filter(|u| u.len() > 1) {
         let ncus: Vec<PathBuf> = unit.iter().map(|i| ncu_for(prepared[*i].kernel)).collect();
         let runs: Vec<KernelRun<'_>> =
-            unit.iter().zip(&ncus).map(|(i, ncu)| kernel_run(&prepared[*i], ncu, plan.timeout)).collect();
+            unit.iter().zip(&ncus).map(|(i, ncu)| kernel_run(&prepared[*i], ncu, plan)).collect();
         let group: Vec<usize> = (0..runs.len()).collect();
         let batch_dir = batch::batch_dir_of(runs[0].dir);
         let names: Vec<&str> = runs.iter().map(|r| r.kernel.name.as_str()).collect();
@@ -211,7 +211,7 @@ impl Ctx<'_, '_> {
     }
 
     fn kernel_run<'b>(&self, p: &'b PreparedKernel<'_>, ncu: &'b Path) -> KernelRun<'b> {
-        kernel_run(p, ncu, self.plan.timeout)
+        kernel_run(p, ncu, self.plan)
     }
 
     /// What comes before a kernel's stages: the harness timing when asked, and the
@@ -236,7 +236,11 @@ impl Ctx<'_, '_> {
         if self.extras.timing_only {
             return Ok(());
         }
-        collect::collect(&self.kernel_run(p, ncu_path), &self.rules, self.shell)?;
+        let manifest = collect::collect(&self.kernel_run(p, ncu_path), &self.rules, self.shell)?;
+        if manifest.census_only() {
+            // Its picks, the first included, are profiled together next.
+            return Ok(());
+        }
         self.analyse(p)
     }
 
@@ -260,10 +264,14 @@ impl Ctx<'_, '_> {
 
 /// The run of one prepared kernel with the ncu `ncu`: what a worker collects, and what a
 /// dry run builds its batched commands from.
-fn kernel_run<'b>(
-    p: &'b PreparedKernel<'_>,
-    ncu: &'b Path,
-    timeout: Option<std::time::Duration>,
-) -> KernelRun<'b> {
-    KernelRun { dir: &p.dir, kernel: p.kernel, target: &p.target, ncu, first: &p.stage_commands, timeout }
+fn kernel_run<'b>(p: &'b PreparedKernel<'_>, ncu: &'b Path, plan: &Plan) -> KernelRun<'b> {
+    KernelRun {
+        dir: &p.dir,
+        kernel: p.kernel,
+        target: &p.target,
+        ncu,
+        first: &p.stage_commands,
+        timeout: plan.timeout,
+        batch_picks: super::census::picks_batched(plan),
+    }
 }

@@ -14,7 +14,8 @@
 //!
 //! It is strict about what it was asked: when the page it would replay is a raw page
 //! (its header starts with `"ID",`), every `--metrics` name must be one of its columns,
-//! and a `--kernel-name` filter must match one of its kernels when it has any. Otherwise
+//! and a `--kernel-name` filter (or the names of a `--kernel-id ::regex:NAMES:N`) must
+//! match one of its kernels when it has any. Otherwise
 //! it exits 97 naming the mismatch: the test asked for a page that does not answer the
 //! command kprof ran. Metrics added since most recordings were made are let
 //! through: [`ADDED_SINCE_THE_RECORDINGS`].
@@ -102,7 +103,7 @@ fi
 log=""; prev=""; kn=""; metrics=""; export_to=""; import_from=""
 for a in "$@"; do
   if [ "$prev" = "--log-file" ]; then log="$a"; fi
-  if [ "$prev" = "--kernel-name" ]; then kn="$a"; fi
+  if [ "$prev" = "--kernel-name" ] || [ "$prev" = "--kernel-id" ]; then kn="$a"; fi
   if [ "$prev" = "--metrics" ]; then metrics="$a"; fi
   if [ "$prev" = "--export" ]; then export_to="$a"; fi
   if [ "$prev" = "--import" ]; then import_from="$a"; fi
@@ -142,6 +143,7 @@ if [ -n "$log" ]; then
     if [ -n "$kn" ] && [ -n "$names" ]; then
       case "$kn" in
         regex:*) printf '%s\n' "$names" | grep -Eq -- "$(printf '%s' "${{kn#regex:}}" | sed 's/(?:/(/g')" ;;
+        ::regex:*) ids="${{kn#::regex:}}"; printf '%s\n' "$names" | grep -Eq -- "$(printf '%s' "${{ids%:*}}" | sed 's/\\x3A/:/g')" ;;
         *) printf '%s\n' "$names" | grep -Fq -- "$kn" ;;
       esac || {{ echo "fake ncu: --kernel-name $kn matches no kernel of $page" >&2; exit 97; }}
     fi

@@ -438,6 +438,8 @@ impl Batch<'_, '_> {
         if again.is_empty() {
             return Ok(Next::Done);
         }
+        // The page printed with the CUDA lines stays beside the SASS-only one.
+        self.dir.supersede_page(shared.collection)?;
         Ok(Next::Then(vec![BatchStage {
             collection: shared.collection.clone(),
             group: again,

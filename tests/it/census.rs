@@ -80,6 +80,28 @@ fn census_replaying(page: &str, args: &[&str]) -> Census {
     Census { ws, out, calls }
 }
 
+/// The function of a demangled kernel name, as ncu's function base names it:
+/// `void cutlass::Kernel2<cfg>(T1::Params)` is `Kernel2`, a plain C name itself.
+fn function_of(kernel: &str) -> String {
+    let mut depth = 0;
+    let mut end = kernel.len();
+    for (i, c) in kernel.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => depth -= 1,
+            '(' if depth == 0 => {
+                end = i;
+                break;
+            }
+            _ => {}
+        }
+    }
+    let head = &kernel[..end];
+    let head = head.find('<').map_or(head, |t| &head[..t]);
+    let head = head.rsplit(' ').next().unwrap_or(head);
+    head.rsplit("::").next().unwrap_or(head).to_string()
+}
+
 fn arg_after(args: &[String], flag: &str) -> Option<String> {
     args.iter().position(|a| a == flag).and_then(|i| args.get(i + 1)).cloned()
 }
@@ -378,14 +400,20 @@ fn an_output_dir_keeps_the_census_to_its_one_directory() {
 #[test]
 fn the_h200_census_pages_give_the_breakdowns_the_h200_run_wrote() {
     use cargo_kprof::model::census::Pick;
-    for (run, pick, chosen) in
-        [("latency", Pick::Default, 5), ("heldout", Pick::Default, 5), ("top2", Pick::Top(2), 2)]
-    {
+    for (run, pick, chosen) in [
+        ("latency", Pick::Default, 5),
+        ("heldout", Pick::Default, 5),
+        ("top2", Pick::Top(2), 2),
+        ("candle-block/census", Pick::Top(5), 5),
+        ("burn-mlp/census", Pick::Top(5), 5),
+        ("bounds/nvtx", Pick::Top(1), 1),
+        ("bounds/range", Pick::Top(1), 1),
+    ] {
         let dir = recordings().join("census").join(run);
-        let text = std::fs::read_to_string(dir.join("00_discovery_raw.csv")).unwrap();
+        let text = crate::support::recording(&format!("census/{run}/00_discovery_raw.csv"));
         let page = cargo_kprof::ncu::parse::RawPage::parse(&text, run).unwrap();
-        // As the census reads a page: each launch's kernel, duration, grid and block (the
-        // zoo's kernels are plain C names: the function is the name).
+        // As the census reads a page: each launch's kernel, its function, duration, grid
+        // and block.
         let metric = "gpu__time_duration.sum";
         let launches = page.launches().map(|l| {
             let scale = match l.unit(metric).unwrap_or("") {
@@ -395,7 +423,7 @@ fn the_h200_census_pages_give_the_breakdowns_the_h200_run_wrote() {
             };
             cargo_kprof::model::census::CensusLaunch {
                 kernel: l.kernel_name(),
-                function: l.kernel_name().split('(').next().unwrap().to_string(),
+                function: function_of(l.kernel_name()),
                 duration_ns: l.number(metric).unwrap() * scale,
                 grid: l.get("Grid Size"),
                 block: l.get("Block Size"),
@@ -419,6 +447,14 @@ fn the_h200_census_pages_give_the_breakdowns_the_h200_run_wrote() {
         }
         assert!(near(&ours["total_ns"], theirs["total_ns"].as_f64().unwrap()), "{run}");
     }
+    // The candle block's 12 steps: 525 launches; the NVTX range `step` and the profiler
+    // range each hold the 10 steps after the warm-up, and the same launches.
+    let launches = |run: &str| -> serde_json::Value {
+        let b = crate::support::recording(&format!("census/{run}/breakdown.json"));
+        serde_json::from_str::<serde_json::Value>(&b).unwrap()["launches"].clone()
+    };
+    assert_eq!(launches("candle-block/census"), 525);
+    assert_eq!((launches("bounds/nvtx"), launches("bounds/range")), (420.into(), 420.into()));
 }
 
 /// The H200 census of the zoo's `latency` bench with no kernel named
@@ -492,5 +528,87 @@ fn a_harness_bench_s_picks_after_the_first_share_one_run_per_stage() {
                 .any(|p| page.contains(&format!("\"{p}\""))),
             "{pick}: {page}"
         );
+    }
+}
+
+/// The H200 run of a burn program with no kernel named (`fixtures/h200/census/burn-mlp/`),
+/// replayed with `--stages basic,source`: the census (355 launches of 12 CubeCL kernels)
+/// picks 5, and the census' own folder profiles none of them at once: all 5 share one
+/// basic run, whose `--kernel-id` is the H200 run's, and one import of its report for
+/// the hot lines. Two program starts; each pick's page holds its own 3 launches, and its
+/// hot lines are the H200 run's, each line once with the launches summed.
+#[test]
+fn a_plain_program_s_picks_all_share_one_run_per_stage() {
+    let ws = Workspace::new("");
+    let at = "census/burn-mlp";
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    for (from, page) in [
+        ("census", "00_discovery_raw.csv"),
+        ("batch", "01_basic_raw.csv"),
+        ("batch", "07_source_raw.csv"),
+    ] {
+        let text = crate::support::recording(&format!("{at}/{from}/{page}"));
+        std::fs::write(replay.join(page), text).unwrap();
+    }
+    let tools = ws.root().join("tools");
+    let ncu = crate::support::fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let out = ws.kprof_replaying(
+        &["--bench", "copy", "--top", "5", "--stages", "basic,source", "--clock-control", "none"],
+        &ncu,
+        &argv,
+        &replay,
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Census of `copy`: 355 launches of 12 kernels"), "{stderr}");
+    assert!(!stderr.contains("runs on its own"), "{stderr}");
+    let picks = [
+        "matmul_entry_lhs_f32_lhs_size_4_rhs_f32_rhs_size_4_acc_f32_acc_size_4",
+        "reduce_kernel_in_f32_in_size_4_out_f32_out_size_1_acc_f32",
+        "reduce_kernel_in_f32_in_size_1_out_f32_out_size_1_acc_f32",
+        "kernel_binop_c_f32_n_4",
+        "kernel_binop_c_f32_n_1",
+    ];
+    assert!(stderr.contains("Batching 5 kernels of ") && stderr.contains(&picks.join(", ")), "{stderr}");
+    let runs: Vec<Vec<String>> =
+        calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
+    let starts = runs.iter().filter(|r| !r.iter().any(|a| a == "--import")).count();
+    assert_eq!((runs.len(), starts), (3, 2), "the census, basic, the import: {runs:?}");
+    // The batched run names the picks and their launches as the H200 run did, literally.
+    let id = arg_after(&runs[1], "--kernel-id").expect("a kernel id");
+    assert!(!runs[1].iter().any(|a| a == "--kernel-name"), "{:?}", runs[1]);
+    assert_eq!(arg_after(&runs[1], "--launch-count").as_deref(), Some("15"));
+    let recorded = crate::support::recording(&format!("{at}/batch/commands.sh"));
+    assert!(recorded.contains(&format!("--kernel-id '{id}'")), "not the H200 run's kernel id: {id}");
+    assert!(id.ends_with(":6|7|8") && !id["::regex:".len()..id.len() - 6].contains(':'), "{id}");
+    let profiles: Vec<PathBuf> =
+        ws.profiles().into_iter().filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.')).collect();
+    assert_eq!(profiles.len(), 5, "{profiles:?}");
+    for pick in picks {
+        let dir = profiles
+            .iter()
+            .find(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                name.starts_with(&format!("{pick}_2")) || (pick == picks[0] && name.starts_with("copy_"))
+            })
+            .unwrap_or_else(|| panic!("{pick}: {profiles:?}"));
+        let page = std::fs::read_to_string(dir.join("details/01_basic_raw.csv")).unwrap();
+        let rows = page.lines().filter(|l| l.starts_with("\"") && l.contains(&format!("\"{pick}\""))).count();
+        let others = page.lines().filter(|l| l.starts_with("\"") && l.as_bytes()[1].is_ascii_digit()).count();
+        assert_eq!((rows, others), (3, 3), "{pick}: its own 3 launches only");
+        let ours = std::fs::read_to_string(dir.join("details/source_hotspots.csv")).unwrap();
+        // The first pick was profiled in the census' folder, named after the program.
+        let recorded = if pick == picks[0] { "burn-mlp" } else { pick };
+        let theirs = crate::support::recording(&format!("{at}/picks/{recorded}.source_hotspots.head.csv"));
+        let first = |t: &str| t.lines().take(6).map(str::to_string).collect::<Vec<_>>();
+        assert_eq!(first(&ours), first(&theirs), "{pick}: the H200 run's hot lines");
+    }
+    // The census' folder holds the census and its first pick's stages.
+    let census_dir = profiles.iter().find(|p| p.join("breakdown.json").is_file()).expect("the census");
+    let manifest = std::fs::read_to_string(census_dir.join("run_manifest.yaml")).unwrap();
+    for stage in ["stage: discovery", "stage: basic", "stage: source"] {
+        assert!(manifest.contains(stage), "{stage}: {manifest}");
     }
 }

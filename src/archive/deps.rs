@@ -278,6 +278,38 @@ mod tests {
         assert_eq!(entry("/usr/local/cuda/include/cuda_fp16.hpp"), None);
         assert_eq!(entry("/home/u/.cargo/registry/../../etc/passwd.h"), None, "sanitised");
         assert_eq!(entry("src/reduce.cu"), None);
+        // A build script's output below the workspace (its own target/) is the workspace's,
+        // and a relative name is nobody's, however much it looks like a build folder.
+        assert_eq!(entry("/home/u/ws/target/release/build/k-0123/out/gen.cu"), None);
+        assert_eq!(entry("target/release/build/k-0123/out/gen.cu"), None);
+    }
+
+    #[test]
+    fn ptx_files_are_looked_for_one_level_down_and_no_deeper() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::create_dir_all(d.join("sub/deeper")).unwrap();
+        for f in ["a.ptx", "b.PTX", "c.cu", "sub/d.ptx", "sub/deeper/e.ptx"] {
+            std::fs::write(d.join(f), "x").unwrap();
+        }
+        let found: Vec<PathBuf> =
+            ptx_files_in(d).iter().map(|p| p.strip_prefix(d).unwrap().to_path_buf()).collect();
+        assert_eq!(found, [PathBuf::from("a.ptx"), "b.PTX".into(), "sub/d.ptx".into()]);
+    }
+
+    #[test]
+    fn a_build_script_s_cuda_sources_are_its_rerun_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("k-0123/out");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(
+            tmp.path().join("k-0123/output"),
+            "cargo:rerun-if-changed=src/reduce.cu\ncargo::rerun-if-changed=src/affine.cuh\n\
+             cargo:rerun-if-changed=build.rs\ncargo:rustc-link-lib=cuda\n",
+        )
+        .unwrap();
+        assert_eq!(build_script_sources(&out), ["src/reduce.cu", "src/affine.cuh"]);
+        assert!(build_script_sources(&tmp.path().join("none/out")).is_empty());
     }
 
     #[test]

@@ -316,5 +316,10 @@ mod tests {
         }
         let (_, why) = PairManifest { base_asked: "x".repeat(5000), ..manifest() }.validate().unwrap_err();
         assert!(why.len() < 200, "{why}");
+        // The refusal shows the value escaped, cut at 80 characters.
+        assert!(why.contains(&format!("\"{}...\"", "x".repeat(80))), "{why}");
+        let (_, why) =
+            PairManifest { base_asked: "main\u{1b}[2J".into(), ..manifest() }.validate().unwrap_err();
+        assert!(why.contains(r#""main\u{1b}[2J""#), "{why}");
     }
 }

@@ -236,13 +236,15 @@ mod tests {
     #[test]
     fn blocks_of_one_function_apart_are_its_member_s() {
         let original = recorded("source_batched_compute.csv");
-        let text =
-            original.replace("\"Function Name\",\"fp64_dfma_chains\"", "\"Function Name\",\"fp32_fma_chains\"");
+        let text = original
+            .replace("\"Function Name\",\"fp64_dfma_chains\"", "\"Function Name\",\"fp32_fma_chains\"");
         let pages = split(&text, &COMPUTE);
         let fma = pages[&0].as_ref().unwrap();
         assert_eq!(fma.matches("\"Function Name\",\"fp32_fma_chains\"").count(), 2, "{fma}");
         let chacha = pages[&1].as_ref().unwrap();
-        assert!(chacha.contains("\"Function Name\",\"chacha_rounds\"") && !chacha.contains("fp32_fma_chains"));
+        assert!(
+            chacha.contains("\"Function Name\",\"chacha_rounds\"") && !chacha.contains("fp32_fma_chains")
+        );
         assert!(pages[&2].as_ref().unwrap_err().contains("no block of `fp64_dfma_chains`"), "{pages:?}");
     }
 

@@ -93,3 +93,15 @@ impl From<Threshold> for String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The report's evidence table prints each threshold through `Display`.
+    #[test]
+    fn a_threshold_prints_as_written() {
+        assert_eq!(Threshold::Met("memory_max_pct >= 60".into()).to_string(), "memory_max_pct >= 60");
+        assert_eq!(Threshold::Supporting.to_string(), "-");
+    }
+}

@@ -611,7 +611,10 @@ mod tests {
         assert_eq!(v.follow_up_stage, Stage::Memory);
         let e = v.evidence.iter().find(|e| e.field == "memory_max_pct").unwrap();
         assert_eq!(e.threshold, "memory_max_pct >= 60");
-        assert!(v.hypotheses.iter().any(|h| h.text.contains("DRAM runs at 83 %")), "{:?}", v.hypotheses);
+        let h =
+            v.hypotheses.iter().find(|h| h.text.contains("DRAM runs at 83 %")).expect("the DRAM hypothesis");
+        // Its placeholders, then its conditions' fields, each once.
+        assert_eq!(h.evidence, ["dram_throughput_pct"]);
     }
 
     #[test]

@@ -434,6 +434,16 @@ mod tests {
         assert_eq!(c.verdict(), AbVerdict::Unchanged);
     }
 
+    /// A counter that fell to 0 reads "from -> 0", not "-100 %" (the DRAM bytes written of
+    /// a recorded unchanged bisect step).
+    #[test]
+    fn a_counter_that_fell_to_zero_reads_as_its_two_counts() {
+        let c = compare_counters(&typical(), &with(&[("dram__bytes_write.sum", 0.0)]), 2.0);
+        let w = change(&c, "dram__bytes_write.sum");
+        assert_eq!(w.change_pct, Some(-100.0));
+        assert!(w.phrase().ends_with("3.4e7 -> 0"), "{}", w.phrase());
+    }
+
     #[test]
     fn dram_noise_is_not_gated() {
         // +16 %, as an A/A check of an L2-resident kernel showed: neither moved nor gated.

@@ -356,6 +356,11 @@ mod tests {
         assert!(more_rounds_could_decide(&undecided(-3.0, 1.3, Ambiguous)));
         // Right at the tolerance, no number of rounds is enough to be sure of either side.
         assert!(!more_rounds_could_decide(&undecided(2.0, 0.5, Ambiguous)));
+        // An interval that doubling would shrink exactly onto the tolerance (0 ± 2 at
+        // ±2 %) is still not inside it: `decide` wants it strictly inside.
+        let onto = 2.0 * std::f64::consts::SQRT_2;
+        assert_eq!(onto / std::f64::consts::SQRT_2, 2.0);
+        assert!(!more_rounds_could_decide(&undecided(0.0, onto, Ambiguous)));
         // Decided kernels get no more rounds, however wide.
         for v in [Unchanged, Regressed, Improved] {
             assert!(!more_rounds_could_decide(&undecided(0.0, 1.9, v)), "{v:?}");
@@ -422,6 +427,11 @@ mod tests {
             assert!(exact.abs_diff(approx) <= 1, "n = {n}: {exact} vs {approx}");
             assert!((c_exact - c_approx).abs() < 0.005, "n = {n}");
         }
+        // At the switch itself the counts are still exact: the confidence is the
+        // distribution's own tail, not the approximation's.
+        let (k, c) = interval_rank(EXACT_UP_TO).unwrap();
+        let below: f64 = signed_rank_pmf(EXACT_UP_TO)[..k].iter().sum();
+        assert!((c - (1.0 - 2.0 * below)).abs() < 1e-12, "{c} vs {}", 1.0 - 2.0 * below);
         // Beyond the switch, against the exact counts (2^100 still fits a u128).
         let p = signed_rank_pmf(100);
         let (k, c) = interval_rank(100).unwrap();

@@ -543,11 +543,9 @@ fn a_plain_program_s_picks_all_share_one_run_per_stage() {
     let at = "census/burn-mlp";
     let replay = ws.root().join("replay");
     std::fs::create_dir_all(&replay).unwrap();
-    for (from, page) in [
-        ("census", "00_discovery_raw.csv"),
-        ("batch", "01_basic_raw.csv"),
-        ("batch", "07_source_raw.csv"),
-    ] {
+    for (from, page) in
+        [("census", "00_discovery_raw.csv"), ("batch", "01_basic_raw.csv"), ("batch", "07_source_raw.csv")]
+    {
         let text = crate::support::recording(&format!("{at}/{from}/{page}"));
         std::fs::write(replay.join(page), text).unwrap();
     }
@@ -583,8 +581,11 @@ fn a_plain_program_s_picks_all_share_one_run_per_stage() {
     let recorded = crate::support::recording(&format!("{at}/batch/commands.sh"));
     assert!(recorded.contains(&format!("--kernel-id '{id}'")), "not the H200 run's kernel id: {id}");
     assert!(id.ends_with(":6|7|8") && !id["::regex:".len()..id.len() - 6].contains(':'), "{id}");
-    let profiles: Vec<PathBuf> =
-        ws.profiles().into_iter().filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.')).collect();
+    let profiles: Vec<PathBuf> = ws
+        .profiles()
+        .into_iter()
+        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
+        .collect();
     assert_eq!(profiles.len(), 5, "{profiles:?}");
     for pick in picks {
         let dir = profiles

@@ -315,6 +315,12 @@ mod tests {
         let mut m = manifest();
         m.history[0].commit = "g".repeat(40);
         cases.push(("history.commit", m));
+        // At most MAX_REVISIONS revisions: that many pass, one more is refused.
+        let mut m = manifest();
+        m.history.resize(MAX_REVISIONS, revision(None));
+        assert_eq!(m.validate(), Ok(()));
+        m.history.push(revision(None));
+        cases.push(("history", m));
         for (field, m) in cases {
             assert_eq!(m.validate().map_err(|(f, _)| f), Err(field), "{m:?}");
         }

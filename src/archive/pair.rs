@@ -295,6 +295,51 @@ mod tests {
         }
     }
 
+    /// A bundle with `entries` (name, regular file or not), as a tar in `dir`.
+    fn bundle(dir: &Path, entries: &[(&str, bool)]) -> std::path::PathBuf {
+        let path = dir.join("bundle.tar");
+        let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+        for (name, regular) in entries {
+            let mut h = tar::Header::new_gnu();
+            h.set_entry_type(if *regular { tar::EntryType::Regular } else { tar::EntryType::Directory });
+            h.set_size(if *regular { 2 } else { 0 });
+            h.set_mode(0o644);
+            let data: &[u8] = if *regular { b"ok" } else { b"" };
+            b.append_data(&mut h, name, data).unwrap();
+        }
+        b.finish().unwrap();
+        path
+    }
+
+    /// Only the listed inner archives, each once, as plain files: a second copy of one,
+    /// or a folder of its name, is refused and names it.
+    #[test]
+    fn inner_archives_are_plain_files_met_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let allowed = vec!["head.tar".to_string(), "base.tar".to_string()];
+        let refuse = |name: &str| anyhow::anyhow!("refused {name}");
+        let ok = bundle(tmp.path(), &[("kprof-ab.json", true), ("head.tar", true), ("base.tar", true)]);
+        let met = extract_inner(&ok, &tmp.path().join("in-1"), "kprof-ab.json", &allowed, &refuse).unwrap();
+        assert_eq!(met, ["kprof-ab.json", "head.tar", "base.tar"]);
+        assert_eq!(std::fs::read(tmp.path().join("in-1/head.tar")).unwrap(), b"ok");
+        assert!(!tmp.path().join("in-1/kprof-ab.json").exists(), "the manifest is read elsewhere");
+        for (n, entries) in [
+            vec![("head.tar", true), ("head.tar", true)],
+            vec![("head.tar", false)],
+            vec![("other.tar", true)],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let dir = tmp.path().join(format!("case-{n}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = bundle(&dir, &entries);
+            let err = extract_inner(&path, &dir.join("in"), "kprof-ab.json", &allowed, &refuse).unwrap_err();
+            let name = entries.last().unwrap().0;
+            assert_eq!(err.to_string(), format!("refused {name}"), "{entries:?}");
+        }
+    }
+
     #[test]
     fn a_manifest_as_written_passes_and_each_bad_field_is_named() {
         assert_eq!(manifest().validate(), Ok(()));

@@ -33,7 +33,7 @@ for area in "${areas[@]}"; do
       tests+=(process:: privilege launchers) ;;
     archive)
       args+=(-f 'src/archive/*.rs')
-      tests+=(archive bad_input) ;;
+      tests+=(archive bad_input travel) ;;
     *) echo "mutants.sh: unknown area $area (rules, ab, quoting, archive)" >&2; exit 2 ;;
   esac
 done

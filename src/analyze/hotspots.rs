@@ -23,6 +23,28 @@ pub const LINE_INFO_ADVICE: &str = "build the kernel with line info: \
 /// The text ncu prints when it could not read the source file.
 pub const UNABLE_TO_OPEN: &str = "<Unable to open source file>";
 
+/// The file NVRTC names a program it was given no name for: the line info of kernels a
+/// framework generates and compiles at run time (burn's CubeCL, seen on an H200 in
+/// `fixtures/h200/census/burn-mlp/`) points into it, and it exists nowhere.
+pub const NVRTC_DEFAULT_FILE: &str = "default_program";
+
+/// Why some hot lines have no text, when their file is NVRTC's unnamed program: the
+/// report's limitation, with how to see the generated source.
+pub fn generated_source_note(hotspots: &[Hotspot]) -> Option<String> {
+    // ncu writes the name resolved against the program's folder.
+    let unnamed =
+        |h: &Hotspot| std::path::Path::new(&h.file).file_name().is_some_and(|f| f == NVRTC_DEFAULT_FILE);
+    hotspots.iter().any(|h| h.kind == SourceKind::Cuda && unnamed(h)).then(|| {
+        format!(
+            "Lines in `{NVRTC_DEFAULT_FILE}` are in source the program generated and compiled with NVRTC \
+             at run time without a file name, so their text cannot be shown (the SASS beside them is \
+             exact; lines of CUDA's own headers keep theirs). To read that source, have the program keep \
+             it: burn/CubeCL write each kernel's CUDA to a file with `CUBECL_DEBUG_LOG=FILE` and \
+             `CUBECL_DEBUG_OPTION=debug`; a program of your own can name it in `nvrtcCreateProgram`."
+        )
+    })
+}
+
 /// What a hotspot row is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -187,4 +209,39 @@ pub fn to_csv(rows: &[Hotspot]) -> Result<String, csv::Error> {
     }
     let bytes = w.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(kind: SourceKind, file: &str) -> Hotspot {
+        Hotspot {
+            kind,
+            function: "kernel_binop_c_f32_n_4".into(),
+            file: file.into(),
+            line: 167,
+            address: String::new(),
+            source: UNABLE_TO_OPEN.into(),
+            samples: 1.0,
+            pct_of_kernel: 4.0,
+            top_stalls: String::new(),
+            instructions_executed: None,
+            stalls: Vec::new(),
+        }
+    }
+
+    /// burn's hot lines on the H200: a CUDA line in `default_program` gets the note, a
+    /// line in a real file or a SASS row alone does not.
+    #[test]
+    fn lines_in_nvrtc_s_unnamed_program_are_explained() {
+        let note = generated_source_note(&[line(SourceKind::Cuda, "/w/burn/default_program")]).unwrap();
+        assert!(note.contains("CUBECL_DEBUG_LOG") && note.contains("nvrtcCreateProgram"), "{note}");
+        assert_eq!(
+            generated_source_note(&[line(SourceKind::Cuda, "/usr/local/cuda/include/crt/mma.hpp")]),
+            None
+        );
+        assert_eq!(generated_source_note(&[line(SourceKind::Sass, "/w/burn/default_program")]), None);
+        assert_eq!(generated_source_note(&[line(SourceKind::Cuda, "/w/burn/default_program.cu")]), None);
+    }
 }

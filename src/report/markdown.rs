@@ -269,6 +269,7 @@ fn limitations(analysis: &Analysis, sass_only: bool) -> Vec<String> {
             "Source text could not be read: build with line info and keep the sources at their paths.".into(),
         );
     }
+    limitations.extend(crate::analyze::hotspots::generated_source_note(hotspots));
     match ctx.clock_control.as_deref() {
         Some("none") => limitations.push(
             "Clocks were not locked (`--clock-control none`): durations follow the GPU's boost clock; compare runs on the same machine.".into(),

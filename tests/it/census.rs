@@ -612,4 +612,8 @@ fn a_plain_program_s_picks_all_share_one_run_per_stage() {
     for stage in ["stage: discovery", "stage: basic", "stage: source"] {
         assert!(manifest.contains(stage), "{stage}: {manifest}");
     }
+    // CubeCL's kernels are compiled by NVRTC with no file name: the report says why those
+    // lines have no text, and how to see the generated source.
+    let report = std::fs::read_to_string(census_dir.join("final_report.md")).unwrap();
+    assert!(report.contains("default_program:") && report.contains("CUBECL_DEBUG_LOG"), "{report}");
 }

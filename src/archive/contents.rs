@@ -23,7 +23,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use crate::build::BuildOutput;
 use crate::config::IncludeGlob;
 use crate::error::{ExitCode, Failure};
-use crate::plan::{Plan, PlannedTarget};
+use crate::plan::{KernelPlan, Plan, PlannedTarget};
 
 /// Source files packed so hotspots can show their lines on the other machine.
 const SOURCE_EXTENSIONS: &[&str] = &["cu", "cuh"];
@@ -96,14 +96,15 @@ fn walk(root: &Path) -> Vec<Found> {
     out
 }
 
-/// The globs that apply to `plan`: the workspace table's, and those of the packages whose
-/// kernels it profiles (a `command` kernel belongs to the package it runs in).
-pub fn applicable<'a>(plan: &Plan, globs: &'a [IncludeGlob]) -> Vec<&'a IncludeGlob> {
+/// The globs that apply to a plan of `kernels`: the workspace table's, and those of the
+/// packages whose kernels it profiles (a `command` kernel belongs to the package it runs
+/// in).
+pub fn applicable<'a>(kernels: &[KernelPlan], globs: &'a [IncludeGlob]) -> Vec<&'a IncludeGlob> {
     globs
         .iter()
         .filter(|g| match &g.package {
             None => true,
-            Some(p) => plan.kernels.iter().any(|k| k.package.as_ref() == Some(p) || k.cwd == g.root),
+            Some(p) => kernels.iter().any(|k| k.package.as_ref() == Some(p) || k.cwd == g.root),
         })
         .collect()
 }
@@ -291,6 +292,32 @@ mod tests {
             source: format!("[table] of {}", root.join("Cargo.toml").display()),
             package: package.map(String::from),
         }
+    }
+
+    /// A package's globs apply to a plan with a kernel of that package, or a `command`
+    /// kernel running in its folder; the workspace's always.
+    #[test]
+    fn a_package_s_globs_apply_to_its_kernels_and_its_commands() {
+        use crate::model::kinds::Runtime;
+        let (a, b) = (Path::new("/ws/a"), Path::new("/ws/b"));
+        let globs =
+            [glob("x/*", Path::new("/ws"), None), glob("a/*", a, Some("a")), glob("b/*", b, Some("b"))];
+        let applied = |kernels: &[KernelPlan]| -> Vec<String> {
+            applicable(kernels, &globs).iter().map(|g| g.pattern.clone()).collect()
+        };
+        let of_a = KernelPlan {
+            package: Some("a".into()),
+            cwd: "/elsewhere".into(),
+            ..KernelPlan::synthetic("k", PlannedTarget::Command(vec!["/bin/k".into()]), Runtime::Cuda)
+        };
+        assert_eq!(applied(std::slice::from_ref(&of_a)), ["x/*", "a/*"]);
+        let in_b = KernelPlan {
+            package: None,
+            cwd: b.to_path_buf(),
+            ..KernelPlan::synthetic("k", PlannedTarget::Command(vec!["/bin/k".into()]), Runtime::Cuda)
+        };
+        assert_eq!(applied(&[in_b]), ["x/*", "b/*"]);
+        assert_eq!(applied(&[]), ["x/*"]);
     }
 
     fn files(root: &Path, names: &[&str]) {

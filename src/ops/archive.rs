@@ -83,7 +83,7 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     // The launchers' paths and --shards are checked before minutes of compilation, too.
     let launchers = emit::prepare(o.output, plan.kernels.len(), &o.launchers)?;
     // The globs are checked before minutes of compilation.
-    let globs = contents::applicable(&plan, &ws.config.include);
+    let globs = contents::applicable(&plan.kernels, &ws.config.include);
     let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
     // A signal stops the build and is answered when it returns, before anything is packed.
     let _deferral = crate::process::defer_signals();
@@ -150,7 +150,7 @@ fn pack_pair(
     let sides = [(&head, config, &head_tmp, "head"), (&base_plan, &base_config, &base_tmp, "base")];
     let packed = (|| -> Result<()> {
         for (plan, config, tmp, side) in sides {
-            let globs = contents::applicable(plan, &config.include);
+            let globs = contents::applicable(&plan.kernels, &config.include);
             let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
             let built = build(plan, Some(side), shell)?;
             crate::process::check_signal("after the build")?;

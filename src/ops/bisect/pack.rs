@@ -195,7 +195,7 @@ impl Packer<'_> {
         let root = self.head.profile_root.clone();
         let side = base::revision_side(&at, self.request, self.o.manifest_path, root, shell).and_then(
             |(plan, config)| {
-                let globs = contents::applicable(&plan, &config.include);
+                let globs = contents::applicable(&plan.kernels, &config.include);
                 let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
                 let name = format!("revision {}", rev.short());
                 let built = crate::ops::archive::build(&plan, Some(&name), shell)?;

@@ -200,6 +200,20 @@ mod tests {
         assert!(d.needed.iter().any(|n| n.starts_with("libc.so")), "{d:?}");
     }
 
+    /// `fixtures/elf/`: a library with a RUNPATH of two folders, one with an RPATH.
+    #[test]
+    fn runpath_and_rpath_are_read_apart() {
+        let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/elf");
+        let d = read_dynamic(&at.join("runpath.so")).unwrap().expect("an ELF file");
+        assert_eq!(d.runpath, ["$ORIGIN/lib", "/opt/cuda/lib64"], "{d:?}");
+        assert!(d.rpath.is_empty(), "{d:?}");
+        let d = read_dynamic(&at.join("rpath.so")).unwrap().expect("an ELF file");
+        assert_eq!(
+            (d.rpath.as_slice(), d.runpath.is_empty()),
+            (["$ORIGIN/old".to_string()].as_slice(), true)
+        );
+    }
+
     #[test]
     fn a_file_that_is_not_elf_has_no_dynamic_section() {
         let tmp = tempfile::NamedTempFile::new().unwrap();

@@ -515,6 +515,10 @@ mod tests {
         assert_eq!(t.verdict, AbVerdict::Unchanged, "{t:?}");
         let drift = t.clock_drift_pct.unwrap();
         assert!((drift - 15.0 / 1980.0 * 100.0).abs() < 1e-9, "{drift}");
+        // Exactly CLOCK_DROP below the run's clock is not yet "more than" it: kept.
+        let mut r = rounds(10, 0.0, 0.3);
+        r.rounds[4].head.sm_clock_mhz = Some(1980.0 * (1.0 - CLOCK_DROP));
+        assert_eq!(time_change(&r, 2.0).rounds, 10);
     }
 
     #[test]

@@ -272,6 +272,20 @@ pub fn check_archived(
 mod tests {
     use super::*;
 
+    /// This machine's own cache, as the check reads it: glibc's C library is in every
+    /// glibc system's cache (where `ldconfig` exists: it is how `ld.so` finds libraries
+    /// outside LD_LIBRARY_PATH).
+    #[test]
+    fn this_machine_s_cache_holds_its_c_library() {
+        if !["/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().any(|p| Path::new(p).is_file()) {
+            eprintln!("skipped: no ldconfig on this machine");
+            return;
+        }
+        let cache = ld_so_cache(&Shell::quiet());
+        let libc = cache.get("libc.so.6").unwrap_or_else(|| panic!("no libc.so.6 in {} entries", cache.len()));
+        assert!(libc.iter().all(|p| p.is_absolute() && p.exists()), "{libc:?}");
+    }
+
     #[test]
     fn ldconfig_lines_name_their_files() {
         let text = "12 libs found in cache `/etc/ld.so.cache'\n\

@@ -282,7 +282,8 @@ mod tests {
             return;
         }
         let cache = ld_so_cache(&Shell::quiet());
-        let libc = cache.get("libc.so.6").unwrap_or_else(|| panic!("no libc.so.6 in {} entries", cache.len()));
+        let libc =
+            cache.get("libc.so.6").unwrap_or_else(|| panic!("no libc.so.6 in {} entries", cache.len()));
         assert!(libc.iter().all(|p| p.is_absolute() && p.exists()), "{libc:?}");
     }
 

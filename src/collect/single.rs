@@ -270,7 +270,6 @@ impl<'r, 'a> Single<'r, 'a> {
             && crate::collect::batch::invocations::census_batches(self.run.kernel, &breakdown)
         {
             // Every pick, this directory's first one too, is profiled in one batch next.
-            self.st.census = Some(counted);
             return Ok(Next::Done);
         }
         let chosen = breakdown.chosen.first().cloned().unwrap_or_default();

@@ -13,6 +13,7 @@ use super::fs::write_atomic;
 use crate::error::ExitCode;
 use crate::model::kinds::{LaunchWindow, Privilege, WindowOrigin};
 use crate::model::partition::Partition;
+use crate::ncu::StageCollection;
 
 /// How a stage (and so a run) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -219,15 +220,15 @@ impl RunManifest {
     pub fn census_only(&self) -> bool {
         self.status == StageStatus::Ok
             && !self.stages.is_empty()
-            && self.stages.iter().all(|s| s.stage == "discovery" && s.status == StageStatus::Ok)
+            && self
+                .stages
+                .iter()
+                .all(|s| s.stage == StageCollection::Discovery.name() && s.status == StageStatus::Ok)
     }
 
     /// The stages an earlier run recorded in `dir` (the census of the directory's first
     /// pick), or none.
     pub fn earlier_stages(dir: &ProfileDir) -> Vec<StageOutcome> {
-        if !dir.run_manifest_path().exists() {
-            return Vec::new();
-        }
         RunManifest::read(dir).map(|m| m.stages).unwrap_or_default()
     }
 

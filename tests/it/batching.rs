@@ -146,11 +146,7 @@ fn replay_with(bench: &str, extra: &[(&str, &str)]) -> Vec<Vec<String>> {
         calls.iter().map(|a| a[a.iter().position(|x| x == "--kernel-name").unwrap() + 1].clone()).collect();
     assert_eq!(got_filters, recorded_filters, "{calls:?}");
 
-    let ours: Vec<PathBuf> = ws
-        .profiles()
-        .into_iter()
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
-        .collect();
+    let ours: Vec<PathBuf> = ws.profile_dirs();
     assert_eq!(ours.len(), members.len(), "{ours:?}");
     for (name, theirs) in names.iter().zip(&members) {
         let mine = ours
@@ -260,11 +256,7 @@ fn the_source_stage_runs_batched_and_splits_by_function() {
     let script = std::fs::read_to_string(ws.profiles()[0].join("commands.sh")).unwrap();
     assert!(script.contains("# Stage source (") && script.contains(alternation), "{script}");
 
-    let ours: Vec<PathBuf> = ws
-        .profiles()
-        .into_iter()
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
-        .collect();
+    let ours: Vec<PathBuf> = ws.profile_dirs();
     assert_eq!(ours.len(), 7, "{ours:?}");
     for name in &names {
         let mine = ours

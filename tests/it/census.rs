@@ -581,11 +581,7 @@ fn a_plain_program_s_picks_all_share_one_run_per_stage() {
     let recorded = crate::support::recording(&format!("{at}/batch/commands.sh"));
     assert!(recorded.contains(&format!("--kernel-id '{id}'")), "not the H200 run's kernel id: {id}");
     assert!(id.ends_with(":6|7|8") && !id["::regex:".len()..id.len() - 6].contains(':'), "{id}");
-    let profiles: Vec<PathBuf> = ws
-        .profiles()
-        .into_iter()
-        .filter(|p| !p.file_name().unwrap().to_string_lossy().starts_with('.'))
-        .collect();
+    let profiles: Vec<PathBuf> = ws.profile_dirs();
     assert_eq!(profiles.len(), 5, "{profiles:?}");
     for pick in picks {
         let dir = profiles
@@ -602,7 +598,7 @@ fn a_plain_program_s_picks_all_share_one_run_per_stage() {
         let ours = std::fs::read_to_string(dir.join("details/source_hotspots.csv")).unwrap();
         // The first pick was profiled in the census' folder, named after the program.
         let recorded = if pick == picks[0] { "burn-mlp" } else { pick };
-        let theirs = crate::support::recording(&format!("{at}/picks/{recorded}.source_hotspots.head.csv"));
+        let theirs = crate::support::recording(&format!("{at}/picks/{recorded}.source_hotspots.csv"));
         let first = |t: &str| t.lines().take(6).map(str::to_string).collect::<Vec<_>>();
         assert_eq!(first(&ours), first(&theirs), "{pick}: the H200 run's hot lines");
     }

@@ -22,20 +22,21 @@ use crate::model::kinds::{LaunchWindow, Runtime};
 use crate::ncu::parse::RawPage;
 use crate::plan::KernelPlan;
 
+/// Whether `kernel` runs in a plain program: not the harness, a skip/count window.
+fn plain(kernel: &KernelPlan) -> bool {
+    kernel.runtime != Runtime::Harness && matches!(kernel.window, LaunchWindow::SkipCount { .. })
+}
+
 /// Whether `kernel` is a plain program's census pick, batched by invocation numbers.
 pub fn applies(kernel: &KernelPlan) -> bool {
-    kernel.census.picked
-        && kernel.runtime != Runtime::Harness
-        && matches!(kernel.window, LaunchWindow::SkipCount { .. })
+    kernel.census.picked && plain(kernel)
 }
 
 /// Whether the census of `program` (a plain program, no kernel named), having picked the
 /// kernels of `breakdown`, ends there and leaves them all to one batch: it picked more
 /// than one.
 pub fn census_batches(program: &KernelPlan, breakdown: &Breakdown) -> bool {
-    program.runtime != Runtime::Harness
-        && matches!(program.window, LaunchWindow::SkipCount { .. })
-        && breakdown.chosen.len() > 1
+    plain(program) && breakdown.chosen.len() > 1
 }
 
 /// The invocation numbers (from 1) of a skip/count window; none for a harness range.

@@ -424,8 +424,7 @@ impl Batch<'_, '_> {
     /// basic's report, no program start); a member the page cannot serve otherwise runs
     /// alone (see [`super::source_split`]).
     fn share_source(&mut self, shared: &Shared<'_>) -> Result<Next<BatchStage>> {
-        let text = shared.text;
-        let pages = split_source(text, &self.functions, shared.group, &shared.ran.no_line_info);
+        let pages = split_source(shared.text, &self.functions, shared.group, &shared.ran.no_line_info);
         let lacking = lacking_line_info(&self.functions, shared.group, &shared.ran.no_line_info);
         let mut again = Vec::new();
         for (i, own) in pages {

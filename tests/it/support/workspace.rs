@@ -102,6 +102,12 @@ impl Workspace {
         dirs.sort();
         dirs
     }
+
+    /// The profile directories, without the hidden folders batches write their pages to.
+    pub fn profile_dirs(&self) -> Vec<PathBuf> {
+        let hidden = |p: &PathBuf| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+        self.profiles().into_iter().filter(|p| !hidden(p)).collect()
+    }
 }
 
 /// When a test ends well, the scripts and workflows kprof wrote in its workspace must pass

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-const RECORDING: &str = "fixtures/h200/demo-full/copy_full_raw.csv";
+const RECORDING: &str = "demo-full/copy_full_raw.csv";
 const RUNS: usize = 5;
 
 /// (launches, wall-time target, peak-memory target in MiB)
@@ -28,8 +28,7 @@ const CASES: [(usize, Duration, Option<u64>); 2] =
 
 /// The recording's header and units rows, then its launch row `launches` times.
 fn write_input(launches: usize, path: &Path) {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
-    let text = std::fs::read_to_string(&source).unwrap_or_else(|e| panic!("{}: {e}", source.display()));
+    let text = kprof_testkit::recording(RECORDING);
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('"')).collect();
     let [header, units, launch] = lines[..] else {
         panic!("{RECORDING}: expected a header, a units row and one launch row");

@@ -203,7 +203,7 @@ mod tests {
     /// `fixtures/elf/`: a library with a RUNPATH of two folders, one with an RPATH.
     #[test]
     fn runpath_and_rpath_are_read_apart() {
-        let at = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/elf");
+        let at = kprof_testkit::fixtures().join("elf");
         let d = read_dynamic(&at.join("runpath.so")).unwrap().expect("an ELF file");
         assert_eq!(d.runpath, ["$ORIGIN/lib", "/opt/cuda/lib64"], "{d:?}");
         assert!(d.rpath.is_empty(), "{d:?}");

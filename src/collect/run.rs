@@ -243,10 +243,7 @@ mod tests {
     /// page of a run without the report is read as written.
     #[test]
     fn basic_s_page_from_the_run_with_the_report_keeps_basic_s_columns() {
-        let recorded = format!(
-            "{}/fixtures/h200/source-import/with-report/01_basic_raw.csv",
-            env!("CARGO_MANIFEST_DIR")
-        );
+        let recorded = kprof_testkit::recordings().join("source-import/with-report/01_basic_raw.csv");
         let dir = tempfile::tempdir().unwrap();
         let page = dir.path().join("01_basic_raw.csv");
         let columns =

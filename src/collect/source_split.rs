@@ -111,7 +111,6 @@ fn own_text(cut: &SourceText<'_>, mine: &[usize]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::{Path, PathBuf};
 
     use super::*;
     use crate::analyze::hotspots::{hotspots, SourceKind};
@@ -129,9 +128,7 @@ mod tests {
     ];
 
     fn recorded(file: &str) -> String {
-        let path: PathBuf =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/batch-source").join(file);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        kprof_testkit::recording(&format!("batch-source/{file}"))
     }
 
     /// Member `i` has the function `names[i]`.

@@ -156,7 +156,7 @@ fn check_command(
 /// The commands the report suggests for each recorded demo profile with only its basic
 /// page (every other stage then missing, so every suggestion is made).
 fn report_suggestions(tmp: &Path) -> Vec<String> {
-    let stages = repo().join("fixtures/h200/demo-stages");
+    let stages = kprof_testkit::recordings().join("demo-stages");
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&stages).unwrap() {
         let recorded = entry.unwrap().path();

@@ -492,7 +492,7 @@ fn collection_progress_reads_as_before_and_is_tagged() {
 #[test]
 fn every_line_the_h200_printed_fits_the_contract() {
     // `fixtures/h200/events/`: the demo workspace from an archive, on an H200.
-    let recorded = include_str!("../../fixtures/h200/events/demo.jsonl");
+    let recorded = kprof_testkit::recording("events/demo.jsonl");
     let schema: Value = serde_json::from_str(SCHEMA).unwrap();
     let defs = schema["$defs"].as_object().unwrap();
     let lines: Vec<Value> = recorded.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

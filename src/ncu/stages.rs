@@ -563,11 +563,7 @@ mod tests {
     /// of basic's is lost.
     #[test]
     fn basic_s_page_cut_from_the_run_with_the_source_section_is_basic_s_own() {
-        let read = |side: &str| {
-            let at =
-                format!("{}/fixtures/h200/source-import/{side}/01_basic_raw.csv", env!("CARGO_MANIFEST_DIR"));
-            std::fs::read_to_string(at).unwrap()
-        };
+        let read = |side: &str| kprof_testkit::recording(&format!("source-import/{side}/01_basic_raw.csv"));
         let (own, with) = (read("own-run"), read("with-report"));
         let own = crate::ncu::parse::RawPage::parse(&own, "own").unwrap();
         let page = crate::ncu::parse::RawPage::parse(&with, "with").unwrap();

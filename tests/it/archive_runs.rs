@@ -12,7 +12,7 @@ use crate::support::recorded_argv::{normalised, recorded_ncu_argv};
 use crate::support::Workspace;
 
 fn recordings() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/archive-runs")
+    crate::support::recordings().join("archive-runs")
 }
 
 /// The one profile directory of a recorded run (`cost/auto-copy`, `nomatch`, ...).

@@ -154,7 +154,7 @@ fn a_filter_that_matches_nothing_stops_with_the_kernels_ncu_saw() {
     let ws = Workspace::new(&harness_entry("copy"));
     let replay = ws.root().join("replay");
     std::fs::create_dir_all(&replay).unwrap();
-    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/misc/no_match.log");
+    let recorded = crate::support::recordings().join("misc/no_match.log");
     std::fs::copy(recorded, replay.join("01_basic_raw.csv")).unwrap();
     let run = profile_with(&ws, "copy", &replay);
     let stderr = text(&run.out.stderr);
@@ -176,7 +176,7 @@ fn without_a_hint_discovery_picks_the_costliest_kernel() {
     let ws = Workspace::new("");
     let replay = ws.root().join("replay");
     std::fs::create_dir_all(&replay).unwrap();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200");
+    let root = crate::support::recordings();
     std::fs::copy(root.join("misc/discovery_hgemm.csv"), replay.join("00_discovery_raw.csv")).unwrap();
     for f in ["01_basic_raw.csv", "03_memory_raw.csv", "07_source_raw.csv"] {
         std::fs::copy(fixture_details("hgemm_20261129_213211").join(f), replay.join(f)).unwrap();

@@ -72,7 +72,9 @@ impl Record {
     fn normalise(&self, s: &str) -> String {
         let tmp = self.root().to_string_lossy().into_owned();
         let repo = repo().to_string_lossy().into_owned();
-        s.replace(&tmp, "<TMP>").replace(&repo, "<REPO>")
+        // The recordings are read from their unpacked copy, shown where they are committed.
+        let fixtures = crate::support::fixtures().to_string_lossy().into_owned();
+        s.replace(&tmp, "<TMP>").replace(&fixtures, "<REPO>/fixtures").replace(&repo, "<REPO>")
     }
 
     /// Runs `cargo-kprof kprof ARGS` in the temporary directory, records its outputs and

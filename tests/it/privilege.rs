@@ -8,7 +8,7 @@
 //! command as a NOPASSWD rule would. A fake `ncu` replays the H200 recordings of the stage
 //! commands and, like ncu, runs the target: everything after `--log-file FILE`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::support::recorded_argv::recorded_ncu_argv;
 use crate::support::{fixture_details, path_with, shell_words, text, write_script, Workspace};
@@ -24,8 +24,7 @@ const SUDO_PASSWORD_REQUIRED: &str = "sudo: a password is required";
 
 /// The recording at `fixtures/<rel>` when there is one, else `documented`.
 fn recorded_or(rel: &str, documented: &str) -> String {
-    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel))
-        .unwrap_or_else(|_| documented.to_string())
+    std::fs::read_to_string(crate::support::fixtures().join(rel)).unwrap_or_else(|_| documented.to_string())
 }
 
 /// A workspace whose `copy` bench is a harness kernel and writes the variables it was
@@ -285,7 +284,7 @@ fn sudo_asking_for_a_password_stops_at_once_with_the_guide() {
             "alice is not in the sudoers file.  This incident will be reported.".to_string(),
         ),
     ];
-    if !Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/sudo/password_required.log").exists() {
+    if !crate::support::fixtures().join("sudo/password_required.log").exists() {
         assert_eq!(cases[0].1, SUDO_PASSWORD_REQUIRED);
     }
     for (n, (says, line)) in cases.iter().enumerate() {

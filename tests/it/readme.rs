@@ -58,7 +58,7 @@ fn the_first_80_lines_install_start_and_show_a_recorded_result() {
     let named = regex::Regex::new(r"`(fixtures/h200/[^`]+)`").unwrap();
     let mut recorded = String::new();
     for m in named.captures_iter(&head) {
-        texts(&repo().join(&m[1]), &mut recorded);
+        texts(&crate::support::fixtures().join(m[1].strip_prefix("fixtures/").unwrap()), &mut recorded);
     }
     let samples = blocks(&head, "text");
     assert_eq!(samples.len(), 2, "{samples:?}");

@@ -4,12 +4,11 @@
 //! `references/nvidia/ncu-metric-map.md` explains it.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use cargo_kprof::ncu::stages::all_metric_names;
 
-fn fixtures() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/h200"))
+fn fixtures() -> std::path::PathBuf {
+    crate::support::recordings()
 }
 
 fn queried_base_names() -> HashSet<String> {

@@ -1,13 +1,11 @@
 //! Replays of `fixtures/h200/whole-programs` (see its README): a cuBLAS SGEMM and a candle
 //! program profiled from archives, and the `mio` kernels in the zoo's `auto` run. Each
-//! recorded profile is copied (its gzip-compressed source page unpacked) and analysed
-//! again with `cargo kprof report`.
+//! recorded profile is copied and analysed again with `cargo kprof report`.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{recordings, text};
+use crate::support::{copy_dir, recordings, text};
 
 /// The one recorded profile under `whole-programs/<set>` whose name starts with `prefix`.
 fn recorded(set: &str, prefix: &str) -> PathBuf {
@@ -21,28 +19,10 @@ fn recorded(set: &str, prefix: &str) -> PathBuf {
     found.into_iter().next().unwrap()
 }
 
-/// Copies `from` to `to`, unpacking `*.gz` files.
-fn unpacked_copy(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
-        if p.is_dir() {
-            unpacked_copy(&p, &to.join(&name));
-        } else if let Some(plain) = name.strip_suffix(".gz") {
-            let mut text = Vec::new();
-            flate2::read::GzDecoder::new(std::fs::File::open(&p).unwrap()).read_to_end(&mut text).unwrap();
-            std::fs::write(to.join(plain), text).unwrap();
-        } else {
-            std::fs::copy(&p, to.join(&name)).unwrap();
-        }
-    }
-}
-
 /// `cargo kprof report` over a copy of the recorded profile; returns the copy.
 fn reported(set: &str, prefix: &str, tmp: &Path) -> PathBuf {
     let dir = tmp.join(prefix);
-    unpacked_copy(&recorded(set, prefix), &dir);
+    copy_dir(&recorded(set, prefix), &dir);
     let out =
         Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "report"]).arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));

@@ -80,8 +80,8 @@ mod tests {
     use super::*;
 
     fn load(side: &str, dir: &str) -> Snapshot {
-        let at = format!("{}/fixtures/h200/bisect/c5/{side}/{dir}", env!("CARGO_MANIFEST_DIR"));
-        Snapshot::load(std::path::Path::new(&at), side).unwrap()
+        let at = kprof_testkit::recordings().join(format!("bisect/c5/{side}/{dir}"));
+        Snapshot::load(&at, side).unwrap()
     }
 
     /// The H200 bisect's unchanged step (c5 against c0): the kernel's signature line and

@@ -4,7 +4,7 @@
 //! [`combine`], as a check computes them.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::collect::rounds::ncu_round_facts;
 use crate::compare::ab::counters::compare_counters;
@@ -16,7 +16,7 @@ use crate::ncu::parse::RawPage;
 use crate::profile::dir::ProfileDir;
 
 fn runs() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200/ab-runs")
+    kprof_testkit::recordings().join("ab-runs")
 }
 
 /// The one profile directory of a side of a recorded run.

@@ -7,7 +7,7 @@
 //! counters are priced with are the same H200's, from `fixtures/h200/unit-peaks`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -19,7 +19,7 @@ use crate::model::ab::{AbVerdict, GateSignal};
 use crate::ncu::parse::RawPage;
 
 fn fixture(path: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/h200").join(path)
+    kprof_testkit::recordings().join(path)
 }
 
 /// The JSON messages of a recorded check's console.

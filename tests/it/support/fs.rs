@@ -2,14 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
+pub use kprof_testkit::{fixtures, recording, recordings};
+
 /// The repository root.
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `fixtures/h200`: the H200 recordings.
-pub fn recordings() -> PathBuf {
-    repo().join("fixtures/h200")
 }
 
 /// `details/` of a recorded demo profile (`fixtures/h200/demo-stages/<profile>/details`).
@@ -36,22 +33,7 @@ pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// The text of a recording under `fixtures/h200/` (`zoo-full/x_full_raw.csv` is read from
-/// `x_full_raw.csv.gz` when only the compressed file is committed).
-pub fn recording(rel: &str) -> String {
-    use std::io::Read;
-    let path = recordings().join(rel);
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        return text;
-    }
-    let gz = recordings().join(format!("{rel}.gz"));
-    let file = std::fs::File::open(&gz).unwrap_or_else(|e| panic!("{} (nor .gz): {e}", path.display()));
-    let mut text = String::new();
-    flate2::read::GzDecoder::new(file).read_to_string(&mut text).unwrap();
-    text
-}
-
-/// Writes the recording `rel` (see [`recording`]) uncompressed into `dir` and returns its path:
+/// Writes the recording `rel` (see [`recording`]) into `dir` and returns its path:
 /// what a user would pass to `cargo kprof import`.
 pub fn recording_file(rel: &str, dir: &Path) -> PathBuf {
     let name = Path::new(rel).file_name().unwrap();
@@ -132,10 +114,7 @@ pub fn recorded_summaries() -> Vec<(PathBuf, cargo_kprof::analyze::summary::Metr
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if p.is_dir() {
                 walk(&p, out);
-            } else if name.ends_with("_raw.csv")
-                || name.ends_with("_raw.csv.gz")
-                || name.ends_with("-raw.csv")
-            {
+            } else if name.ends_with("_raw.csv") || name.ends_with("-raw.csv") {
                 out.entry(dir.to_path_buf()).or_default().push(p);
             }
         }
@@ -149,8 +128,7 @@ pub fn recorded_summaries() -> Vec<(PathBuf, cargo_kprof::analyze::summary::Metr
             let pages: Vec<RawPage> = files
                 .iter()
                 .filter_map(|f| {
-                    let rel =
-                        f.strip_prefix(&root).unwrap().to_string_lossy().trim_end_matches(".gz").to_string();
+                    let rel = f.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
                     RawPage::parse(&recording(&rel), &rel).ok()
                 })
                 .collect();

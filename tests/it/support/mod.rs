@@ -13,7 +13,7 @@ pub mod tarball;
 pub mod workspace;
 
 pub use fs::{
-    copy_dir, fixture_details, only_dir, recorded_summaries, recording, recording_file, recordings, repo,
-    shell_words, text,
+    copy_dir, fixture_details, fixtures, only_dir, recorded_summaries, recording, recording_file, recordings,
+    repo, shell_words, text,
 };
 pub use workspace::{path_with, write_script, Workspace};

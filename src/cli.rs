@@ -231,13 +231,13 @@ pub struct AnalysisArgs {
 /// `cargo kprof import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// An ncu raw-page CSV export (`--csv --page raw`); several: `--raw a.csv b.csv` or `--raw a.csv --raw b.csv`
+    /// An ncu raw-page CSV export (`--csv --page raw`), plain or gzip-compressed; several: `--raw a.csv b.csv.gz`
     #[arg(long = "raw", value_name = "FILE", required = true, num_args = 1..)]
     pub raw: Vec<PathBuf>,
-    /// An ncu source-page export (`--csv --page source --print-source cuda,sass`)
+    /// An ncu source-page export (`--csv --page source --print-source cuda,sass`), plain or gzip-compressed
     #[arg(long, value_name = "FILE")]
     pub source: Option<PathBuf>,
-    /// An ncu details-page export (`--csv --page details`)
+    /// An ncu details-page export (`--csv --page details`), plain or gzip-compressed
     #[arg(long, value_name = "FILE")]
     pub details: Option<PathBuf>,
     /// Analyse only kernels matching this hint (regex `.*HINT.*`); default: every kernel

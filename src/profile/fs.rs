@@ -200,6 +200,69 @@ pub fn open_input(path: &Path, shown: &str) -> Result<std::fs::File, crate::erro
     }
 }
 
+/// Opens an ncu page named on the command line for reading, shown in messages as `shown`:
+/// as it is, or unpacked as it is read when it starts with gzip's magic bytes (large
+/// exports are often kept as `page.csv.gz`). Either way what it gives is capped at
+/// `max_mb` MiB: a plain file's size is checked before it is read ([`check_size`]), and
+/// an unpacked stream fails when it passes the limit, naming the file and the option.
+pub fn open_page(
+    path: &Path,
+    shown: &str,
+    max_mb: u64,
+) -> Result<Box<dyn std::io::BufRead>, crate::error::Failure> {
+    use std::io::BufRead;
+    let file = open_input(path, shown)?;
+    let mut reader = std::io::BufReader::new(file);
+    let gzip = reader
+        .fill_buf()
+        .map_err(|e| {
+            crate::error::Failure::new(
+                crate::error::ExitCode::Filesystem,
+                format!("could not read {shown}: {e}"),
+            )
+        })?
+        .starts_with(&[0x1f, 0x8b]);
+    if !gzip {
+        check_size(reader.get_ref(), shown, max_mb)?;
+        return Ok(Box::new(reader));
+    }
+    let unpacked = Capped {
+        inner: flate2::bufread::MultiGzDecoder::new(reader),
+        left: max_mb << 20,
+        shown: shown.to_string(),
+        max_mb,
+    };
+    Ok(Box::new(std::io::BufReader::new(unpacked)))
+}
+
+/// A reader that fails once it has given `left` bytes and there are more: the input limit
+/// applied to what a compressed page unpacks to.
+struct Capped<R> {
+    inner: R,
+    left: u64,
+    shown: String,
+    max_mb: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Capped<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            let mut probe = [0u8; 1];
+            if self.inner.read(&mut probe)? == 0 {
+                return Ok(0);
+            }
+            return Err(std::io::Error::other(format!(
+                "{} unpacks to more than the input limit of {} MiB (raise it with --max-input-mb)",
+                self.shown, self.max_mb
+            )));
+        }
+        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// Refuses a file over `max_mb` MiB with a message that names it and says how to go on.
 pub fn check_size(file: &std::fs::File, shown: &str, max_mb: u64) -> Result<(), crate::error::Failure> {
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);

@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::dir::ProfileDir;
-use super::fs::{check_size, open_input, write_atomic};
+use super::fs::{open_input, open_page, write_atomic};
 use crate::error::{ExitCode, Failure};
 use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 
@@ -55,6 +55,18 @@ impl ImportRecord {
 /// exit 3 ([`open_input`]), naming it.
 pub(crate) fn read(path: &Path) -> Result<String> {
     read_shown(path, &path.display().to_string())
+}
+
+/// An ncu page named on the command line as text, unpacked when it is gzip-compressed and
+/// refused past `max_mb` MiB ([`open_page`]).
+fn read_page(path: &Path, max_mb: u64) -> Result<String> {
+    let shown = path.display().to_string();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut open_page(path, &shown, max_mb)?, &mut bytes).map_err(|e| {
+        Failure::new(ExitCode::Config, format!("could not read {shown}: {e}"))
+            .help("check the path: it must name an ncu CSV page, plain or gzip-compressed")
+    })?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// [`read`], naming the file `shown` (a profile's page, `details/NAME`).
@@ -160,8 +172,9 @@ pub fn create(
         .with_context(|| format!("could not create {}", details_dir.display()))?;
     let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
-        // Opened as it was checked: a file that became a pipe meanwhile is refused.
-        let mut input = open_input(from, &from.display().to_string())?;
+        // Opened as it was checked: a file that became a pipe meanwhile is refused. A
+        // compressed page is copied unpacked, so the directory reads as any other.
+        let mut input = open_page(from, &from.display().to_string(), max_input_mb)?;
         let mut output =
             std::fs::File::create_new(&to).with_context(|| format!("could not create {}", to.display()))?;
         std::io::copy(&mut input, &mut output)
@@ -198,9 +211,7 @@ fn check_inputs(
     }
     for p in raw {
         let shown = p.display().to_string();
-        let file = open_input(p, &shown)?;
-        check_size(&file, &shown, max_input_mb)?;
-        let file = std::io::BufReader::new(file);
+        let file = open_page(p, &shown, max_input_mb)?;
         let mut negative = None;
         let mut rows = |page: &RawPage, _: usize, cells: Vec<String>| {
             if negative.is_none() {
@@ -233,13 +244,13 @@ fn check_inputs(
         }
     }
     if let Some(p) = source {
-        SourcePage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+        SourcePage::parse(&read_page(p, max_input_mb)?, &p.display().to_string()).map_err(|e| {
             Failure::new(ExitCode::Config, e.to_string())
                 .help("export with `--csv --page source --print-source cuda,sass`")
         })?;
     }
     if let Some(p) = details {
-        DetailsPage::parse(&read(p)?, &p.display().to_string()).map_err(|e| {
+        DetailsPage::parse(&read_page(p, max_input_mb)?, &p.display().to_string()).map_err(|e| {
             Failure::new(ExitCode::Config, e.to_string()).help("export with `--csv --page details`")
         })?;
     }

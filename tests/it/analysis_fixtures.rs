@@ -398,6 +398,84 @@ fn an_import_over_the_size_limit_says_so_and_creates_nothing() {
     assert_eq!(ok.status.code(), Some(0), "{}", text_of(&ok.stderr));
 }
 
+/// Writes the gzip of `bytes` to `path`, as `gzip` would.
+fn gzip_to(path: &Path, bytes: &[u8]) {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, bytes).unwrap();
+    std::fs::write(path, gz.finish().unwrap()).unwrap();
+}
+
+/// Pages kept gzip-compressed import as the plain pages do: the same verdict and report,
+/// and the profile directory holds the unpacked pages, byte for byte.
+#[test]
+fn a_gzip_compressed_page_imports_as_the_plain_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let full = recordings().join("demo-full");
+    let pages = ["hgemm_naive_full_raw.csv", "hgemm_naive_source.csv", "hgemm_naive_full_details.csv"];
+    for p in pages {
+        gzip_to(&tmp.path().join(format!("{p}.gz")), &std::fs::read(full.join(p)).unwrap());
+    }
+    let run = |dir: &Path, suffix: &str, out: &str| {
+        let page = |p: &str| dir.join(format!("{p}{suffix}")).to_str().unwrap().to_string();
+        let out = tmp.path().join(out);
+        let (raw, source, details) = (page(pages[0]), page(pages[1]), page(pages[2]));
+        let args = ["import", "--raw", &raw, "--source", &source, "--details", &details, "--output-dir"];
+        let run = kprof(&[&args[..], &[out.to_str().unwrap()]].concat());
+        assert_eq!(run.status.code(), Some(0), "{}", text_of(&run.stderr));
+        out
+    };
+    let (plain, packed) = (run(&full, "", "plain"), run(tmp.path(), ".gz", "packed"));
+    for f in ["details/bottleneck_decision.json", "final_report.md"] {
+        // The same but for the inputs' and the output's paths.
+        let read = |d: &Path, inputs: &Path| {
+            let text = std::fs::read_to_string(d.join(f)).unwrap();
+            text.replace(d.to_str().unwrap(), "<OUT>")
+                .replace(inputs.to_str().unwrap(), "<IN>")
+                .replace(".gz", "")
+        };
+        let (a, b) = (read(&plain, &full), read(&packed, tmp.path()));
+        let differ = a.lines().zip(b.lines()).find(|(x, y)| x != y);
+        assert!(a == b, "{f}: first difference {differ:?}");
+    }
+    let copied: Vec<_> = std::fs::read_dir(packed.join("details"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("imported_"))
+        .collect();
+    assert_eq!(copied.len(), 3, "{copied:?}");
+    for copy in copied {
+        let bytes = std::fs::read(&copy).unwrap();
+        assert!(pages.iter().any(|p| std::fs::read(full.join(p)).unwrap() == bytes), "{}", copy.display());
+    }
+}
+
+/// The input limit applies to what a compressed page unpacks to: a small file that
+/// unpacks past it is refused by name, with the option that raises it, and nothing is made.
+#[test]
+fn a_compressed_page_that_unpacks_past_the_limit_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(recordings().join("demo-full/copy_full_raw.csv")).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('"')).collect();
+    let rest = lines[2].strip_prefix("\"0\",").unwrap();
+    let mut big = format!("{}\n{}\n", lines[0], lines[1]);
+    for id in 0..80 {
+        big.push_str(&format!("\"{id}\",{rest}\n"));
+    }
+    let page = tmp.path().join("big_raw.csv.gz");
+    gzip_to(&page, big.as_bytes());
+    assert!(std::fs::metadata(&page).unwrap().len() < 1 << 20 && big.len() > 1 << 20);
+    let out = tmp.path().join("p");
+    let args = ["import", "--raw", page.to_str().unwrap(), "--output-dir", out.to_str().unwrap()];
+    let run = kprof(&[&args[..], &["--max-input-mb", "1"]].concat());
+    let stderr = text_of(&run.stderr);
+    assert_eq!(run.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("big_raw.csv.gz unpacks to more than the input limit of 1 MiB"), "{stderr}");
+    assert!(stderr.contains("--max-input-mb"), "{stderr}");
+    assert!(!out.exists(), "nothing is created");
+    let ok = kprof(&[&args[..], &["--max-input-mb", "2"]].concat());
+    assert_eq!(ok.status.code(), Some(0), "{}", text_of(&ok.stderr));
+}
+
 fn text_of(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }

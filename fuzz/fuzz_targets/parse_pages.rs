@@ -2,8 +2,9 @@
 //! error must point at a line of its input.
 //!
 //! Run with `cargo +nightly fuzz run parse_pages` from the repository root; seed the corpus
-//! with the recordings, e.g. `cp fixtures/h200/misc/* fixtures/h200/demo-full/copy_*
-//! fuzz/corpus/parse_pages/`.
+//! with the recordings, unpacked (`NAME.gz` is the recorded `NAME`, gzip-compressed), e.g.
+//! `for f in fixtures/h200/misc/* fixtures/h200/demo-full/copy_*; do zcat -f "$f" >
+//! "fuzz/corpus/parse_pages/$(basename "${f%.gz}")"; done`.
 #![no_main]
 
 use cargo_kprof::ncu::parse::{parse_number, scan_log, DetailsPage, RawPage, SourcePage};

@@ -29,7 +29,7 @@ use crate::ncu::stages::{definition, mergeable, MERGED_PASSES_H200};
 
 /// ncu's work per replay pass of one launch beyond the kernel's own duration, ms, when no
 /// history says better: fitted on an H200 (ncu 2025.3.1) over the 11 follow-up runs of the
-/// zoo's `auto` run (`fixtures/h200/whole-programs/zoo-auto.log`), wall = 1.97 s +
+/// zoo's `auto` run (`fixtures/h200/whole-programs/zoo-auto.log.gz`), wall = 1.97 s +
 /// 0.021 s x launch passes.
 pub const DEFAULT_PER_PASS_MS: f64 = 21.0;
 

@@ -365,7 +365,7 @@ pub fn auto_choice() -> String {
 
 /// Replay passes per launch of basic's run with the SourceCounters section added (the run
 /// the source page is imported from), measured on the H200 (ncu 2025.3.1,
-/// `fixtures/h200/source-import/columns.txt`): 13, where basic alone takes 10 and the
+/// `fixtures/h200/source-import/columns.txt.gz`): 13, where basic alone takes 10 and the
 /// source stage on its own 5.
 pub const BASIC_WITH_SOURCE_PASSES_H200: u32 = 13;
 

@@ -5,7 +5,7 @@
 //! or at about 322 µs in a process, never in between: 12 rounds of its A/A check put the
 //! base 4 fast and 8 slow, the head 8 fast and 4 slow. Each round's ratio is then about
 //! -3.3 %, 0 or +3.3 % by the luck of two draws, and 12 rounds cannot resolve ±2 % against
-//! that (`fixtures/h200/ab-sweep/zoo-aa-2.log`). No statistic over 12 processes can; what
+//! that (`fixtures/h200/ab-sweep/zoo-aa-2.log.gz`). No statistic over 12 processes can; what
 //! kprof can do is say so, so that the reader knows why the check cannot tell and what
 //! would: a tolerance above the gap for that kernel, or many more rounds.
 //!
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn the_recorded_l2_resident_re_read_falls_into_two_groups_on_both_sides() {
-        // `l2_reread_cg`'s 12 rounds on the H200, µs (fixtures/h200/ab-sweep/zoo-aa-2.log).
+        // `l2_reread_cg`'s 12 rounds on the H200, µs (fixtures/h200/ab-sweep/zoo-aa-2.log.gz).
         let base = [
             322.080, 323.424, 323.104, 312.304, 323.904, 321.376, 320.848, 321.472, 312.160, 321.632,
             311.424, 312.368,

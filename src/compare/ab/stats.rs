@@ -345,7 +345,7 @@ mod tests {
     #[test]
     fn more_rounds_only_for_what_they_could_decide() {
         use AbVerdict::*;
-        // The zoo's A/A check on the H200 (fixtures/h200/ab-sweep/zoo-aa.log):
+        // The zoo's A/A check on the H200 (fixtures/h200/ab-sweep/zoo-aa.log.gz):
         // `l2_reread_cg` +0.74 % ±1.58 could come inside ±2 % (0.74 + 1.12 < 2) ...
         assert!(more_rounds_could_decide(&undecided(0.74, 1.58, Ambiguous)));
         // ... `vec_add_small` -6.85 % ±7.37 could not, either way (±5.2 after doubling).

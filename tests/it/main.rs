@@ -53,6 +53,7 @@ mod stage_metrics;
 mod third_party;
 mod thresholds;
 mod travel;
+mod travel_size;
 mod visual;
 mod whole_programs;
 mod workflow;

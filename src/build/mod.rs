@@ -254,14 +254,48 @@ pub fn metadata(cargo: &OsString, manifest_path: Option<&Path>, shell: &Shell) -
 }
 
 /// `cargo metadata` with the resolved dependency graph, offline: what the packages already
-/// downloaded (or path dependencies) say. An error when cargo cannot resolve without the
-/// network; callers that can do without the graph say so and go on.
+/// downloaded (or path dependencies) say, for the platform the build is for
+/// ([`build_platform`]). A lock file also names other platforms' dependencies (`half`'s
+/// `crunchy` for SPIR-V, terminal crates' Windows halves), which cargo never downloads for
+/// this build; without the filter, reading the graph offline fails on the first of them.
+/// An error when cargo still cannot resolve without the network; callers that can do
+/// without the graph say so and go on.
 pub fn metadata_with_graph(
     cargo: &OsString,
     manifest_path: Option<&Path>,
     shell: &Shell,
 ) -> Result<Metadata> {
-    cargo_metadata_with(cargo, manifest_path, &["--offline"], shell)
+    match build_platform(shell) {
+        Some(triple) => {
+            cargo_metadata_with(cargo, manifest_path, &["--offline", "--filter-platform", &triple], shell)
+        }
+        None => cargo_metadata_with(cargo, manifest_path, &["--offline"], shell),
+    }
+}
+
+/// The platform kprof's builds are for: `$CARGO_BUILD_TARGET` when set, else the host
+/// triple `rustc -vV` prints (`$RUSTC`, else `rustc` from PATH); `None` when neither tells.
+fn build_platform(shell: &Shell) -> Option<String> {
+    if let Some(t) = std::env::var("CARGO_BUILD_TARGET").ok().filter(|t| !t.trim().is_empty()) {
+        return Some(t.trim().to_string());
+    }
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let mut cmd = ProcessBuilder::new(rustc);
+    cmd.arg("-vV");
+    let done = process::run(&cmd, RunOptions::default(), shell);
+    if !matches!(&done.ending, Ending::Exited(status) if status.success()) {
+        return None;
+    }
+    host_triple(&done.stdout_text())
+}
+
+/// The `host:` line of `rustc -vV`.
+fn host_triple(version: &str) -> Option<String> {
+    version
+        .lines()
+        .find_map(|l| l.strip_prefix("host:"))
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
 }
 
 fn cargo_metadata_with(
@@ -330,6 +364,15 @@ pub fn cargo_binary() -> OsString {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_triple_is_read_from_rustc_s_verbose_version() {
+        let printed = "rustc 1.95.0 (59807616e 2026-04-14)\nbinary: rustc\ncommit-hash: 59807616e\n\
+                       host: x86_64-unknown-linux-gnu\nrelease: 1.95.0\nLLVM version: 20.1.8\n";
+        assert_eq!(host_triple(printed).as_deref(), Some("x86_64-unknown-linux-gnu"));
+        assert_eq!(host_triple("rustc 1.95.0\nhost: \n"), None);
+        assert_eq!(host_triple(""), None);
+    }
 
     #[test]
     fn lineinfo_is_appended_once() {

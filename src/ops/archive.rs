@@ -106,9 +106,17 @@ pub(crate) fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Gra
     match crate::build::metadata_with_graph(&crate::build::cargo_binary(), manifest_path, &Shell::quiet()) {
         Ok(m) => archive::Graph::of(&m),
         Err(e) => {
+            let fetch = match manifest_path {
+                Some(m) => format!(
+                    "cargo fetch --manifest-path {}",
+                    crate::process::shell_quote(&m.to_string_lossy())
+                ),
+                None => "cargo fetch".to_string(),
+            };
             shell.warn(format!(
                 "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded, \
-                 and relative file names in dependencies' line info are not followed"
+                 and relative file names in dependencies' line info are not followed; `{fetch}` downloads \
+                 what is missing, then archive again"
             ));
             archive::Graph::default()
         }

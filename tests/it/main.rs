@@ -37,6 +37,7 @@ mod json_output;
 mod launchers;
 mod layout;
 mod limiters;
+mod lock_platforms;
 mod messages;
 mod mio;
 mod one_answer;

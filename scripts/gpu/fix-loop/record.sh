@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Records the fix loop (examples/fix-loop, EXPECTED.md) on a GPU machine without cargo,
-# from an archive built elsewhere:
+# from two archives built elsewhere (the stages are chosen when archiving):
 #   cargo kprof archive --manifest-path examples/fix-loop/Cargo.toml --workspace \
 #     --clock-control none -o fixloop.tar
+#   ... the same --set full -o fixloop-full.tar
 #
-# usage: scripts/gpu/fix-loop/record.sh CARGO_KPROF ARCHIVE OUT_DIR
+# usage: scripts/gpu/fix-loop/record.sh CARGO_KPROF ARCHIVE ARCHIVE_FULL OUT_DIR
+#        STEPS="auto full" scripts/gpu/fix-loop/record.sh ...   only those steps
 #
 # 1. Durations: the bench binary taken from the archive, per pair (original and __fix) one
 #    process in the harness' cold mode (L2 flushed before each timed launch, as under ncu):
@@ -12,14 +14,16 @@
 #        --max-noise 2 --timeout 3 --result OUT_DIR/timing/round<r>_<k>.json
 #    $ROUNDS rounds (default 2), then OUT_DIR/durations.tsv.
 # 2. `run --archive` with the default stages (auto) of all 24 kernels: OUT_DIR/auto/.
-# 3. `run --archive --set full` of all 24: OUT_DIR/full/.
+# 3. `run --archive` of the --set full archive, all 24: OUT_DIR/full/.
 # Every ncu run uses the archive's --clock-control none. Logs are OUT_DIR/*.log; the
 # consoles' verdict lines of the held-back pairs (EXPECTED.md) are not echoed.
 set -u -o pipefail
 kprof="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 archive="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
-out="$3"
+archive_full="$(cd "$(dirname "$3")" && pwd)/$(basename "$3")"
+out="$4"
 ROUNDS="${ROUNDS:-2}"
+STEPS="${STEPS:-timing auto full}"
 held_back='segsum_idle_512x128|hist_global_skewed'
 export PATH="/usr/local/cuda/bin:$PATH"
 mkdir -p "$out/timing" "$out/bin" || exit 1
@@ -30,8 +34,9 @@ log() { printf '%s\n' "$*" | tee -a "$out/record.log"; }
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
   ncu --version | tail -n 1
   "$kprof" kprof --version
-} > "$out/environment.txt" 2>&1
+} >> "$out/environment.txt" 2>&1
 
+if [[ " $STEPS " == *" timing "* ]]; then
 tar -xf "$archive" -C "$out/bin" --wildcards 'bin/fixloop-*'
 bench="$(find "$out/bin/bin" -name 'fixloop-*' -type f | head -n 1)"
 log "bench: ${bench:-none}"
@@ -58,12 +63,14 @@ for path in sorted(glob.glob(os.path.join(out, "timing", "round*_*.json"))):
 PY
 log "durations.tsv: rc=$?"
 rm -rf "${out:?}/bin"
+fi
 
 for way in auto full; do
+  [[ " $STEPS " == *" $way "* ]] || continue
   s=$SECONDS
-  extra=()
-  [ "$way" = full ] && extra=(--set full)
-  "$kprof" kprof run --archive "$archive" --workspace-remap "$out/$way" --timeout 300 "${extra[@]}" \
+  from=$archive
+  [ "$way" = full ] && from=$archive_full
+  "$kprof" kprof run --archive "$from" --workspace-remap "$out/$way" --timeout 300 \
     > "$out/$way.stdout" 2> "$out/$way.log"
   log "run --archive ($way): rc=$? s=$((SECONDS - s))"
 done

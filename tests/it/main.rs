@@ -25,6 +25,7 @@ mod config_manifests;
 mod demo;
 mod exit_codes;
 mod export_shapes;
+mod fix_savings;
 mod fuzz_inputs;
 mod fuzz_parsers;
 mod gate;

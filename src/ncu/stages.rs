@@ -152,6 +152,9 @@ pub const PIPES_AND_FLOPS: &[&str] = &[
     "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum",
     "smsp__inst_executed_op_ldc.sum",
+    // The constant cache's requests: one per distinct address of each LDC, so a divergent
+    // lookup shows in them where a busy ADU alone could be barriers or branches.
+    "idc__requests.sum",
 ];
 
 /// Warp scheduling: how many warps are resident and eligible per cycle.

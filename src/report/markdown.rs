@@ -8,7 +8,7 @@
 use super::md;
 use crate::analyze::coverage::stage_is_here;
 use crate::analyze::hotspots::{Hotspot, SourceKind};
-use crate::analyze::rules::{Classification, Evidence, KernelVerdict, LimiterFinding};
+use crate::analyze::rules::{Evidence, KernelVerdict, LimiterFinding};
 use crate::analyze::summary::KernelSummary;
 use crate::analyze::Analysis;
 use crate::model::stage::Stage;
@@ -122,11 +122,8 @@ fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
         Some(l) => out.push_str(&cause(v, l)),
         None => out.push_str(&classification(v)),
     }
-    if v.classification == Classification::Unknown {
-        out.push_str(&format!(
-            "No rule could decide: these metrics were not collected: {}.\n\n",
-            if v.missing.is_empty() { "none".to_string() } else { v.missing.join(", ") }
-        ));
+    if let Some(why) = v.undecided() {
+        out.push_str(&format!("{why}\n\n"));
     }
     if !v.unchecked.is_empty() {
         out.push_str(&unchecked(v));

@@ -74,8 +74,8 @@ const FIX_LOOP: &[Fix] = &[
     pair("hist_global_256", &["atomics-contention"]),
     pair("copy_scalar_roof", &["memory-latency"]),
     pair("axpy_scalar_roof", &["memory-latency"]),
-    pair("index64_div2d", &["pipe-alu"]),
-    pair("index64_div3d", &["pipe-alu"]),
+    pair("index64_div2d", &["integer-overhead", "pipe-alu"]),
+    pair("index64_div3d", &["integer-overhead", "pipe-alu"]),
 ];
 
 /// What the verdict says of the causes a fix removes.
@@ -194,7 +194,7 @@ fn the_zoo_s_twenty_fixes_are_predicted_within_2x() {
     let rows = score(ZOO);
     let hits = rows.iter().filter(|r| r.hit).count();
     println!("{}{hits} of {} within 2x", table(&rows), rows.len());
-    assert!(hits >= 12, "{}{hits} of {}", table(&rows), rows.len());
+    assert!(hits >= 17, "{}{hits} of {}", table(&rows), rows.len());
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn the_fix_loop_pairs_are_predicted_within_2x() {
     let rows = score(FIX_LOOP);
     let hits = rows.iter().filter(|r| r.hit).count();
     println!("{}{hits} of {} within 2x", table(&rows), rows.len());
-    assert!(hits >= 5, "{}{hits} of {}", table(&rows), rows.len());
+    assert!(hits >= 10, "{}{hits} of {}", table(&rows), rows.len());
 }
 
 #[test]

@@ -522,6 +522,24 @@ pub struct KernelVerdict {
     pub refines: Option<Refinement>,
 }
 
+impl KernelVerdict {
+    /// Why an `unknown` verdict is unknown, in one sentence: the metrics that were not
+    /// collected, or, when all were, that no rule's conditions hold for them. `None` for a
+    /// decided verdict.
+    pub fn undecided(&self) -> Option<String> {
+        if self.classification != Classification::Unknown {
+            return None;
+        }
+        Some(if self.missing.is_empty() {
+            "No rule could decide: every metric the rules read was collected, and no rule's conditions \
+             hold for them."
+                .to_string()
+        } else {
+            format!("No rule could decide: these metrics were not collected: {}.", self.missing.join(", "))
+        })
+    }
+}
+
 /// A kernel of a closed library, as a verdict records it
 /// (see [`crate::analyze::library`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -683,6 +701,41 @@ mod tests {
         let v = Rules::builtin().decide(&kernel(&[("sm_throughput_pct", 50.0)]));
         assert_eq!(v.classification, Classification::Unknown);
         assert!(v.missing.contains(&"theoretical_occupancy_pct".to_string()), "{:?}", v.missing);
+        let why = v.undecided().unwrap();
+        assert!(
+            why.starts_with("No rule could decide: these metrics were not collected: ")
+                && why.contains("theoretical_occupancy_pct"),
+            "{why}"
+        );
+        // With nothing missing the sentence says so instead of listing nothing.
+        let all = KernelVerdict { missing: Vec::new(), ..v };
+        assert!(!all.undecided().unwrap().contains("not collected"), "{:?}", all.undecided());
+    }
+
+    /// The class rules leave no gap: an SM at 58 % with memory at 32 % (an integer-bound
+    /// kernel, `fixtures/h200/fix-loop/`) and every unit at 40-50 % are decided.
+    #[test]
+    fn a_moderately_busy_kernel_always_gets_a_class() {
+        let quiet =
+            [("theoretical_occupancy_pct", 100.0), ("achieved_occupancy_pct", 70.0), ("waves_per_sm", 1.0)];
+        for (sm, memory, class) in [
+            (57.7f64, 31.9, Classification::ComputeBound),
+            (45.0, 38.0, Classification::Balanced),
+            (38.0, 45.0, Classification::Balanced),
+        ] {
+            let fields: Vec<(&str, f64)> = quiet
+                .iter()
+                .copied()
+                .chain([
+                    ("sm_throughput_pct", sm),
+                    ("memory_max_pct", memory),
+                    ("unit_max_pct", sm.max(memory)),
+                ])
+                .collect();
+            let v = Rules::builtin().decide(&kernel(&fields));
+            assert_eq!(v.classification, class, "SM {sm} %, memory {memory} %: {v:?}");
+            assert_eq!(v.undecided(), None);
+        }
     }
 
     #[test]

@@ -96,7 +96,8 @@ mod tests {
     use crate::analyze::summary::StallShare;
 
     /// A synthetic pointer chase with 200 KiB of shared memory per block, as basic and
-    /// the memory stage would see it: one block (4 warps) per SM, random 4-byte loads.
+    /// the memory stage would see it: one block (4 warps) per SM, eight waves of them (as
+    /// the zoo's `pointer_chase_smem200k`), random 4-byte loads.
     fn pointer_chase(memory_pct: f64) -> KernelSummary {
         let direct = [
             ("duration_ns", 800_000.0),
@@ -112,8 +113,8 @@ mod tests {
             ("static_shared_mem_per_block_bytes", 0.0),
             ("dynamic_shared_mem_per_block_bytes", 204_800.0),
             ("block_size", 128.0),
-            ("grid_size", 132.0),
-            ("waves_per_sm", 1.0),
+            ("grid_size", 1056.0),
+            ("waves_per_sm", 8.0),
             ("occupancy_limit_registers", 16.0),
             ("occupancy_limit_shared_mem", 1.0),
             ("occupancy_limit_warps", 16.0),

@@ -56,10 +56,19 @@ fn derive_resources(f: &mut Fields) {
     let mut all: Vec<f64> = names.iter().filter_map(|k| get(f, k)).collect();
     all.sort_by(f64::total_cmp);
     let cap = get(f, "occupancy_limit_blocks");
+    // More warps fit an SM only where the grid has them: a grid of `waves` waves offers
+    // `waves x binding` blocks per SM, which may grow to 1024 threads each. 133 blocks of
+    // 1024 threads on 132 SMs gain nothing from room for two per SM (the SM with two runs
+    // twice as long); 132 blocks of 128 threads gain from blocks eight times larger.
+    let offered = get(f, "waves_per_sm").filter(|w| *w > 0.0);
+    let growth = get(f, "block_size").filter(|b| *b > 0.0).map_or(1.0, |b| (1024.0 / b).max(1.0));
     let headroom = match all.as_slice() {
         [binding, rest @ ..] if all.len() == names.len() => {
             let next = if cap == Some(*binding) { rest.iter().find(|v| *v > binding) } else { rest.first() };
-            next.filter(|n| **n > 0.0).map(|n| 100.0 * (1.0 - binding / n))
+            next.filter(|n| **n > 0.0).map(|n| {
+                let lifted = offered.map_or(*n, |w| n.min(w * binding * growth));
+                (100.0 * (1.0 - binding / lifted)).max(0.0)
+            })
         }
         _ => None,
     };
@@ -81,7 +90,37 @@ fn derive_throughput(f: &mut Fields) {
         (s, m) => s.or(m),
     };
     f.insert("unit_max_pct".into(), unit);
+    let sustained = get(f, "dram_throughput_pct").map(|d| (100.0 * d / DRAM_SUSTAINED_PCT).min(100.0));
+    f.insert("dram_of_sustained_pct".into(), sustained);
+    // How far L2 leads DRAM: traffic L2 serves from itself (re-reads, atomics).
+    let lead = match (get(f, "l2_throughput_pct"), get(f, "dram_throughput_pct")) {
+        (Some(l2), Some(d)) => Some(l2 - d),
+        _ => None,
+    };
+    f.insert("l2_lead_pct".into(), lead);
+    // The units that do a kernel's data work, without those of its load/store and
+    // synchronisation path (LSU, L1/shared memory, ADU): a fix that removes a barrier
+    // tree removes that path's work with it.
+    let work = [
+        "l2_throughput_pct",
+        "fma_pipe_pct",
+        "alu_pipe_pct",
+        "fp64_pipe_pct",
+        "xu_pipe_pct",
+        "tensor_pipe_pct",
+    ]
+    .iter()
+    .filter_map(|k| get(f, k))
+    .chain(sustained)
+    .fold(None, |acc: Option<f64>, v| Some(acc.map_or(v, |a| a.max(v))));
+    f.insert("work_unit_max_pct".into(), work);
 }
+
+/// The DRAM throughput, percent of ncu's peak, that a stream reaches on the H200 when
+/// enough bytes are in flight: 81-86 % for float4 copies and axpy
+/// (`fixtures/h200/fix-loop/`), 83 % for the demo's copy. Below it, more bytes in flight
+/// still gain; the DRAM roof of a saving model is this, not 100 %.
+pub const DRAM_SUSTAINED_PCT: f64 = 85.0;
 
 /// Whether a global traffic (`load` or `store`) was counted and is zero: no sectors or no
 /// requests. A ratio over such a traffic is absent, not 0.
@@ -163,10 +202,27 @@ fn derive_stall_shares(f: &mut Fields, stalls: &[StallShare]) {
     let total: f64 = stalls.iter().map(|s| s.warps_per_issue).sum();
     let ls = stalls.iter().find(|s| s.reason == "long_scoreboard").map(|s| s.warps_per_issue);
     f.insert("long_scoreboard_share_pct".into(), ls.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
-    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle", "branch_resolving"] {
+    for reason in ["barrier", "no_instruction", "lg_throttle", "mio_throttle", "branch_resolving", "drain"] {
         let v = stalls.iter().find(|s| s.reason == reason).map(|s| s.warps_per_issue);
         f.insert(format!("{reason}_share_pct"), v.filter(|_| total > 0.0).map(|v| 100.0 * v / total));
     }
+    let shares = |reasons: &[&str]| -> Option<f64> {
+        let found: Vec<f64> = reasons
+            .iter()
+            .filter_map(|r| stalls.iter().find(|s| s.reason == *r).map(|s| s.warps_per_issue))
+            .collect();
+        (!found.is_empty() && total > 0.0).then(|| 100.0 * found.iter().sum::<f64>() / total)
+    };
+    // The waiting on global memory: for loads (long_scoreboard), for room in the LSU queue
+    // (lg_throttle), and at exit for writes and reductions to drain (drain). Behind
+    // same-address atomics all of it is theirs: the loads queue behind the REDs.
+    f.insert("global_wait_share_pct".into(), shares(&["long_scoreboard", "lg_throttle", "drain"]));
+    // Around barriers warps wait at the barrier and for the shared-memory exchange the
+    // barriers order (the MIO queue and its results).
+    f.insert(
+        "sync_wait_share_pct".into(),
+        shares(&["barrier", "membar", "mio_throttle", "short_scoreboard"]),
+    );
     // Waiting on MIO: for an entry in its queue, or for the result of what it ran (an LDC,
     // a shared-memory access or atomic reports short_scoreboard until its data is back).
     let mio: Vec<f64> = ["mio_throttle", "short_scoreboard"]
@@ -222,6 +278,19 @@ fn derive_ratios(f: &mut Fields) {
         _ => None,
     };
     f.insert("shared_inst_share_pct".into(), ratio_pct(shared, inst));
+    // Constant-cache requests per 100 warp instructions: a divergent LDC makes one per
+    // distinct address. Counted where the constant cache's requests were collected (a
+    // --set full page), else the LDC instructions (each at least one request).
+    let constant = ratio_pct(get(f, "idc_requests"), inst).or_else(|| get(f, "ldc_inst_pct"));
+    f.insert("constant_load_pct".into(), constant);
+    // Local memory costs its traffic's share of the memory unit's time, or the waiting on
+    // it: warps stall (long_scoreboard) on local loads in proportion to their sectors.
+    let local = get(f, "local_traffic_pct").map(|l| {
+        let traffic = get(f, "memory_max_pct").map_or(0.0, |m| l * m / 100.0);
+        let waiting = get(f, "long_scoreboard_share_pct").map_or(0.0, |w| l * w / 100.0);
+        traffic.max(waiting)
+    });
+    f.insert("local_cost_pct".into(), local);
 }
 
 /// What is lost to uncoalesced access, to the last partial wave and to divergence.

@@ -229,6 +229,7 @@ pub const FIELDS: &[Field] = &[
     Field { name: "warp_inst", metric: "smsp__inst_executed.sum", unit: "inst" },
     Field { name: "branch_inst", metric: "smsp__inst_executed_op_branch.sum", unit: "inst" },
     Field { name: "ldc_inst", metric: "smsp__inst_executed_op_ldc.sum", unit: "inst" },
+    Field { name: "idc_requests", metric: "idc__requests.sum", unit: "request" },
     Field { name: "shared_atom_inst", metric: "smsp__inst_executed_op_shared_atom.sum", unit: "inst" },
     Field {
         name: "shared_atom_wavefronts",
@@ -315,6 +316,15 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("shared_mem_per_block_kib", "shared memory per block, KiB"),
     ("memory_max_pct", "the busiest of memory, DRAM, L1/TEX and L2 throughput"),
     ("unit_max_pct", "the busiest of SM and memory_max_pct"),
+    (
+        "dram_of_sustained_pct",
+        "DRAM throughput as a percentage of what a stream sustains (85 % of ncu's peak on an H200)",
+    ),
+    ("l2_lead_pct", "L2 throughput minus DRAM throughput, percentage points: traffic L2 serves from itself"),
+    (
+        "work_unit_max_pct",
+        "the busiest unit doing data work: dram_of_sustained_pct, L2 and the FMA, ALU, FP64, XU and tensor pipes (not the LSU, L1/shared memory or the ADU)",
+    ),
     ("blocks_per_sm", "the smallest occupancy limit: blocks that fit on one SM"),
     ("sectors_per_request", "global load sectors per request (4 means 32-bit loads are fully coalesced)"),
     (
@@ -330,6 +340,15 @@ pub const DERIVED: &[(&str, &str)] = &[
     ("barrier_share_pct", "barrier stalls as a share of all stalls"),
     ("no_instruction_share_pct", "no-instruction (instruction fetch) stalls as a share of all stalls"),
     ("lg_throttle_share_pct", "LSU queue (lg_throttle) stalls as a share of all stalls"),
+    ("drain_share_pct", "stalls waiting at exit for memory writes and reductions to drain, as a share of all stalls"),
+    (
+        "global_wait_share_pct",
+        "the waiting on global memory: long_scoreboard, lg_throttle and drain stalls, as a share of all stalls (behind atomics, all of it is theirs)",
+    ),
+    (
+        "sync_wait_share_pct",
+        "the waiting around barriers: barrier, membar, mio_throttle and short_scoreboard stalls, as a share of all stalls",
+    ),
     ("mio_throttle_share_pct", "MIO queue (mio_throttle) stalls as a share of all stalls"),
     ("branch_resolving_share_pct", "branch-target (branch_resolving) stalls as a share of all stalls"),
     (
@@ -342,6 +361,10 @@ pub const DERIVED: &[(&str, &str)] = &[
     ),
     ("branch_inst_pct", "branch instructions, percent of warp instructions"),
     ("ldc_inst_pct", "indexed constant loads (LDC), percent of warp instructions"),
+    (
+        "constant_load_pct",
+        "constant-cache requests per 100 warp instructions (from idc_requests where collected, else ldc_inst_pct)",
+    ),
     ("shared_atom_inst_pct", "shared-memory atomics (ATOMS), percent of warp instructions"),
     (
         "shared_inst_share_pct",
@@ -353,13 +376,17 @@ pub const DERIVED: &[(&str, &str)] = &[
         "global sectors fetched beyond what the bytes used need (loads and stores; a broadcast is not waste), percent",
     ),
     ("local_traffic_pct", "local-memory sectors, percent of local plus global sectors"),
+    (
+        "local_cost_pct",
+        "what local memory costs: its share of the busiest memory unit's time, or of the long-scoreboard waiting, whichever is larger",
+    ),
     ("atomic_request_pct", "atomic and reduction requests, percent of global requests"),
     ("tail_loss_pct", "block slots left empty by the last, partial wave, percent"),
     ("divergence_loss_pct", "thread lanes idle per executed instruction, percent"),
     ("idle_sm_pct", "the share of a full wave the grid leaves empty, percent (0 from one wave on)"),
     (
         "occupancy_headroom_pct",
-        "the share of the resident blocks' latency-bound time that lifting the binding occupancy limit to the next one would remove, percent",
+        "the share of the resident blocks' latency-bound time that lifting the binding occupancy limit to the next one would remove, as far as the grid offers the warps (its blocks per SM, grown to 1024 threads), percent",
     ),
 ];
 

@@ -1,7 +1,7 @@
 //! One kernel's part of `report.html`: its verdict, cause, advice and predicted saving,
 //! the evidence with each metric's meaning, its stall reasons and its roofline.
 
-use crate::analyze::rules::{Classification, Evidence, KernelVerdict, LimiterFinding};
+use crate::analyze::rules::{Evidence, KernelVerdict, LimiterFinding};
 use crate::analyze::summary::{source_of, KernelSummary};
 use crate::units::{duration, ratio, value};
 
@@ -273,11 +273,7 @@ fn evidence(v: &KernelVerdict, glossary: &mut Glossary) -> Vec<EvidenceRow> {
 
 fn unchecked(v: &KernelVerdict) -> String {
     if v.unchecked.is_empty() {
-        return if v.classification == Classification::Unknown {
-            format!("No rule could decide: these metrics were not collected: {}.", v.missing.join(", "))
-        } else {
-            String::new()
-        };
+        return v.undecided().unwrap_or_default();
     }
     let mut stages: Vec<&str> = Vec::new();
     for s in v.unchecked.iter().filter_map(|u| u.stage) {

@@ -42,6 +42,7 @@ pub const ADDED_SINCE_THE_RECORDINGS: &[&str] = &[
     "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum",
     "smsp__inst_executed_op_ldc.sum",
+    "idc__requests.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
@@ -76,6 +77,12 @@ pub const ADDED_SINCE_THE_RECORDINGS: &[&str] = &[
     "smsp__thread_inst_executed_per_inst_executed.ratio",
 ];
 
+/// Metrics the stages ask for that were added after the planner's recordings
+/// (`planner/`, 2026-12-02): the constant cache's requests, evidence for divergent
+/// constant loads (December 2026). Left out of both sides where a test compares kprof's
+/// command with those recordings'.
+pub const ADDED_SINCE_THE_PLANNER_RECORDINGS: &[&str] = &["idc__requests.sum"];
+
 /// Metrics the stages ask for that were added after the H200 runs whose `commands.sh` the
 /// tests compare kprof's ncu argv with (`archive-runs/`, 2026-11-30): the MIO causes'
 /// metrics of December 2026. They are left out of both sides of that comparison
@@ -86,6 +93,7 @@ pub const ADDED_SINCE_THE_RECORDED_ARGV: &[&str] = &[
     "smsp__inst_executed.sum",
     "smsp__inst_executed_op_branch.sum",
     "smsp__inst_executed_op_ldc.sum",
+    "idc__requests.sum",
 ];
 
 /// Writes the fake `ncu` into `dir` and returns its path.

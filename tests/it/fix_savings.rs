@@ -78,6 +78,11 @@ const FIX_LOOP: &[Fix] = &[
     pair("index64_div3d", &["integer-overhead", "pipe-alu"]),
 ];
 
+/// The fix-loop pairs EXPECTED.md held back from tuning, scored only once the rules were
+/// final.
+const HELD_BACK: &[Fix] =
+    &[pair("segsum_idle_512x128", &["barrier-stalls"]), pair("hist_global_skewed", &["atomics-contention"])];
+
 /// What the verdict says of the causes a fix removes.
 #[derive(Debug, Clone, PartialEq)]
 enum Prediction {
@@ -203,6 +208,14 @@ fn the_fix_loop_pairs_are_predicted_within_2x() {
     let hits = rows.iter().filter(|r| r.hit).count();
     println!("{}{hits} of {} within 2x", table(&rows), rows.len());
     assert!(hits >= 10, "{}{hits} of {}", table(&rows), rows.len());
+}
+
+#[test]
+fn the_held_back_pairs_are_predicted_within_2x() {
+    let rows = score(HELD_BACK);
+    let hits = rows.iter().filter(|r| r.hit).count();
+    println!("{}{hits} of {} within 2x", table(&rows), rows.len());
+    assert!(hits >= 1, "{}{hits} of {}", table(&rows), rows.len());
 }
 
 #[test]

@@ -355,12 +355,9 @@ fn extracted_metrics_are_the_ones_the_analysis_reads() {
     assert_eq!(header.split(',').count(), 2 + 2238 - 11, "Kernel Name, Launch and every metric column");
 }
 
-/// A raw page over `--max-input-mb` is refused before anything is created, naming the file
-/// and the flag that raises the limit. The page is built from a real recording by repeating
-/// its launch row until it passes 1 MiB.
-#[test]
-fn an_import_over_the_size_limit_says_so_and_creates_nothing() {
-    let tmp = tempfile::tempdir().unwrap();
+/// A raw page of 1-2 MiB built from a real recording (`demo-full/copy_full_raw.csv`) by
+/// repeating its launch row, IDs renumbered.
+fn big_page() -> String {
     let text = std::fs::read_to_string(recordings().join("demo-full/copy_full_raw.csv")).unwrap();
     let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('"')).collect();
     let rest = lines[2].strip_prefix("\"0\",").unwrap();
@@ -368,6 +365,16 @@ fn an_import_over_the_size_limit_says_so_and_creates_nothing() {
     for id in 0..80 {
         big.push_str(&format!("\"{id}\",{rest}\n"));
     }
+    big
+}
+
+/// A raw page over `--max-input-mb` is refused before anything is created, naming the file
+/// and the flag that raises the limit. The page is built from a real recording by repeating
+/// its launch row until it passes 1 MiB.
+#[test]
+fn an_import_over_the_size_limit_says_so_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let big = big_page();
     let page = tmp.path().join("big_raw.csv");
     std::fs::write(&page, &big).unwrap();
     assert!(big.len() > 1 << 20 && big.len() < 2 << 20, "{} bytes", big.len());
@@ -454,13 +461,7 @@ fn a_gzip_compressed_page_imports_as_the_plain_one() {
 #[test]
 fn a_compressed_page_that_unpacks_past_the_limit_is_refused() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(recordings().join("demo-full/copy_full_raw.csv")).unwrap();
-    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with('"')).collect();
-    let rest = lines[2].strip_prefix("\"0\",").unwrap();
-    let mut big = format!("{}\n{}\n", lines[0], lines[1]);
-    for id in 0..80 {
-        big.push_str(&format!("\"{id}\",{rest}\n"));
-    }
+    let big = big_page();
     let page = tmp.path().join("big_raw.csv.gz");
     gzip_to(&page, big.as_bytes());
     assert!(std::fs::metadata(&page).unwrap().len() < 1 << 20 && big.len() > 1 << 20);

@@ -48,8 +48,8 @@ pub enum CargoCli {
     version,
     about = "Profile CUDA kernels of Rust projects with Nsight Compute, evidence first",
     args_conflicts_with_subcommands = true,
-    after_help = "Run `cargo kprof list` to see the configured kernels, `cargo kprof init` to configure a project.\n\
-                  Exit codes are listed in docs/reference.md (3: configuration, 5: ncu/GPU missing, 6: no kernel matched, ...)."
+    after_help = "`cargo kprof --help` shows every option. `cargo kprof list` lists the configured kernels, `cargo kprof init` \
+                  configures a project. Exit codes: docs/reference.md (3: configuration, 5: ncu/GPU missing, 6: no kernel matched)."
 )]
 pub struct KprofArgs {
     /// What to do; without a subcommand, profile the selected kernels.
@@ -307,7 +307,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: Option<u64>,
     /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
-    #[arg(long)]
+    #[arg(hide_short_help = true, long)]
     pub sudo: bool,
     /// Which archived kernels, and what to change in their plans, as for `cargo kprof`.
     #[command(flatten)]
@@ -386,7 +386,7 @@ pub struct OutputArgs {
     #[arg(short, long)]
     pub quiet: bool,
     /// Coloring
-    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
+    #[arg(hide_short_help = true, long, value_enum, value_name = "WHEN", default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 }
 
@@ -436,17 +436,24 @@ pub struct ProfileArgs {
     pub bin: Option<String>,
 
     /// Space or comma separated list of features to activate
-    #[arg(short = 'F', long, value_name = "FEATURES", help_heading = "Feature Selection")]
+    #[arg(
+        hide_short_help = true,
+        short = 'F',
+        long,
+        value_name = "FEATURES",
+        help_heading = "Feature Selection"
+    )]
     pub features: Vec<String>,
     /// Activate all available features
-    #[arg(long, help_heading = "Feature Selection")]
+    #[arg(hide_short_help = true, long, help_heading = "Feature Selection")]
     pub all_features: bool,
     /// Do not activate the `default` feature
-    #[arg(long, help_heading = "Feature Selection")]
+    #[arg(hide_short_help = true, long, help_heading = "Feature Selection")]
     pub no_default_features: bool,
 
     /// Build artifacts with the specified profile
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "PROFILE-NAME",
         default_value = "release",
@@ -454,14 +461,14 @@ pub struct ProfileArgs {
     )]
     pub profile: String,
     /// Directory for all generated artifacts (kprof builds in its `kprof/` subdirectory)
-    #[arg(long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
+    #[arg(hide_short_help = true, long, value_name = "DIRECTORY", help_heading = "Compilation Options")]
     pub target_dir: Option<PathBuf>,
 
     /// Which kernels, their launch window, stages, environment and profile directory.
     #[command(flatten)]
     pub kernel: KernelOptions,
     /// Profile the configured kernel with this index (see `cargo kprof list`)
-    #[arg(long, value_name = "N", help_heading = "Profiling Options", conflicts_with_all = ["kernels", "workspace"])]
+    #[arg(hide_short_help = true, long, value_name = "N", help_heading = "Profiling Options", conflicts_with_all = ["kernels", "workspace"])]
     pub index: Option<usize>,
     /// Collect this ncu section set in one stage instead of kprof's stages
     #[arg(long, value_name = "NAME", help_heading = "Profiling Options", conflicts_with = "stages")]
@@ -469,6 +476,7 @@ pub struct ProfileArgs {
     /// Collect these ncu sections in one stage instead of kprof's stages (with --set: the
     /// set's sections plus these, as ncu does)
     #[arg(
+        hide_short_help = true,
         long,
         value_name = "LIST",
         value_delimiter = ',',
@@ -483,7 +491,7 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..), help_heading = "Profiling Options")]
     pub timeout: Option<u64>,
     /// Run ncu as `sudo -n "$(cat profile/ncu_path)"` (needs a NOPASSWD rule for that ncu)
-    #[arg(long, help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, help_heading = "Profiling Options")]
     pub sudo: bool,
 
     /// Output and verbosity.

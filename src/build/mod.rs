@@ -150,9 +150,14 @@ impl BuildRequest {
         p
     }
 
-    /// Runs the build, streaming cargo's rendered diagnostics to our stderr.
+    /// Runs the build, streaming cargo's rendered diagnostics to our stderr; under `-q`
+    /// cargo's own status lines (`Compiling`, `Finished`) are silenced too (`--quiet`,
+    /// which changes what cargo prints, not what it builds).
     pub fn run(&self, shell: &Shell) -> Result<BuildOutput> {
-        let builder = self.command();
+        let mut builder = self.command();
+        if shell.is_quiet() {
+            builder.arg("--quiet");
+        }
         let mut out = BuildOutput::default();
         let mut bad_message: Option<String> = None;
         let mut on_line = |line: &str| {

@@ -20,59 +20,68 @@ use crate::plan::{GpuList, Request, StagePlan};
 /// launch window, stages and environment, and where the profile goes.
 #[derive(Debug, Args, Clone, Default)]
 pub struct KernelOptions {
-    /// Kernel name hint; selects the kernel of that name and becomes the ncu filter regex
-    /// `.*NAME.*`; `=NAME` matches the function exactly (repeat to profile several)
+    /// Kernel name hint (repeat to profile several)
+    ///
+    /// Selects the kernel of that name and becomes the ncu filter regex `.*NAME.*`; `=NAME`
+    /// matches the function exactly.
     #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
     pub kernels: Vec<String>,
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
-    #[arg(long, value_name = "RE", help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, value_name = "RE", help_heading = "Profiling Options")]
     pub kernel_regex: Option<String>,
-    /// Stages: `auto` (basic and source, the hot lines, then one follow-up chosen from basic's metrics), `all`, or a list
+    /// Stages: `auto` (default), `all`, or a list
+    ///
+    /// `auto`: basic and source (the hot lines), then one follow-up chosen from basic's
+    /// metrics. `all`: every stage but `full`. A list (`basic,memory`) runs exactly those.
     #[arg(long, value_name = "auto|all|LIST", value_parser = parse_stages, help_heading = "Profiling Options")]
     pub stages: Option<StagesArg>,
     /// Matching launches to skip before profiling (programs without the kprof harness); unset, kprof's default is fitted to the program when it would skip every launch
-    #[arg(long, value_name = "N", help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, value_name = "N", help_heading = "Profiling Options")]
     pub launch_skip: Option<u32>,
     /// Matching launches to profile
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
     pub launch_count: Option<u32>,
     /// Environment variable for the profiled program, e.g. NO_GRAPH=1 (repeatable)
-    #[arg(long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long = "env", value_name = "KEY=VAL", value_parser = parse_env_pair, help_heading = "Profiling Options")]
     pub envs: Vec<(String, String)>,
-    /// The profile directory to create (must not exist or be empty); default `profile/<kernel>_<time>`
+    /// The profile directory to create
+    ///
+    /// It must not exist or be empty; default `profile/<kernel>_<time>`.
     #[arg(long, value_name = "DIR", help_heading = "Profiling Options")]
     pub output_dir: Option<PathBuf>,
-    /// Resolve, build and write the profile directory and commands, but run nothing under ncu
+    /// Build and write the exact ncu commands, run nothing under ncu
     #[arg(long, help_heading = "Profiling Options")]
     pub dry_run: bool,
     /// Spread the kernels over these GPUs (indices or UUIDs, comma-separated), one worker and one ncu per GPU; each program's kernels stay on one GPU
-    #[arg(long, value_name = "LIST", value_parser = parse_gpus, conflicts_with = "jobs", help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, value_name = "LIST", value_parser = parse_gpus, conflicts_with = "jobs", help_heading = "Profiling Options")]
     pub gpus: Option<GpuList>,
     /// Spread the kernels over GPUs 0 to N-1 (as --gpus 0,1,...)
-    #[arg(short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, short = 'j', long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Profiling Options")]
     pub jobs: Option<u32>,
     /// Profile each kernel with its own ncu runs, and time it with its own runs in `check --base` (default: harness kernels of one program share one run per stage, and one run per side and round); also `KPROF_NO_BATCH=1`
-    #[arg(long, help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, help_heading = "Profiling Options")]
     pub no_batch: bool,
     /// Profile only one shard of the selected kernels: `count:I/N` (by position) or
     /// `hash:I/N` (by a stable hash of each kernel); default: the shard a Slurm job array
     /// or Kubernetes Indexed Job names, else every kernel
-    #[arg(long, value_name = "SPEC", value_parser = parse_partition, help_heading = "Profiling Options")]
+    #[arg(hide_short_help = true, long, value_name = "SPEC", value_parser = parse_partition, help_heading = "Profiling Options")]
     pub partition: Option<Partition>,
-    /// With no kernel named: profile the N costliest kernels of the census (default: those making up 80 % of GPU time, at most 5)
+    /// With no kernel named: profile the N costliest kernels of the census
+    ///
+    /// Default: those making up 80 % of GPU time, at most 5.
     #[arg(long, value_name = "N", conflicts_with = "min_share", help_heading = "Census Options")]
     pub top: Option<u32>,
     /// With no kernel named: profile every kernel with at least P % of the census' GPU time
-    #[arg(long, value_name = "P", help_heading = "Census Options")]
+    #[arg(hide_short_help = true, long, value_name = "P", help_heading = "Census Options")]
     pub min_share: Option<f64>,
     /// The most launches the census profiles (default 1000)
-    #[arg(long, value_name = "N", help_heading = "Census Options")]
+    #[arg(hide_short_help = true, long, value_name = "N", help_heading = "Census Options")]
     pub census_launches: Option<u32>,
     /// Only launches inside this NVTX range (ncu `--nvtx --nvtx-include`; `NAME/` for a push/pop range), for the census and the stages; repeat to OR several
-    #[arg(long, value_name = "EXPR", help_heading = "Census Options")]
+    #[arg(hide_short_help = true, long, value_name = "EXPR", help_heading = "Census Options")]
     pub nvtx_include: Vec<String>,
     /// Only launches between the program's cuProfilerStart and cuProfilerStop (ncu `--profile-from-start off`), for the census and the stages
-    #[arg(long, help_heading = "Census Options")]
+    #[arg(hide_short_help = true, long, help_heading = "Census Options")]
     pub profiler_range: bool,
 }
 

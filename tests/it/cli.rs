@@ -362,3 +362,37 @@ fn doctor_agrees_with_itself_and_colours_when_asked() {
     let coloured = text(&run(&["--color", "always"]).stdout);
     assert!(coloured.contains("\x1b[1;31mFAIL\x1b[0m    ncu: "), "{coloured}");
 }
+
+/// `-h` is a summary that fits a screen; `--help` has every option.
+#[test]
+fn short_help_fits_a_screen_and_long_help_has_every_option() {
+    let run = |flag: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", flag]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        text(&out.stdout)
+    };
+    let (short, long) = (run("-h"), run("--help"));
+    assert!(short.lines().count() <= 60, "{} lines:\n{short}", short.lines().count());
+    assert!(
+        short.contains("--kernel")
+            && short.contains("--dry-run")
+            && short.contains("--help` shows every option")
+    );
+    for option in
+        ["--nvtx-include", "--partition", "--sudo", "--features", "--kernel-regex", "--census-launches"]
+    {
+        assert!(long.contains(option) && !short.contains(option), "{option}");
+    }
+}
+
+/// `-q` silences kprof's notes and cargo's own lines: a successful dry run prints nothing
+/// on stderr.
+#[test]
+fn quiet_dry_run_prints_nothing_on_stderr() {
+    let ws = Workspace::new(TWO_KERNELS);
+    let out = ws.kprof(&["-q", "--kernel", "copy", "--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr), "");
+    let loud = ws.kprof(&["--kernel", "fma", "--dry-run"], &[]);
+    assert!(text(&loud.stderr).contains("Finished"), "{}", text(&loud.stderr));
+}

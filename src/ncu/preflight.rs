@@ -265,7 +265,13 @@ pub fn require_checks(checks: &[Check]) -> Result<(), Failure> {
             f = f.help(format!("{}: {}", c.what, fix));
         }
     }
-    Err(f.help("`--dry-run` builds and writes the commands without a GPU"))
+    Err(f
+        .help(
+            "or profile on a machine that has them: `cargo kprof archive -o FILE` (with this command's \
+             selection) builds and packs here, `cargo-kprof kprof run --archive FILE --workspace-remap DIR` \
+             profiles there with only ncu and the driver",
+        )
+        .help("`--dry-run` builds and writes the commands without a GPU"))
 }
 
 #[cfg(test)]

@@ -35,10 +35,6 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
     }
     let build = build_request(args, metadata, config, &kernels, cargo)?;
     notes.extend(request_notes(args, build.as_ref()));
-    if kernels.iter().any(|k| k.stages.is_auto()) {
-        // What `auto` collects, and what it costs, said once.
-        notes.push(crate::ncu::stages::auto_choice());
-    }
 
     // Checked now, not after minutes of compilation; absolute, because ncu and the
     // program run in the package directory, not in the caller's.

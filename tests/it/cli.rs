@@ -130,8 +130,15 @@ fn missing_ncu_is_named_before_anything_is_built() {
     let out = ws.kprof(&["--kernel", "copy"], &[("NCU", "/nonexistent/ncu")]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(5), "{stderr}");
-    assert!(stderr.contains("cannot profile on this machine"), "{stderr}");
+    // It leads with what is missing: no note about what a run would cost comes first.
+    let error = stderr.find("error: cannot profile on this machine").expect("the error");
+    assert!(!stderr[..error].contains("note:") && !stderr.contains("stages auto"), "{stderr}");
     assert!(stderr.contains("NCU=/nonexistent/ncu is not an executable file"), "{stderr}");
+    // The two ways on: what to install here, or build here and profile there.
+    assert!(
+        stderr.contains("`cargo kprof archive -o FILE`") && stderr.contains("run --archive FILE"),
+        "{stderr}"
+    );
     assert!(stderr.contains("--dry-run"), "{stderr}");
     assert!(!ws.root().join("target/kprof").exists(), "nothing may be built when profiling cannot run");
     // Nor written: no profile/, no profile/ncu_path naming an ncu that is not there.

@@ -73,6 +73,11 @@ pub fn profile_plan<'a>(
     // profile directory records how its run ended.
     let _deferral = process::defer_signals();
     let ncu = choose_ncu(plan, extras)?;
+    if extras.runs_ncu() && plan.kernels.iter().any(|k| k.stages.is_auto()) {
+        // What `auto` collects and what it costs, said once, and only once the machine can
+        // run it: a run that cannot start leads with what is missing.
+        shell.note(crate::ncu::stages::auto_choice());
+    }
     let built = match (&plan.build, prebuilt) {
         (_, Some(b)) => Some(b),
         (Some(req), None) => {

@@ -47,6 +47,15 @@ pub fn open_in_browser(path: &Path) -> Result<(), String> {
     opener::open_browser(path).map_err(|e| e.to_string())
 }
 
+/// Whether a browser could start here: `$BROWSER` names one, the desktop is macOS or
+/// Windows, or a display (`DISPLAY`, `WAYLAND_DISPLAY`) is there for `xdg-open` to use.
+/// Without one, `xdg-open` fails after kprof has returned, so kprof says the page's URL
+/// instead of claiming to have opened it.
+pub fn browser_available() -> bool {
+    let set = |v: &str| std::env::var_os(v).is_some_and(|x| !x.is_empty());
+    set("BROWSER") || cfg!(any(target_os = "macos", windows)) || set("DISPLAY") || set("WAYLAND_DISPLAY")
+}
+
 /// A program, its arguments, extra environment and working directory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProcessBuilder {

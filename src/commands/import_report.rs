@@ -56,21 +56,53 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
         .into());
     }
     let dir = ProfileDir::at(&args.dir);
+    let before = crate::profile::fs::file_times(dir.path());
     let analysis = report::refresh(&dir, &options(&args.analysis, std::env::current_dir().ok()))?;
     for w in &analysis.warnings {
         shell.warn(w);
     }
+    let rewritten = crate::profile::fs::modified_since(dir.path(), &before);
+    if !rewritten.is_empty() {
+        let names: Vec<String> = rewritten.iter().map(|p| p.display().to_string()).collect();
+        shell.status(format!(
+            "Rewrote {} file(s) in {}: {}",
+            names.len(),
+            dir.path().display(),
+            names.join(", ")
+        ));
+    }
     shell.emit(&analysed(&dir, &analysis.decision));
     if args.open {
-        let page = dir.report_html_path();
-        crate::process::open_in_browser(&page).map_err(|e| {
-            Failure::new(
-                ExitCode::MissingTool,
-                format!("could not open {} in a browser: {e}", page.display()),
-            )
-            .help("set BROWSER to your browser's command, or open the file yourself")
-        })?;
-        shell.status(format!("Opened {} in a browser", page.display()));
+        open_page(&dir.report_html_path(), shell)?;
     }
     Ok(ExitCode::Success)
+}
+
+/// Opens `page` in a browser, or, where none can start, says its URL.
+fn open_page(page: &std::path::Path, shell: &Shell) -> Result<()> {
+    let page = std::path::absolute(page).unwrap_or_else(|_| page.to_path_buf());
+    let url = file_url(&page);
+    if !crate::process::browser_available() {
+        shell.status(format!("No browser here (no BROWSER, DISPLAY or WAYLAND_DISPLAY): the page is {url}"));
+        return Ok(());
+    }
+    crate::process::open_in_browser(&page).map_err(|e| {
+        Failure::new(ExitCode::MissingTool, format!("could not open {} in a browser: {e}", page.display()))
+            .help(format!("set BROWSER to your browser's command, or open {url} yourself"))
+    })?;
+    shell.status(format!("Opening {url} in a browser"));
+    Ok(())
+}
+
+/// The `file://` URL of an absolute path, with the characters a URL path cannot hold
+/// percent-encoded.
+fn file_url(path: &std::path::Path) -> String {
+    let mut url = String::from("file://");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'/' | b'-' | b'_' | b'.' | b'~' => url.push(b as char),
+            _ => url.push_str(&format!("%{b:02X}")),
+        }
+    }
+    url
 }

@@ -281,6 +281,34 @@ pub fn check_size(file: &std::fs::File, shown: &str, max_mb: u64) -> Result<(), 
     Ok(())
 }
 
+/// The files under `dir` (relative paths) with their modification times: compared with
+/// a later [`modified_since`], what a command wrote there.
+pub fn file_times(dir: &Path) -> std::collections::BTreeMap<PathBuf, std::time::SystemTime> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else { continue };
+        for e in entries.flatten() {
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else { continue };
+            if meta.is_dir() {
+                stack.push(e.path());
+            } else if let (Ok(rel), Ok(t)) = (e.path().strip_prefix(dir), meta.modified()) {
+                out.insert(rel.to_path_buf(), t);
+            }
+        }
+    }
+    out
+}
+
+/// The files under `dir` written or created since `before` was taken ([`file_times`]),
+/// in path order.
+pub fn modified_since(
+    dir: &Path,
+    before: &std::collections::BTreeMap<PathBuf, std::time::SystemTime>,
+) -> Vec<PathBuf> {
+    file_times(dir).into_iter().filter(|(p, t)| before.get(p) != Some(t)).map(|(p, _)| p).collect()
+}
+
 /// Copies the directory `from` to `to`, which must not exist yet: every directory and
 /// file is created new, so nothing that exists is ever written over. A symbolic link in
 /// `from` is refused (exit 12), naming it: a copy would follow it out of the profile.

@@ -115,6 +115,33 @@ fn open_starts_the_browser_on_the_page() {
     assert!(text(&out.stderr).contains("set BROWSER"), "{}", text(&out.stderr));
 }
 
+/// Where no browser can start (no `BROWSER`, no display), `--open` says the page's URL
+/// instead of claiming to have opened it; `report` names the files it rewrote.
+#[test]
+fn open_without_a_browser_prints_the_url_and_report_lists_what_it_rewrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("a profile");
+    copy_dir(&recordings().join("demo-stages").join("copy_20261129_213211"), &dir);
+    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        .args(["kprof", "report", dir.to_str().unwrap(), "--open"])
+        .env("NO_COLOR", "1")
+        .env_remove("BROWSER")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
+    ok(&out);
+    let stderr = text(&out.stderr);
+    let url = format!("file://{}/report.html", dir.to_str().unwrap().replace(' ', "%20"));
+    assert!(stderr.contains(&format!("the page is {url}")), "{stderr}");
+    assert!(!stderr.contains("Opening") && !stderr.contains("Opened"), "{stderr}");
+    let rewrote = stderr.lines().find(|l| l.contains("Rewrote")).unwrap_or_else(|| panic!("{stderr}"));
+    for f in ["final_report.md", "report.html", "details/bottleneck_decision.json"] {
+        assert!(rewrote.contains(f), "{rewrote}");
+    }
+    assert!(!rewrote.contains("01_basic_raw.csv"), "the pages are read, not rewritten: {rewrote}");
+}
+
 #[test]
 fn a_source_page_of_2000_lines_makes_a_page_under_1_mb() {
     use cargo_kprof::report::html::{load, render_profile};

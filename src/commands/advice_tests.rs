@@ -129,7 +129,12 @@ fn check_command(
     if profiles && !words.iter().any(|w| SELECTIONS.contains(w)) {
         argv.extend(["--kernel".to_string(), "hgemm".to_string()]);
     }
-    let args: KprofArgs = cli::parse_from(&argv).map_err(|e| format!("does not parse: {e}"))?;
+    let args: KprofArgs = match cli::parse_from(&argv) {
+        Ok(args) => args,
+        // `cargo kprof --help` (or `-h`, or a command's): clap shows the help and stops.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => return Ok(()),
+        Err(e) => return Err(format!("does not parse: {e}")),
+    };
     let profile = match &args.command {
         None => Some(&args.profile),
         Some(Command::Check(c)) if c.archive.is_none() => Some(&c.profile),

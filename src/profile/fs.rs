@@ -281,9 +281,9 @@ pub fn check_size(file: &std::fs::File, shown: &str, max_mb: u64) -> Result<(), 
     Ok(())
 }
 
-/// The files under `dir` (relative paths) with their modification times: compared with
+/// The files under `dir` (relative paths) with their [`FileStamp`]s: compared with
 /// a later [`modified_since`], what a command wrote there.
-pub fn file_times(dir: &Path) -> std::collections::BTreeMap<PathBuf, std::time::SystemTime> {
+pub fn file_times(dir: &Path) -> std::collections::BTreeMap<PathBuf, FileStamp> {
     let mut out = std::collections::BTreeMap::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -292,20 +292,36 @@ pub fn file_times(dir: &Path) -> std::collections::BTreeMap<PathBuf, std::time::
             let Ok(meta) = std::fs::symlink_metadata(e.path()) else { continue };
             if meta.is_dir() {
                 stack.push(e.path());
-            } else if let (Ok(rel), Ok(t)) = (e.path().strip_prefix(dir), meta.modified()) {
-                out.insert(rel.to_path_buf(), t);
+            } else if let Ok(rel) = e.path().strip_prefix(dir) {
+                out.insert(rel.to_path_buf(), FileStamp::of(&meta));
             }
         }
     }
     out
 }
 
+/// What tells a rewritten file from an untouched one. Every write here renames a new
+/// temporary file into place, so on Unix the inode changes even when the clock's tick is
+/// coarser than the time between two writes; the modification time covers the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    modified: Option<std::time::SystemTime>,
+    inode: u64,
+}
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        FileStamp { modified: meta.modified().ok(), inode }
+    }
+}
+
 /// The files under `dir` written or created since `before` was taken ([`file_times`]),
 /// in path order.
-pub fn modified_since(
-    dir: &Path,
-    before: &std::collections::BTreeMap<PathBuf, std::time::SystemTime>,
-) -> Vec<PathBuf> {
+pub fn modified_since(dir: &Path, before: &std::collections::BTreeMap<PathBuf, FileStamp>) -> Vec<PathBuf> {
     file_times(dir).into_iter().filter(|(p, t)| before.get(p) != Some(t)).map(|(p, _)| p).collect()
 }
 

@@ -68,6 +68,7 @@ pub fn prepare_kernel<'a>(
             std::fs::create_dir_all(d).with_context(|| format!("could not create {}", d.display()))?;
             ProfileDir::create_unique(d, &id)?
         }
+        (None, _) if plan.dry_run => crate::profile::output::dry_run_dir(&plan.profile_root, &kernel.name)?,
         (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
     };
     let target = target_command(kernel, built)?;

@@ -369,7 +369,10 @@ impl Message for Event {
             LibraryKernels { .. } => Channel::Notice(Level::Note),
             NoTiming { .. } => Channel::Notice(Level::Note),
             DryRun(p) => {
-                Channel::Result { preface: Some(format!("Profile directory: {}", p.profile_dir.display())) }
+                // Without --output-dir a kernel's dry runs share one folder (`<kernel>_dry-run`).
+                let reused = p.profile_dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("_dry-run"));
+                let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
+                Channel::Result { preface: Some(format!("Profile directory: {}{note}", p.profile_dir.display())) }
             }
             DryRunBatch(b) => Channel::Result {
                 preface: Some(format!(

@@ -7,8 +7,53 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::dir::{create_dir_all, io_failure, refuse, MAX_COLLISION_SUFFIX};
+use super::dir::{create_dir_all, io_failure, refuse, ProfileDir, MAX_COLLISION_SUFFIX};
 use crate::error::{ExitCode, Failure};
+
+/// The marker a dry run leaves in its folder: the folder is kprof's scratch, which the
+/// kernel's next dry run rewrites.
+const DRY_RUN_MARKER: &str = ".kprof-dry-run";
+
+/// The one folder a kernel's dry runs write into, `<profiles_root>/<kernel>_dry-run/`:
+/// made with [`DRY_RUN_MARKER`] the first time, and reused after (the previous dry run's
+/// `commands.sh` and `profile-target.yaml` removed first), so that dry runs do not pile up
+/// timestamped folders. A folder of that name without the marker, or a link, is not
+/// kprof's: it is refused and left as it is.
+pub fn dry_run_dir(profiles_root: &Path, kernel: &str) -> Result<ProfileDir, Failure> {
+    create_dir_all(profiles_root)?;
+    let path = profiles_root.join(format!("{}_dry-run", super::dir::sanitize_kernel_name(kernel)));
+    let marker = path.join(DRY_RUN_MARKER);
+    match fs::create_dir(&path) {
+        Ok(()) => fs::write(&marker, "a dry run's folder: the next dry run of this kernel rewrites it\n")
+            .map_err(|e| io_failure("cannot write", &marker, &e))?,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            let ours = fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+                && fs::symlink_metadata(&marker).is_ok_and(|m| m.is_file());
+            if !ours {
+                return Err(Failure::new(
+                    ExitCode::Filesystem,
+                    format!(
+                        "{} is not a folder of kprof's dry runs (it has no {DRY_RUN_MARKER})",
+                        path.display()
+                    ),
+                )
+                .help("move it away, or give the dry run its own --output-dir"));
+            }
+            let dir = ProfileDir::at(&path);
+            for old in [dir.commands_script_path(), dir.target_spec_path()] {
+                match fs::remove_file(&old) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_failure("cannot replace", &old, &e)),
+                }
+            }
+        }
+        Err(e) => return Err(io_failure("cannot create", &path, &e)),
+    }
+    let dir = ProfileDir::at(&path);
+    create_dir_all(&dir.details_dir())?;
+    Ok(dir)
+}
 
 /// Checks, before anything is built, that `dir` (an explicit `--output-dir`) can be used:
 /// as a profile directory it must not exist or be an empty directory; as the folder of

@@ -60,7 +60,7 @@ fn dry_run_writes_profile_dir_and_prints_the_ncu_command() {
     let dirs = ws.profiles();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     let id = dirs[0].file_name().unwrap().to_str().unwrap().to_string();
-    assert!(regex::Regex::new(r"^copy_\d{8}_\d{6}$").unwrap().is_match(&id), "{id}");
+    assert_eq!(id, "copy_dry-run");
 
     // The printed command is exactly the one in commands.sh.
     let stdout = text(&out.stdout);
@@ -103,23 +103,43 @@ fn dry_run_writes_profile_dir_and_prints_the_ncu_command() {
     assert!(stderr.contains("kprof-harness"), "{stderr}");
 }
 
+/// Dry runs write into one folder per kernel, `<kernel>_dry-run`, rewritten each time:
+/// four leave one. A profile and a folder of that name that is not a dry run's are never
+/// touched.
 #[test]
-fn a_second_profile_never_touches_the_first() {
+fn dry_runs_reuse_one_folder_and_touch_nothing_else() {
     let ws = Workspace::new(TWO_KERNELS);
-    std::fs::create_dir_all(ws.root().join("profile")).unwrap();
+    std::fs::create_dir_all(ws.root().join("profile/fma_20261204_120000")).unwrap();
+    std::fs::write(ws.root().join("profile/fma_20261204_120000/final_report.md"), "mine\n").unwrap();
     std::fs::write(ws.root().join("profile/ncu_path"), "/opt/ncu/bin/ncu\n").unwrap();
-    for _ in 0..2 {
-        let out = ws.kprof(&["--kernel", "fma", "--dry-run"], &[]);
+    for launches in ["1", "2", "3", "4"] {
+        let out = ws.kprof(&["--kernel", "fma", "--dry-run", "--launch-count", launches], &[]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("fma_dry-run (the kernel's next dry run reuses it)"),
+            "{}",
+            text(&out.stderr)
+        );
     }
     let dirs = ws.profiles();
-    assert_eq!(dirs.len(), 2, "{dirs:?}");
-    for d in &dirs {
-        assert!(d.join("commands.sh").is_file() && d.join("profile-target.yaml").is_file());
-    }
-    // A plain program gets the microbenchmark window, not a harness range.
-    let script = std::fs::read_to_string(dirs[0].join("commands.sh")).unwrap();
-    assert!(script.contains("--launch-skip 5 --launch-count 2"), "{script}");
+    let names: Vec<&str> = dirs.iter().map(|d| d.file_name().unwrap().to_str().unwrap()).collect();
+    assert_eq!(names, ["fma_20261204_120000", "fma_dry-run"], "{dirs:?}");
+    let dry = &dirs[1];
+    assert!(dry.join("commands.sh").is_file() && dry.join("profile-target.yaml").is_file());
+    // A plain program gets the microbenchmark window, not a harness range: the last run's.
+    let script = std::fs::read_to_string(dry.join("commands.sh")).unwrap();
+    assert!(script.contains("--launch-skip 5 --launch-count 4"), "{script}");
+    assert_eq!(std::fs::read_to_string(dirs[0].join("final_report.md")).unwrap(), "mine\n");
+    // A folder of that name that kprof did not make is refused and left as it is.
+    std::fs::create_dir_all(ws.root().join("profile/copy_dry-run")).unwrap();
+    std::fs::write(ws.root().join("profile/copy_dry-run/commands.sh"), "mine\n").unwrap();
+    let out = ws.kprof(&["--kernel", "copy", "--dry-run"], &[]);
+    assert_eq!(out.status.code(), Some(12), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("is not a folder of kprof's dry runs"), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(ws.root().join("profile/copy_dry-run/commands.sh")).unwrap(),
+        "mine\n"
+    );
     // A user's ncu_path is never overwritten.
     assert_eq!(std::fs::read_to_string(ws.root().join("profile/ncu_path")).unwrap(), "/opt/ncu/bin/ncu\n");
 }

@@ -340,7 +340,9 @@ pub struct DoctorArgs {
 pub struct ExplainArgs {
     /// A limiter the reports name (`uncoalesced-global`), a metric
     /// (`sm__throughput.avg.pct_of_peak_sustained_elapsed`), section (`Occupancy`), stage
-    /// (`memory`), classification (`memory-bound`) or question; without NAME, every topic
+    /// (`memory`), classification (`memory-bound`) or question; without NAME, every topic.
+    /// Case, `_` and `-` do not matter, and the start of one name is enough (`uncoalesced`);
+    /// anything else suggests the closest names
     #[arg(value_name = "NAME")]
     pub topic: Option<String>,
 }

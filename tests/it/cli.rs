@@ -252,6 +252,38 @@ fn explain_prints_meaning_and_fixes_or_suggests() {
     assert!(text(&out.stderr).contains("did you mean `occupancy-limited`"), "{}", text(&out.stderr));
 }
 
+/// A name written another way (case, `_` for `-`, the start of one name) shows that
+/// entry with a note; a misspelling or a part of several names suggests them, limiters
+/// included, and the error names no file an installed user lacks.
+#[test]
+fn explain_finds_names_written_loosely() {
+    let run = |topic: &str| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain", topic]).output().unwrap()
+    };
+    for (query, shown) in
+        [("uncoalesced", "uncoalesced-global (limiter)"), ("DRAM-bandwidth", "dram-bandwidth (limiter)")]
+    {
+        let out = run(query);
+        assert_eq!(out.status.code(), Some(0), "{query}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).starts_with(&format!("{shown}\n")), "{query}: {}", text(&out.stdout));
+        assert!(
+            text(&out.stderr).contains(&format!("no topic is called `{query}`")),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    for (query, suggested) in [
+        ("coalesced", &["`uncoalesced-global`", "`coalescing`"][..]),
+        ("dram_bandwith", &["did you mean `dram-bandwidth`"][..]),
+    ] {
+        let out = run(query);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{query}: {stderr}");
+        assert!(suggested.iter().all(|s| stderr.contains(s)), "{query}: {stderr}");
+        assert!(!stderr.contains(".md") && !stderr.contains(".yaml"), "{query}: {stderr}");
+    }
+}
+
 /// `explain` without a name lists what it can explain, the limiters the reports name first.
 #[test]
 fn explain_without_a_name_lists_its_topics() {

@@ -135,6 +135,14 @@ fn explain_prints_every_limiter_a_report_can_name() {
         assert!(stdout.starts_with(&format!("{id} (limiter)\n")), "{stdout}");
         assert!(stdout.contains("Named when all hold: ") && stdout.contains("Advice `"), "{stdout}");
         assert!(stdout.lines().all(|l| l.chars().count() <= 100), "{stdout}");
+        // Advice is shown once per text, its numbers as N, never as `{placeholders}`.
+        assert!(!stdout.contains('{') && !stdout.contains('}'), "{stdout}");
+        let advice: Vec<&str> =
+            stdout.split("\nAdvice `").skip(1).map(|a| a.split("\nStall").next().unwrap()).collect();
+        for (i, a) in advice.iter().enumerate() {
+            let text = a.split_once(": ").map(|(_, t)| t.split("\nAdvice").next().unwrap()).unwrap_or(a);
+            assert!(!advice[..i].iter().any(|b| b.contains(text)), "{id}: advice repeated: {stdout}");
+        }
         // A limiter id must not hide an entry of the metric map.
         assert!(cargo_kprof::references::explain(id).is_err(), "`{id}` is also a metric-map topic");
     }

@@ -443,10 +443,19 @@ impl Limiter {
             fields.push(("What it wastes".into(), g.clone()));
         }
         fields.push(("Predicted saving".into(), saving_model(spec.saving.as_ref())));
+        // The advice list is a fallback chain (the first whose numbers a kernel has is
+        // printed): each text once, its numbers as N.
+        let mut shown: Vec<String> = Vec::new();
         for a in &spec.advice {
+            let text =
+                placeholders(&a.text).iter().fold(a.text.clone(), |t, p| t.replace(&format!("{{{p}}}"), "N"));
+            if shown.contains(&text) {
+                continue;
+            }
             let when =
                 if a.when.is_empty() { String::new() } else { format!(" (when {})", a.when.join(", ")) };
-            fields.push((format!("Advice `{}`{when}", a.id), a.text.clone()));
+            fields.push((format!("Advice `{}`{when}", a.id), text.clone()));
+            shown.push(text);
         }
         if !spec.source_stalls.is_empty() {
             fields.push(("Stall reasons that mark its lines".into(), spec.source_stalls.join(", ")));
@@ -458,7 +467,7 @@ impl Limiter {
         for (k, v) in fields {
             crate::references::explain::wrap_field(&mut out, &k, &v);
         }
-        out.push_str(&format!("Source: {source}; `{{field}}` is the field's value in a report.\n"));
+        out.push_str(&format!("Source: {source}; in a report each N is the kernel's own value.\n"));
         out
     }
 }

@@ -11,6 +11,7 @@
 //! - [`archive`]: pack a built plan, and unpack one to run.
 //! - [`merge`]: shards' profile roots into one, with one verdict.
 //! - [`init`], [`doctor`]: the first configuration, and what this machine lacks.
+//! - [`explain`]: what a limiter, metric, section, stage or question name means.
 //!
 //! Drivers may use one another (the checks profile through [`profile`]); nothing below
 //! this layer imports it.
@@ -20,6 +21,7 @@ pub mod archive;
 pub mod bisect;
 pub mod check;
 pub mod doctor;
+pub mod explain;
 pub mod init;
 pub mod merge;
 pub mod opening;

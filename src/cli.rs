@@ -65,7 +65,7 @@ pub struct KprofArgs {
 pub enum Command {
     /// List the configured kernels with their index
     List(ListArgs),
-    /// Write a first configuration: an entry per bench, example and bin target, appended
+    /// Write a first configuration: an entry per harness case and per other bench, example or bin
     Init(InitArgs),
     /// Build a profile directory from existing ncu CSV exports and analyse them
     Import(ImportArgs),

@@ -1,9 +1,9 @@
 //! Cases and the run: registration, listing, the profiling window, and measurement.
 //!
 //! Registration is cheap and needs no GPU: a case is a name, a few numbers, and a *setup*
-//! closure that runs only when the case is selected. So `--list` (which `cargo kprof list`
-//! uses for discovery, often on machines without a GPU) prints names without opening the
-//! device, and a filtered run only allocates what it measures.
+//! closure that runs only when the case is selected. So `--list` (which `cargo kprof init`
+//! runs to write an entry per case, often on machines without a GPU) prints names without
+//! opening the device, and a filtered run only allocates what it measures.
 //!
 //! A setup closure receives the [`Gpu`], compiles or loads its module, allocates its inputs
 //! and returns the *launch* closure, which enqueues one launch on the stream it is given.

@@ -21,8 +21,8 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
     }
     if rows.is_empty() && !shell.is_json() {
         shell.status(
-            "no kernels are configured; `cargo kprof init` writes an entry for each bench, example and \
-             bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
+            "no kernels are configured; `cargo kprof init` writes an entry for each harness case and each \
+             other bench, example and bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
         );
         return Ok(ExitCode::Success);
     }

@@ -444,7 +444,7 @@ impl Config {
     pub(crate) fn nothing_configured(&self, packages: &[String]) -> Failure {
         let message = format!("no kernels are configured{}", scope(packages));
         Failure::new(ExitCode::Config, message)
-            .help("to configure them, `cargo kprof init` writes an entry for each bench, example and bin target")
+            .help("to configure them, `cargo kprof init` writes an entry for each harness case and each other bench, example and bin target")
             .help(format!(
                 "or add an entry by hand to the Cargo.toml of the package with the program:\n\n    \
                  {KERNELS_TABLE}\n    name = \"hgemm\"\n    bench = \"hgemm\"\n"

@@ -5,7 +5,7 @@
 //! package's folder for `.cu` files. Two users: the help of a selection that finds no
 //! configured kernel, which offers the direct form (`cargo kprof --example matmul-kernel
 //! --kernel matmul`) with the workspace's real targets, and `cargo kprof init`, which
-//! writes an entry per target.
+//! writes an entry per target (per case for the harness's).
 
 use std::path::Path;
 
@@ -29,7 +29,7 @@ const SKIPPED_DIRS: [&str; 3] = ["target", "profile", "node_modules"];
 const MAX_WALKED: usize = 20_000;
 
 /// One bench, example or bin target of a workspace member.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct RunnableTarget {
     /// The member that has it.
     pub package: String,

@@ -306,6 +306,9 @@ pub struct InitEntry {
     pub name: String,
     /// `bench NAME`, `example NAME` or `bin NAME`.
     pub target: String,
+    /// The harness case it selects alone, as the program's `--list` printed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
 }
 
 /// The list of configured kernels (`cargo kprof list`). Its JSON has no `reason`: it is

@@ -81,7 +81,11 @@ fn init_addition() -> InitAddition {
         package: "gemm".into(),
         manifest: "gemm/Cargo.toml".into(),
         runtime: "harness",
-        kernels: vec![InitEntry { name: "hgemm".into(), target: "bench hgemm".into() }],
+        kernels: vec![InitEntry {
+            name: "hgemm".into(),
+            target: "bench hgemm".into(),
+            case: Some("hgemm/m=4096".into()),
+        }],
         text: "[package.metadata.kprof]\n".into(),
         gpu_signs: vec!["depends on cudarc through candle-core".into()],
     }

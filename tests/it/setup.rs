@@ -143,7 +143,8 @@ fn users_workspace() -> (tempfile::TempDir, PathBuf) {
             "\n[dependencies]\nkprof-harness = { path = \"../kprof-harness\" }\n\n[[bench]]\nname = \"hgemm\"\nharness = false\n",
         ),
     );
-    write(&root, "hb/benches/hgemm.rs", "fn main() {}\n");
+    // Uses the harness (in name), but its `--list` prints nothing: it cannot be listed.
+    write(&root, "hb/benches/hgemm.rs", "// kprof_harness\nfn main() {}\n");
     write(&root, "kprof-harness/Cargo.toml", &package_toml("kprof-harness", ""));
     write(&root, "util/Cargo.toml", package_toml("util", "").trim_end()); // no final newline
     write(&root, "util/src/bin/tool.rs", "fn main() {}\n");
@@ -200,6 +201,13 @@ fn init_writes_entries_that_list_reads() {
         "{text}"
     );
     assert!(text.contains("Skipped package `conf`: it already has [package.metadata.kprof]"), "{text}");
+    assert!(
+        text.contains(
+            "note: bench `hgemm` of `hb`: one entry for all its cases (`case = \".*\"`), which could not be \
+             listed: its `--list` printed no cases"
+        ),
+        "{text}"
+    );
     assert!(text.contains("Skipped package `util`: no sign of GPU code"), "{text}");
     assert!(
         text.contains("Skipped package `kprof-harness`: it has no bench, example or bin target"),
@@ -245,6 +253,78 @@ fn init_writes_entries_that_list_reads() {
         "{}",
         stderr(&again)
     );
+}
+
+/// A crate whose bench answers `--list` as a kprof-harness bench does, and a plain bin.
+fn two_case_workspace() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    write(&root, "Cargo.toml", "[workspace]\nmembers = [\"app\", \"kprof-harness\"]\nresolver = \"2\"\n");
+    write(
+        &root,
+        "app/Cargo.toml",
+        &package_toml(
+            "app",
+            "\n[dependencies]\nkprof-harness = { path = \"../kprof-harness\" }\n\n[[bench]]\nname = \"kernels\"\nharness = false\n",
+        ),
+    );
+    // What a `kprof_harness::Bench` with two cases prints for `--list`, without a GPU.
+    write(
+        &root,
+        "app/benches/kernels.rs",
+        "// Stands in for a kprof_harness bench with the cases saxpy and matmul_naive.\n\
+         fn main() {\n    if std::env::args().any(|a| a == \"--list\") {\n        \
+         println!(\"saxpy/n=16777216\");\n        println!(\"matmul_naive/n=1024\");\n    } else {\n        \
+         std::process::exit(3);\n    }\n}\n",
+    );
+    write(&root, "app/src/bin/plain.rs", "fn main() {}\n");
+    write(&root, "app/src/lib.rs", "");
+    write(&root, "kprof-harness/Cargo.toml", &package_toml("kprof-harness", ""));
+    write(&root, "kprof-harness/src/lib.rs", "");
+    (dir, root)
+}
+
+#[test]
+fn init_writes_one_entry_per_harness_case_and_each_selects_its_case() {
+    let (_dir, root) = two_case_workspace();
+    let manifest = root.join("Cargo.toml");
+    let out = kprof_at(&manifest, &["init"]);
+    let text = stderr(&out);
+    assert!(out.status.success(), "{text}");
+    // It says why it builds, and why the plain program keeps one entry.
+    assert!(
+        text.contains("to list its cases (a build like a profile's, reused by it; no GPU needed)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "note: bin `plain` of `app`: one entry as a plain program (`runtime = \"cuda\"`): src/bin/plain.rs \
+             does not use kprof_harness"
+        ),
+        "{text}"
+    );
+    let toml = std::fs::read_to_string(root.join("app/Cargo.toml")).unwrap();
+    assert!(toml.contains("name = \"saxpy\"") && toml.contains("case = \"^saxpy/n=16777216$\""), "{toml}");
+    assert!(toml.contains("case = \"^matmul_naive/n=1024$\""), "{toml}");
+    let names: Vec<String> = listed(&manifest).into_iter().map(|r| r.0).collect();
+    assert_eq!(names, ["saxpy", "matmul_naive", "plain"]);
+    // Each entry, as written, selects its case alone.
+    for (kernel, case) in [("saxpy", "saxpy/n=16777216"), ("matmul_naive", "matmul_naive/n=1024")] {
+        let dry = kprof_at(&manifest, &["--kernel", kernel, "--dry-run", "-q"]);
+        let script = String::from_utf8_lossy(&dry.stdout);
+        assert!(dry.status.success(), "{}", stderr(&dry));
+        let selected: Vec<&str> = script.split_whitespace().filter(|w| w.contains("KPROF_CASE=")).collect();
+        assert!(!selected.is_empty(), "{script}");
+        for w in selected {
+            let regex = w.trim_matches('\'').trim_start_matches("KPROF_CASE=");
+            let re = regex::Regex::new(regex).unwrap();
+            assert!(re.is_match(case), "{kernel}: {w}");
+            assert!(
+                ["saxpy/n=16777216", "matmul_naive/n=1024"].iter().filter(|c| re.is_match(c)).count() == 1,
+                "{kernel}: {w} selects more than its case"
+            );
+        }
+    }
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! A first configuration for a project that has none (`cargo kprof init`).
 //!
 //! For each workspace member it appends a commented `[package.metadata.kprof]` table with
-//! one `[[package.metadata.kprof.kernels]]` entry per bench, example and bin target, and
-//! the keys worth knowing as comments. It never edits what is there: a package that
+//! one `[[package.metadata.kprof.kernels]]` entry per case of each kprof-harness program
+//! (listed by building it and running `--list`, see [`cases`]) and one per other bench,
+//! example and bin target, and the keys worth knowing as comments. It never edits what is there: a package that
 //! already has a kprof table is skipped and named, and the text is appended to the
 //! manifest, whose bytes stay as they were, through a temporary file and a rename. Before
 //! anything is written, the appended tables are checked by the same loader every other
@@ -12,13 +13,16 @@
 //! dependency, direct or through other dependencies as the offline dependency graph shows,
 //! no build script, no `.cu` file) get entries only when no package shows one.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use cargo_metadata::{Metadata, Package};
 
 use super::opening::load_workspace;
+use cases::Listing;
+
+mod cases;
 use crate::config::targets::{self, RunnableTarget};
 use crate::config::{self, Runtime};
 use crate::error::{ExitCode, Failure};
@@ -31,8 +35,11 @@ struct Addition {
     /// The package's id in the metadata.
     id: cargo_metadata::PackageId,
     manifest: PathBuf,
-    /// The entries: kernel name and target.
-    entries: Vec<(String, RunnableTarget)>,
+    /// The entries, in the order written.
+    entries: Vec<Entry>,
+    /// The package's targets with one entry whose cases were not listed: the target,
+    /// whether it runs on the harness, and why.
+    unlisted: Vec<(RunnableTarget, bool, String)>,
     runtime: Runtime,
     /// The appended text, blank-line separated from what is there.
     text: String,
@@ -40,6 +47,16 @@ struct Addition {
     original: Vec<u8>,
     /// Why the package looks like it holds GPU code (empty when none does).
     signs: Vec<String>,
+}
+
+/// One kernel entry init writes.
+struct Entry {
+    /// The kernel name, unique in the workspace.
+    name: String,
+    target: RunnableTarget,
+    /// The harness case it selects alone; `None`: every case of the target.
+    case: Option<String>,
+    runtime: Runtime,
 }
 
 /// What `cargo kprof init` is asked to do.
@@ -123,10 +140,17 @@ pub fn init(a: InitOptions<'_>, shell: &Shell) -> Result<ExitCode> {
         return Err(nothing_to_write(&skipped).into());
     }
 
+    let harness: Vec<(&Package, Vec<RunnableTarget>)> = candidates
+        .iter()
+        .filter(|(package, _, _)| targets::uses_harness(package))
+        .map(|(package, found, _)| (*package, found.clone()))
+        .collect();
+    let listings = if harness.is_empty() { BTreeMap::new() } else { cases::list(&metadata, &harness, shell) };
+
     let mut taken: HashSet<String> = config.kernels.iter().map(|k| k.name.clone()).collect();
     let mut additions = Vec::new();
     for (package, found, signs) in &candidates {
-        let mut add = addition(package, found, &mut taken)?;
+        let mut add = addition(package, found, &listings, &mut taken)?;
         add.signs = signs.clone();
         additions.push(add);
     }
@@ -166,31 +190,60 @@ fn nothing_to_write(skipped: &[(String, String)]) -> Failure {
     })
 }
 
-/// The entries and text for one package; kernel names are the target names, made unique
-/// in the workspace with the package's name when needed.
-fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<String>) -> Result<Addition> {
+/// A name not in `taken` (then taken): `name`, else `<package>-<name>`, else that with a
+/// number.
+fn unique_name(name: &str, package: &str, taken: &mut HashSet<String>) -> String {
+    let mut name = name.to_string();
+    if taken.contains(&name) {
+        name = format!("{package}-{name}");
+    }
+    let base = name.clone();
+    let mut n = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{n}");
+        n += 1;
+    }
+    taken.insert(name.clone());
+    name
+}
+
+/// The entries and text for one package: one per listed harness case (named after the
+/// case), one per other target (named after the target), made unique in the workspace
+/// with the package's name when needed.
+fn addition(
+    package: &Package,
+    found: &[RunnableTarget],
+    listings: &BTreeMap<RunnableTarget, Listing>,
+    taken: &mut HashSet<String>,
+) -> Result<Addition> {
     let manifest = PathBuf::from(package.manifest_path.as_std_path());
     // Write through a link to the file it names, not over the link.
     let manifest = manifest.canonicalize().unwrap_or(manifest);
     let original =
         std::fs::read(&manifest).with_context(|| format!("could not read {}", manifest.display()))?;
-    let mut entries = Vec::new();
-    for t in found {
-        let mut name = t.name.clone();
-        if taken.contains(&name) {
-            name = format!("{}-{}", t.package, t.name);
-        }
-        let base = name.clone();
-        let mut n = 2;
-        while taken.contains(&name) {
-            name = format!("{base}-{n}");
-            n += 1;
-        }
-        taken.insert(name.clone());
-        entries.push((name, t.clone()));
-    }
     let runtime = if targets::uses_harness(package) { Runtime::Harness } else { Runtime::Cuda };
-    let mut text = render(&entries, runtime);
+    let mut entries = Vec::new();
+    let mut unlisted = Vec::new();
+    for t in found {
+        let (listed, whole_runtime) = match listings.get(t) {
+            Some(Listing::Cases(cases)) => {
+                for (case, name) in cases.iter().zip(cases::entry_names(cases)) {
+                    let name = unique_name(&name, &t.package, taken);
+                    entries.push(Entry { name, target: t.clone(), case: Some(case.clone()), runtime });
+                }
+                continue;
+            }
+            Some(Listing::Unlisted(why)) => (Some((true, why)), Runtime::Harness),
+            Some(Listing::Plain(why)) => (Some((false, why)), Runtime::Cuda),
+            None => (None, runtime),
+        };
+        if let Some((harness, why)) = listed {
+            unlisted.push((t.clone(), harness, why.clone()));
+        }
+        let name = unique_name(&t.name, &t.package, taken);
+        entries.push(Entry { name, target: t.clone(), case: None, runtime: whole_runtime });
+    }
+    let mut text = render(&entries);
     if original.windows(2).any(|w| w == b"\r\n") {
         text = text.replace('\n', "\r\n");
     }
@@ -205,6 +258,7 @@ fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<Str
         id: package.id.clone(),
         manifest,
         entries,
+        unlisted,
         runtime,
         text: separator + &text,
         original,
@@ -213,7 +267,7 @@ fn addition(package: &Package, found: &[RunnableTarget], taken: &mut HashSet<Str
 }
 
 /// The commented table for one package.
-fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
+fn render(entries: &[Entry]) -> String {
     let mut t = String::new();
     t.push_str("# The kernels `cargo kprof` profiles, written by `cargo kprof init`: edit freely.\n");
     t.push_str("# `cargo kprof list` shows them; `cargo kprof --kernel NAME` profiles one.\n");
@@ -221,7 +275,7 @@ fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
     t.push_str("# Defaults for every entry below (an entry may override them):\n");
     t.push_str("# stages = \"auto\"                # \"auto\" | \"all\" | [\"basic\", \"memory\"]\n");
     t.push_str("# include = [\"kernels/*.ptx\"]    # files the program reads at run time, packed by `cargo kprof archive`\n");
-    for (name, target) in entries {
+    for Entry { name, target, case, runtime } in entries {
         let pad = |code: String, comment: &str| format!("{code:<32} # {comment}\n");
         t.push_str("\n[[package.metadata.kprof.kernels]]\n");
         t.push_str(&pad(
@@ -229,16 +283,22 @@ fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
             &format!("the hint: `cargo kprof --kernel {name}`"),
         ));
         t.push_str(&format!("{} = {}\n", target.kind.name(), quote(&target.name)));
-        match runtime {
+        match *runtime {
             Runtime::Harness => {
                 t.push_str(&pad(
                     "runtime = \"harness\"".into(),
                     "a kprof-harness bench: it marks the launches to profile",
                 ));
-                t.push_str(&pad(
-                    "case = \".*\"".into(),
-                    "every case of the bench: narrow it to one (a regex over case names)",
-                ));
+                match case {
+                    Some(case) => t.push_str(&pad(
+                        format!("case = {}", quote(&cases::exact_case(case))),
+                        "this case alone (a regex over the names `--list` prints)",
+                    )),
+                    None => t.push_str(&pad(
+                        "case = \".*\"".into(),
+                        "every case of the bench: narrow it to one (a regex over case names)",
+                    )),
+                }
             }
             _ => t.push_str(&pad(
                 "runtime = \"cuda\"".into(),
@@ -250,7 +310,7 @@ fn render(entries: &[(String, RunnableTarget)], runtime: Runtime) -> String {
             "every kernel: narrow it to the kernel's function name, e.g. \".*matmul.*\"",
         ));
         t.push_str(&pad("# args = [\"--size\", \"4096\"]".into(), "arguments for the program"));
-        if runtime == Runtime::Harness {
+        if *runtime == Runtime::Harness {
             t.push_str(&pad("# launch-count = 1".into(), "launches per case to profile"));
         } else {
             t.push_str(&pad(
@@ -344,7 +404,11 @@ fn message(add: &Addition) -> InitAddition {
         kernels: add
             .entries
             .iter()
-            .map(|(name, t)| InitEntry { name: name.clone(), target: format!("{} {}", t.kind, t.name) })
+            .map(|e| InitEntry {
+                name: e.name.clone(),
+                target: format!("{} {}", e.target.kind, e.target.name),
+                case: e.case.clone(),
+            })
             .collect(),
         text: add.text.clone(),
         gpu_signs: add.signs.clone(),
@@ -367,7 +431,14 @@ fn summarise(
     }
     let verb = if dry_run { "Would append" } else { "Appended" };
     for add in additions {
-        let names: Vec<String> = add.entries.iter().map(|(n, t)| format!("{n} ({})", t.kind)).collect();
+        let names: Vec<String> = add
+            .entries
+            .iter()
+            .map(|e| match &e.case {
+                Some(case) => format!("{} (case {case} of {} {})", e.name, e.target.kind, e.target.name),
+                None => format!("{} ({})", e.name, e.target.kind),
+            })
+            .collect();
         let why = match add.signs.as_slice() {
             [] => String::new(),
             signs => format!(" ({})", signs.join(", ")),
@@ -381,6 +452,16 @@ fn summarise(
             names.join(", ")
         ));
     }
+    for add in additions {
+        for (t, harness, why) in &add.unlisted {
+            let what = if *harness {
+                "one entry for all its cases (`case = \".*\"`), which could not be listed"
+            } else {
+                "one entry as a plain program (`runtime = \"cuda\"`)"
+            };
+            shell.note(format!("{} `{}` of `{}`: {what}: {why}", t.kind.name(), t.name, t.package));
+        }
+    }
     for (package, why) in skipped {
         shell.status(format!("Skipped package `{package}`: {why}"));
     }
@@ -390,7 +471,7 @@ fn summarise(
              a build script, a .cu file), so every target got an entry",
         );
     }
-    let first = &additions[0].entries[0].0;
+    let first = &additions[0].entries[0].name;
     if dry_run {
         shell.status("Nothing was written; run again without --dry-run to append these tables");
     } else {

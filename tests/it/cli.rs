@@ -132,14 +132,13 @@ fn dry_runs_reuse_one_folder_and_touch_nothing_else() {
     assert_eq!(std::fs::read_to_string(dirs[0].join("final_report.md")).unwrap(), "mine\n");
     // A folder of that name that kprof did not make is refused and left as it is.
     std::fs::create_dir_all(ws.root().join("profile/copy_dry-run")).unwrap();
-    std::fs::write(ws.root().join("profile/copy_dry-run/commands.sh"), "mine\n").unwrap();
+    // (A script of the user's own, which the shell lint of the tests' workspaces accepts.)
+    let mine = "#!/bin/sh\necho mine\n";
+    std::fs::write(ws.root().join("profile/copy_dry-run/commands.sh"), mine).unwrap();
     let out = ws.kprof(&["--kernel", "copy", "--dry-run"], &[]);
     assert_eq!(out.status.code(), Some(12), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("is not a folder of kprof's dry runs"), "{}", text(&out.stderr));
-    assert_eq!(
-        std::fs::read_to_string(ws.root().join("profile/copy_dry-run/commands.sh")).unwrap(),
-        "mine\n"
-    );
+    assert_eq!(std::fs::read_to_string(ws.root().join("profile/copy_dry-run/commands.sh")).unwrap(), mine);
     // A user's ncu_path is never overwritten.
     assert_eq!(std::fs::read_to_string(ws.root().join("profile/ncu_path")).unwrap(), "/opt/ncu/bin/ncu\n");
 }

@@ -196,6 +196,8 @@ mod tests {
             library: None,
             other_causes: Vec::new(),
             refines: None,
+            instruction_causes: Vec::new(),
+            ruled_out: Vec::new(),
         }
     }
 

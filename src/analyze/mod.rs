@@ -5,7 +5,8 @@
 //!
 //! [`summary`] names, in one table, the ncu metric behind every summary field; [`rules`]
 //! evaluates the YAML rules (data, not code) over those fields; [`hotspots`] ranks source
-//! lines and their SASS by warp samples; [`inputs`] reads the pages and their provenance;
+//! lines and their SASS by warp samples; [`sass`] reads causes off the hot lines'
+//! instructions; [`inputs`] reads the pages and their provenance;
 //! [`exports`] flattens the metrics for other tools; [`device`] compares with
 //! `gpu_specs.yaml`.
 
@@ -22,6 +23,7 @@ pub mod hotspots;
 pub mod inputs;
 pub mod library;
 pub mod rules;
+pub mod sass;
 pub mod source_launches;
 pub mod summary;
 
@@ -139,6 +141,9 @@ pub fn analyze(dir: &ProfileDir, opts: &AnalyzeOptions) -> Result<Analysis> {
     };
     crosscheck::cross_check(&mut decision, &inputs.provenance.ncu_findings, &hotspots);
     library::annotate(&mut decision, &summary, &hotspots);
+    if let Some((page, _)) = &merged {
+        sass::annotate(&mut decision, page, &resolve);
+    }
     Ok(Analysis {
         summary,
         decision,

@@ -140,6 +140,22 @@ pub struct KernelVerdict {
     /// What the user controls instead of a library kernel's code, its first sentence.
     #[serde(skip)]
     pub library_headline: Option<String>,
+    /// Causes read from the SASS of its hot lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub instruction_causes: Vec<InstructionCauseBrief>,
+}
+
+/// A cause read from the SASS, as the `analysed` message carries it.
+#[derive(Debug, Clone, Serialize)]
+pub struct InstructionCauseBrief {
+    /// `double-promotion`, `int64-division`, `local-memory` or `global-atomics`.
+    pub id: String,
+    /// The source lines that issue its instructions, costliest first.
+    pub lines: Vec<u32>,
+    /// Removing it could save up to this share of the kernel's time, percent.
+    pub predicted_saving_pct: Option<f64>,
+    /// The cause and its fix in one clause.
+    pub headline: String,
 }
 
 /// One kernel's A/B verdict.

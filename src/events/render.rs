@@ -124,6 +124,13 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
                 v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
             )?,
         }
+        for c in &v.instruction_causes {
+            let saving = match c.predicted_saving_pct {
+                Some(p) => format!("up to {} %", crate::units::value(p)),
+                None => "not priced".to_string(),
+            };
+            writeln!(f, "  in the SASS: {} ({saving})", c.headline)?;
+        }
         if let (Some(lib), Some(what)) = (&v.library, &v.library_headline) {
             writeln!(f, "  a {lib} kernel, not your code: {what} (the report has the rest)")?;
         }

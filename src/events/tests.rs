@@ -238,6 +238,12 @@ fn analysed_sample() -> Event {
             advice_headline: None,
             library: Some("cuBLAS".into()),
             library_headline: Some("allow TF32".into()),
+            instruction_causes: vec![crate::events::InstructionCauseBrief {
+                id: "int64-division".into(),
+                lines: vec![20, 13],
+                predicted_saving_pct: Some(32.96),
+                headline: "64-bit integer division on line 20: 32-bit or hoisted index math".into(),
+            }],
         }],
     }
 }

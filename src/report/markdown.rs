@@ -122,6 +122,14 @@ fn kernel_section(v: &KernelVerdict, s: Option<&KernelSummary>) -> String {
         Some(l) => out.push_str(&cause(v, l)),
         None => out.push_str(&classification(v)),
     }
+    let sass = crate::analyze::sass::sentences(v);
+    if !sass.is_empty() {
+        out.push_str("Seen in the SASS of its hot lines:\n\n");
+        for s in sass {
+            out.push_str(&format!("- {s}\n"));
+        }
+        out.push('\n');
+    }
     if let Some(why) = v.undecided() {
         out.push_str(&format!("{why}\n\n"));
     }

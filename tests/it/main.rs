@@ -47,6 +47,7 @@ mod planner;
 mod privilege;
 mod readme;
 mod references;
+mod sass_causes;
 mod setup;
 mod shards;
 mod signals;

@@ -35,6 +35,7 @@ pub use crate::model::verdict::{Classification, Confidence};
 
 mod condition;
 mod evidence;
+mod instruction;
 mod limiter;
 mod refine;
 mod saving;
@@ -42,6 +43,7 @@ mod saving;
 use condition::check_field;
 pub(crate) use condition::Condition;
 pub use evidence::{Evidence, Threshold};
+pub use instruction::{CauseLine, InstructionCause, RuledOut};
 pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
 pub use refine::Refinement;
 pub use saving::OtherCause;
@@ -393,23 +395,32 @@ impl Rules {
                 library: None,
                 other_causes: Vec::new(),
                 refines: None,
+                instruction_causes: Vec::new(),
+                ruled_out: Vec::new(),
             };
         }
-        KernelVerdict {
-            kernel: s.kernel.clone(),
-            classification: Classification::Unknown,
-            confidence: Confidence::Low,
-            rule: None,
-            evidence: Vec::new(),
-            follow_up_stage: Stage::SpeedOfLight,
-            hypotheses: Vec::new(),
-            missing,
-            limiter: None,
-            unchecked: Vec::new(),
-            library: None,
-            other_causes: Vec::new(),
-            refines: None,
-        }
+        unknown(s, missing)
+    }
+}
+
+/// The verdict when no rule decides: what was missing, if anything.
+fn unknown(s: &KernelSummary, missing: Vec<String>) -> KernelVerdict {
+    KernelVerdict {
+        kernel: s.kernel.clone(),
+        classification: Classification::Unknown,
+        confidence: Confidence::Low,
+        rule: None,
+        evidence: Vec::new(),
+        follow_up_stage: Stage::SpeedOfLight,
+        hypotheses: Vec::new(),
+        missing,
+        limiter: None,
+        unchecked: Vec::new(),
+        library: None,
+        other_causes: Vec::new(),
+        refines: None,
+        instruction_causes: Vec::new(),
+        ruled_out: Vec::new(),
     }
 }
 
@@ -520,6 +531,12 @@ pub struct KernelVerdict {
     /// metrics: what they name, and the metric that changed the answer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refines: Option<Refinement>,
+    /// Causes read from the SASS of its hot lines ([`crate::analyze::sass`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instruction_causes: Vec<InstructionCause>,
+    /// The SASS patterns looked for on the kernel's source page and not found there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ruled_out: Vec<RuledOut>,
 }
 
 impl KernelVerdict {

@@ -304,6 +304,16 @@ pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
                 .library
                 .as_ref()
                 .map(|l| l.advice.split(". ").next().unwrap_or(&l.advice).to_string()),
+            instruction_causes: v
+                .instruction_causes
+                .iter()
+                .map(|c| crate::events::InstructionCauseBrief {
+                    id: c.id.clone(),
+                    lines: c.lines.iter().map(|l| l.line).collect(),
+                    predicted_saving_pct: c.predicted_saving_pct,
+                    headline: c.headline.clone(),
+                })
+                .collect(),
         })
         .collect();
     Event::Analysed { profile_dir: dir.path().to_path_buf(), report: dir.final_report_path(), kernels }

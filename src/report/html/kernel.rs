@@ -22,6 +22,8 @@ pub struct KernelView {
     pub cause: Option<CauseView>,
     /// Without a cause: the rule's hypotheses.
     pub hypotheses: Vec<String>,
+    /// Causes read from the SASS of its hot lines, a sentence each.
+    pub sass: Vec<String>,
     /// The causes that could not be checked, as a sentence (empty when none).
     pub unchecked: String,
     /// The follow-up stage and why, as a sentence.
@@ -187,6 +189,7 @@ pub fn kernel_view(v: &KernelVerdict, s: Option<&KernelSummary>, glossary: &mut 
             .iter()
             .map(|h| format!("{} (evidence: {})", h.text, h.evidence.join(", ")))
             .collect(),
+        sass: crate::analyze::sass::sentences(v),
         unchecked: unchecked(v),
         next: format!("Follow-up stage: {}.", v.follow_up_stage),
         evidence: evidence(v, glossary),

@@ -26,6 +26,7 @@ pub mod bisect;
 pub mod cost;
 mod explanation;
 pub mod exports;
+pub mod fix_loop;
 pub mod floors;
 pub mod gate;
 pub mod snapshot;
@@ -183,6 +184,10 @@ pub struct Comparison {
     pub hotspots: Vec<MetricDelta>,
     /// One sentence: the duration's change and the evidence that explains it.
     pub explanation: String,
+    /// What became of the causes the baseline named: gone or still there, the saving
+    /// measured against the one predicted, and what limits the kernel now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix_loop: Option<fix_loop::FixLoop>,
 }
 
 fn judge(b: Option<f64>, c: Option<f64>, better: Better, tolerance: f64) -> (Option<f64>, Verdict) {
@@ -266,8 +271,12 @@ pub fn compare(base: &Snapshot, cur: &Snapshot, tolerance_pct: f64) -> Compariso
         stalls: stall_deltas(base, cur, tolerance_pct),
         hotspots: hotspot_deltas(base, cur, tolerance_pct),
         explanation: String::new(),
+        fix_loop: None,
     };
     comparison.explanation = explanation::explain(&comparison, base, cur);
+    if let (Some(b), Some(c)) = (&base.verdict, &cur.verdict) {
+        comparison.fix_loop = fix_loop::close(b, c, comparison.duration.as_ref().map(|d| d.delta_pct));
+    }
     comparison
 }
 

@@ -253,6 +253,9 @@ pub enum Event {
         duration: Option<DurationDelta>,
         /// The explanation in one paragraph.
         explanation: String,
+        /// What became of the causes the baseline named, when it named any.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        fix_loop: Option<String>,
         /// Differences in the conditions of the two runs.
         warnings: Vec<String>,
     },

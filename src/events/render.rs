@@ -56,8 +56,8 @@ impl fmt::Display for Event {
             DryRunBatch(b) => dry_run_batch(f, b),
             Analysed { report, kernels, .. } => analysed(f, report, kernels),
             ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Ok(()),
-            Comparison { kernel, explanation, report, .. } => {
-                write!(f, "{kernel}: {explanation}\nComparison: {}", report.display())
+            Comparison { kernel, explanation, fix_loop, report, .. } => {
+                comparison(f, kernel, explanation, fix_loop.as_deref(), report)
             }
             AbComparison(a) => match &a.report {
                 Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
@@ -92,6 +92,21 @@ impl fmt::Display for Event {
             DoctorFinished { ready, sudo, guide } => doctor_finished(f, *ready, *sudo, *guide),
         }
     }
+}
+
+/// A comparison's line, the fix loop under it, and its report.
+fn comparison(
+    f: &mut fmt::Formatter<'_>,
+    kernel: &str,
+    explanation: &str,
+    fix_loop: Option<&str>,
+    report: &std::path::Path,
+) -> fmt::Result {
+    writeln!(f, "{kernel}: {explanation}")?;
+    if let Some(l) = fix_loop {
+        writeln!(f, "  the fix loop: {l}")?;
+    }
+    write!(f, "Comparison: {}", report.display())
 }
 
 fn prepared(f: &mut fmt::Formatter<'_>, p: &Prepared) -> fmt::Result {

@@ -158,6 +158,7 @@ fn samples() -> Vec<Event> {
             regression: false,
             duration: None,
             explanation: "unchanged".into(),
+            fix_loop: Some("`pipe-fma` gone: saved 12 % (predicted up to 10 %); the limiter now is `dram-bandwidth` (memory-bound).".into()),
             warnings: Vec::new(),
         },
         Event::AbComparison(Box::new(AbComparison {

@@ -138,6 +138,7 @@ pub fn report_comparison(r: &GateResult, shell: &Shell) {
         regression: c.regression,
         duration: c.duration.clone(),
         explanation: c.explanation.clone(),
+        fix_loop: c.fix_loop.as_ref().map(|l| l.text.clone()),
         warnings: c.warnings.clone(),
     });
 }

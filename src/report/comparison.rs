@@ -31,6 +31,9 @@ pub fn render_markdown(c: &Comparison) -> String {
         md::text(&c.baseline.label)
     ));
     md.push_str(&format!("**{}**\n\n", c.explanation));
+    if let Some(l) = &c.fix_loop {
+        md.push_str(&format!("**The fix loop**: {}\n\n", l.text));
+    }
     if c.regression {
         md.push_str(&format!("**Regression** beyond the tolerance of {} %.\n\n", c.tolerance_pct));
     }

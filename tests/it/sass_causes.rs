@@ -125,6 +125,15 @@ fn the_atomics_pairs_name_the_red_and_its_line() {
 
 /// `cargo kprof import` of a zoo-fixes kernel's `--set full` pages and its source page.
 fn import_zoo_fix(kernel: &str, tmp: &Path) -> KernelVerdict {
+    let out = import_zoo_fix_dir(kernel, tmp);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("details/bottleneck_decision.json")).unwrap())
+            .unwrap();
+    serde_json::from_value(doc["kernels"][0].clone()).unwrap()
+}
+
+/// The profile directory [`import_zoo_fix`] imports into.
+fn import_zoo_fix_dir(kernel: &str, tmp: &Path) -> PathBuf {
     let inputs = tmp.join(format!("in-{kernel}"));
     std::fs::create_dir_all(&inputs).unwrap();
     let page = |p: &str| recording_file(&format!("zoo-fixes/ncu/{kernel}_{p}.csv"), &inputs);
@@ -142,10 +151,7 @@ fn import_zoo_fix(kernel: &str, tmp: &Path) -> KernelVerdict {
         .output()
         .unwrap();
     assert_eq!(run.status.code(), Some(0), "{kernel}: {}", text(&run.stderr));
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("details/bottleneck_decision.json")).unwrap())
-            .unwrap();
-    serde_json::from_value(doc["kernels"][0].clone()).unwrap()
+    out
 }
 
 #[test]
@@ -304,4 +310,116 @@ fn report_prints_the_sass_cause_in_the_console_the_markdown_the_html_and_the_jso
         serde_json::from_str(&std::fs::read_to_string(dir.join("details/bottleneck_decision.json")).unwrap())
             .unwrap();
     assert_eq!(decision["kernels"][0]["instruction_causes"][0]["instructions"][2], "F2F.F64.F32");
+}
+
+/// `report` on copies of the profiles of `before` and `after` (their verdicts by today's
+/// rules), then `compare AFTER --baseline BEFORE --force` (the names differ: `__fix`):
+/// the console and `regression.json`.
+fn compare_pair(before: &Path, after: &Path, tmp: &Path) -> (String, serde_json::Value, serde_json::Value) {
+    let (b, a) = (tmp.join("before"), tmp.join("after"));
+    crate::support::copy_dir(before, &b);
+    crate::support::copy_dir(after, &a);
+    let kprof = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+            .arg("kprof")
+            .args(args)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    kprof(&["report".as_ref(), b.as_os_str()]);
+    kprof(&["report".as_ref(), a.as_os_str()]);
+    let console =
+        kprof(&["compare".as_ref(), a.as_os_str(), "--baseline".as_ref(), b.as_os_str(), "--force".as_ref()]);
+    let read =
+        |p: PathBuf| serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(p).unwrap()).unwrap();
+    (console, read(a.join("comparison/regression.json")), read(b.join("details/bottleneck_decision.json")))
+}
+
+#[test]
+fn compare_of_each_fix_loop_pair_closes_the_loop_with_the_measured_and_predicted_savings() {
+    // The cause each fix removes, and the cause still there after it, if any.
+    let pairs: &[(&str, &[&str], &[&str])] = &[
+        ("atomic_total_f32", &["atomics-contention", "global-atomics"], &[]),
+        ("atomic_total_u64", &["atomics-contention", "global-atomics"], &[]),
+        ("hist_global_256", &["atomics-contention", "global-atomics"], &[]),
+        ("hist_global_skewed", &["atomics-contention", "global-atomics"], &[]),
+        ("segsum_idle_1024x64", &["barrier-stalls"], &[]),
+        ("index64_div2d", &["int64-division"], &[]),
+        ("index64_div3d", &["integer-overhead", "int64-division"], &[]),
+        ("scale_promoted", &["double-promotion"], &["memory-latency"]),
+        ("copy_scalar_roof", &["memory-latency"], &[]),
+        ("axpy_scalar_roof", &["memory-latency"], &[]),
+    ];
+    for (kernel, gone, still) in pairs {
+        let tmp = tempfile::tempdir().unwrap();
+        let (console, doc, before) =
+            compare_pair(&fix_loop(kernel), &fix_loop(&format!("{kernel}_fix")), tmp.path());
+        let l = &doc["fix_loop"];
+        let measured = l["measured_saving_pct"].as_f64().unwrap();
+        assert!((measured + doc["duration"]["delta_pct"].as_f64().unwrap()).abs() < 1e-9, "{kernel}: {l}");
+        let v = &before["kernels"][0];
+        for id in *gone {
+            let c = l["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["id"] == *id)
+                .unwrap_or_else(|| panic!("{kernel}: {id} in {l}"));
+            assert_eq!(c["outcome"], "gone", "{kernel}: {l}");
+            // The prediction is the one the earlier profile made for this cause.
+            let predicted = if c["kind"] == "limiter" {
+                v["limiter"]["predicted_saving_pct"].clone()
+            } else {
+                v["instruction_causes"].as_array().unwrap().iter().find(|i| i["id"] == *id).unwrap()
+                    ["predicted_saving_pct"]
+                    .clone()
+            };
+            assert_eq!(c["predicted_saving_pct"], predicted, "{kernel}: {id}");
+            let line = format!("gone: saved {} % (predicted up to ", cargo_kprof::units::value(measured));
+            let p = format!("{} %", cargo_kprof::units::value(predicted.as_f64().unwrap()));
+            assert!(
+                console.contains(&line) && console.contains(&p) && console.contains(&format!("`{id}`")),
+                "{kernel}: {line} {p}\n{console}"
+            );
+            if still.is_empty() {
+                let now = format!("the limiter now is `{}`", l["limiter_now"].as_str().unwrap());
+                assert!(console.contains(&now), "{kernel}: {console}");
+            }
+        }
+        for id in *still {
+            let c = l["causes"].as_array().unwrap().iter().find(|c| c["id"] == *id).unwrap();
+            assert_eq!(c["outcome"], "still-there", "{kernel}: {l}");
+            assert!(
+                console.contains(&format!("`{id}` still there (still the limiter")),
+                "{kernel}: {console}"
+            );
+        }
+        assert!(measured > 0.0 || *kernel == "scale_promoted", "{kernel}: {measured}");
+        let md = std::fs::read_to_string(tmp.path().join("after/comparison/regression_report.md")).unwrap();
+        assert!(md.contains(&format!("**The fix loop**: {}", l["text"].as_str().unwrap())), "{kernel}");
+        let html = std::fs::read_to_string(tmp.path().join("after/report.html")).unwrap();
+        assert!(
+            html.contains("<p class=\"fix-loop\"><strong>The fix loop</strong>:"),
+            "{kernel}: report.html"
+        );
+    }
+}
+
+#[test]
+fn compare_of_the_local_memory_pair_says_which_fix_removed_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let before = import_zoo_fix_dir("local_histogram", tmp.path());
+    for (fix, expect) in [
+        ("local_histogram__fix1", "`local-memory-spills` and `local-memory` gone: saved "),
+        ("local_histogram__fix2", "`local-memory` still there ("),
+    ] {
+        let after = import_zoo_fix_dir(fix, tmp.path());
+        let work = tmp.path().join(format!("compare-{fix}"));
+        let (console, doc, _) = compare_pair(&before, &after, &work);
+        assert!(console.contains(expect), "{fix}: {console}");
+        assert!(doc["fix_loop"]["measured_saving_pct"].is_number(), "{fix}: {doc}");
+    }
 }

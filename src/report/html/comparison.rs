@@ -21,6 +21,8 @@ pub struct ComparisonView {
     pub verdict_css: String,
     /// One sentence: the change and what explains it.
     pub summary: String,
+    /// What became of the baseline's causes (empty when it named none).
+    pub fix_loop: String,
     /// Conditions that differ between the sides.
     pub warnings: Vec<String>,
     /// The A/B interval, for an A/B check.
@@ -196,6 +198,7 @@ pub fn comparison_view(c: &Comparison, hot: &[HotRow]) -> ComparisonView {
         verdict_css: css(&verdict),
         verdict,
         summary,
+        fix_loop: c.fix_loop.as_ref().map(|l| l.text.clone()).unwrap_or_default(),
         warnings: c.warnings.clone(),
         interval: None,
         counters: Vec::new(),

@@ -24,7 +24,7 @@ fn source(kernel: &str) -> CudaSource {
     match stem {
         "atomic_total_f32" | "atomic_total_u64" => cuda_source!("kernels/atomic_total.cu"),
         "segsum_idle_1024x64" | "segsum_idle_512x128" => cuda_source!("kernels/segsum_idle.cu"),
-        "horner_promoted" | "scale_promoted" => cuda_source!("kernels/promoted.cu"),
+        "horner_promoted" | "scale_promoted" | "poly_promoted" => cuda_source!("kernels/promoted.cu"),
         "hist_global_256" | "hist_global_skewed" => cuda_source!("kernels/hist_global.cu"),
         "copy_scalar_roof" | "axpy_scalar_roof" => cuda_source!("kernels/roof.cu"),
         _ => cuda_source!("kernels/index64.cu"),
@@ -156,8 +156,9 @@ fn segsum(bench: &mut Bench, kernel: &'static str, block: u32, seg: u32) {
     }
 }
 
-fn promoted(bench: &mut Bench) {
-    for k in pair("horner_promoted") {
+/// A Horner chain of four steps per iteration in registers, and its fix.
+fn horner(bench: &mut Bench, stem: &'static str) {
+    for k in pair(stem) {
         let threads = (FULL_WAVE_BLOCKS * THREADS) as usize;
         bench
             .case(format!("{k}/threads=270336,iters=2048"), move |gpu| {
@@ -187,11 +188,21 @@ fn promoted(bench: &mut Bench) {
                         .arg(&iters)
                         .launch(grid_1d(blocks, THREADS))?
                 };
-                let reference =
-                    if k.ends_with("__fix") { horner_fixed_reference } else { horner_promoted_reference };
+                let reference = match (stem, k.ends_with("__fix")) {
+                    ("poly_promoted", true) => poly_fixed_reference,
+                    ("poly_promoted", false) => poly_promoted_reference,
+                    (_, true) => horner_fixed_reference,
+                    (_, false) => horner_promoted_reference,
+                };
                 let want: Vec<f32> = xs.iter().map(|&x| reference(x, iters)).collect();
                 assert_close(k, &gpu.download(&out)?, &want, 1e-6, 1e-7)
             });
+    }
+}
+
+fn promoted(bench: &mut Bench) {
+    for stem in ["horner_promoted", "poly_promoted"] {
+        horner(bench, stem);
     }
     for k in pair("scale_promoted") {
         bench

@@ -35,6 +35,29 @@ pub fn horner_fixed_reference(x: f32, iters: i32) -> f32 {
     acc
 }
 
+/// `poly_promoted`: each step's float product, added to a double literal that float cannot
+/// hold in FP64, rounded back to float.
+pub fn poly_promoted_reference(x: f32, iters: i32) -> f32 {
+    let mut acc = 0f32;
+    for _ in 0..iters {
+        for c in [0.1f64, -0.3, 0.7, -0.9] {
+            acc = (f64::from(acc * x) + c) as f32;
+        }
+    }
+    acc
+}
+
+/// `poly_promoted__fix`: one fused multiply-add per step in float.
+pub fn poly_fixed_reference(x: f32, iters: i32) -> f32 {
+    let mut acc = 0f32;
+    for _ in 0..iters {
+        for c in [0.1f32, -0.3, 0.7, -0.9] {
+            acc = acc.mul_add(x, c);
+        }
+    }
+    acc
+}
+
 /// The bin `hist_global_skewed` counts `v` in (mirrors `skewed_bin`).
 pub fn skewed_bin(v: u32) -> usize {
     if v & 3 != 0 {

@@ -112,15 +112,16 @@ fn instruction_outcome(
     }
 }
 
-fn percents(values: &[Option<f64>]) -> String {
+/// The priced values, each once: `57.94 %` or `57.94 % and 32.96 %`; `None` when none is.
+fn percents(values: &[Option<f64>]) -> Option<String> {
     let mut shown: Vec<String> = Vec::new();
-    for v in values {
-        let v = v.map(|p| format!("{} %", value(p))).unwrap_or_else(|| "not priced".into());
+    for v in values.iter().flatten() {
+        let v = format!("{} %", value(*v));
         if !shown.contains(&v) {
             shown.push(v);
         }
     }
-    shown.join(" and ")
+    (!shown.is_empty()).then(|| shown.join(" and "))
 }
 
 fn ids(causes: &[&CauseOutcome]) -> String {
@@ -140,14 +141,15 @@ fn text(causes: &[CauseOutcome], measured: Option<f64>, limiter_now: &Option<Str
     let mut parts: Vec<String> = Vec::new();
     if !gone.is_empty() {
         let predicted: Vec<Option<f64>> = gone.iter().map(|c| c.predicted_saving_pct).collect();
-        let p = percents(&predicted);
-        let p = if p == "not priced" { p } else { format!("predicted up to {p}") };
+        let p = percents(&predicted)
+            .map(|p| format!("predicted up to {p}"))
+            .unwrap_or_else(|| "not priced".into());
         parts.push(format!("{} gone: {saved} ({p})", ids(&gone)));
     }
     for c in &still {
-        let p = percents(&[c.predicted_saving_pct]);
-        let p =
-            if p == "not priced" { "not priced".into() } else { format!("predicted up to {p} if it goes") };
+        let p = percents(&[c.predicted_saving_pct])
+            .map(|p| format!("predicted up to {p} if it goes"))
+            .unwrap_or_else(|| "not priced".into());
         let now = c.now.as_deref().unwrap_or("named again");
         let lead = if gone.is_empty() && parts.is_empty() { format!(": {saved}") } else { String::new() };
         parts.push(format!("`{}` still there ({now}; {p}){lead}", c.id));
@@ -203,6 +205,14 @@ mod tests {
         assert_eq!(
             text(&mixed, Some(1.74), &lim, "memory-bound"),
             "`double-promotion` gone: saved 1.74 % (predicted up to 4.49 %); `memory-latency` still there (still the limiter, priced at up to 25.29 %; predicted up to 26.26 % if it goes)."
+        );
+        let xu = [
+            cause("pipe-xu", "limiter", None, "gone", None),
+            cause("double-promotion", "instruction", Some(91.2), "gone", None),
+        ];
+        assert_eq!(
+            text(&xu, Some(93.41), &Some("pipe-fma".into()), "compute-bound"),
+            "`pipe-xu` and `double-promotion` gone: saved 93.41 % (predicted up to 91.20 %); the limiter now is `pipe-fma` (compute-bound)."
         );
         let slower = [cause("pipe-fma", "limiter", None, "still-there", Some("still the limiter"))];
         assert_eq!(

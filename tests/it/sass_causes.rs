@@ -279,7 +279,7 @@ fn report_prints_the_sass_cause_in_the_console_the_markdown_the_html_and_the_jso
     };
     let console = run(false);
     assert!(
-        console.contains("  in the SASS: float math promoted to double on line 40: `0.5` is a double, write `0.5f` (up to 4.49 %)"),
+        console.contains("  in the SASS: float math promoted to double on line 40: `0.5`, `0.25` are doubles, write `0.5f`, `0.25f` (up to 3.71 %)"),
         "{console}"
     );
     let md = std::fs::read_to_string(dir.join("final_report.md")).unwrap();

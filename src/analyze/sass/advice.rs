@@ -20,6 +20,20 @@ pub fn double_literals(line: &str) -> Vec<String> {
     out
 }
 
+/// The double literals of every line that issues the pattern's instructions, in line
+/// order, each once (at most six).
+fn literals_of(t: &Tally) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for ((_, _, source), (_, sass)) in &t.by_line {
+        for l in double_literals(source).into_iter().filter(|_| !sass.is_empty()) {
+            if !out.contains(&l) && out.len() < 6 {
+                out.push(l);
+            }
+        }
+    }
+    out
+}
+
 fn code_list(items: &[String]) -> String {
     items.iter().map(|i| format!("`{i}`")).collect::<Vec<_>>().join(", ")
 }
@@ -35,12 +49,7 @@ pub(super) fn advice(
     let at = top.map(|l| format!("line {} (`{}`)", l.line, l.source)).unwrap_or_default();
     match p {
         Pattern::DoublePromotion => {
-            let literals: Vec<String> = lines.iter().flat_map(|l| double_literals(&l.source)).fold(Vec::new(), |mut v, l| {
-                if !v.contains(&l) {
-                    v.push(l);
-                }
-                v
-            });
+            let literals = literals_of(t);
             let what = if literals.is_empty() {
                 "a double operand (a literal without `f`, a `double` variable, or a double math function such as \
                  `sqrt` for `sqrtf`) promotes the float arithmetic"
@@ -133,10 +142,19 @@ pub(super) fn headline(
     };
     match p {
         Pattern::DoublePromotion => {
-            let literals: Vec<String> = lines.iter().flat_map(|l| double_literals(&l.source)).collect();
-            match literals.first() {
-                Some(l) => format!("float math promoted to double{at}: `{l}` is a double, write `{l}f`"),
-                None => format!("float math promoted to double{at}: keep it in float"),
+            let literals = literals_of(t);
+            let fixed: Vec<String> = literals.iter().map(|l| format!("{l}f")).collect();
+            match literals.len() {
+                0 => format!("float math promoted to double{at}: keep it in float"),
+                1 => format!(
+                    "float math promoted to double{at}: `{}` is a double, write `{}f`",
+                    literals[0], literals[0]
+                ),
+                _ => format!(
+                    "float math promoted to double{at}: {} are doubles, write {}",
+                    code_list(&literals),
+                    code_list(&fixed)
+                ),
             }
         }
         Pattern::Int64Division => format!("64-bit integer division{at}: 32-bit or hoisted index math"),

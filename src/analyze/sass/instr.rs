@@ -32,9 +32,10 @@ impl Instr {
         self.opcode.split('.').next().unwrap_or("")
     }
 
-    /// The samples of its own work: not the waits for inputs another instruction produces.
+    /// The samples of its own work: not the waits for inputs another instruction produces
+    /// ([`Instr::waits`], charged to that instruction).
     pub(super) fn own(&self) -> f64 {
-        (self.samples - self.stall("long_sb") - self.stall("short_sb")).max(0.0)
+        (self.samples - self.waits()).max(0.0)
     }
 
     /// The waits of a reader on the result it reads.

@@ -62,7 +62,7 @@ fn lines(t: &Tally, total: f64) -> Vec<CauseLine> {
 
 fn pct(part: f64, total: f64) -> f64 {
     if total > 0.0 {
-        (10_000.0 * part / total).round() / 100.0
+        (10_000.0 * part.min(total) / total).round() / 100.0
     } else {
         0.0
     }

@@ -145,6 +145,8 @@ pub(super) fn reader(instrs: &[Instr], at: usize) -> Option<usize> {
 /// Each pattern's tally over one kernel's instructions.
 pub(super) fn tally(instrs: &[Instr]) -> BTreeMap<Pattern, Tally> {
     let mut out: BTreeMap<Pattern, Tally> = BTreeMap::new();
+    // A reader of several results is charged once: its waits are samples, counted once.
+    let mut charged: BTreeSet<usize> = BTreeSet::new();
     for (at, i) in instrs.iter().enumerate() {
         let Some(p) = pattern_of(i) else { continue };
         let t = out.entry(p).or_default();
@@ -162,7 +164,7 @@ pub(super) fn tally(instrs: &[Instr]) -> BTreeMap<Pattern, Tally> {
             t.indexed = true;
         }
         t.add(i, i.own(), true);
-        if let Some(r) = reader(instrs, at) {
+        if let Some(r) = reader(instrs, at).filter(|r| charged.insert(*r)) {
             let waits = instrs[r].waits();
             // The reader is charged on the producer's line: that is the line to change.
             t.add(i, waits, false);

@@ -230,13 +230,10 @@ impl Launchers {
     }
 }
 
-/// Fills `{{name}}` placeholders (GitHub's `${{ expr }}`, with spaces, is left alone).
+/// Fills `{{name}}` placeholders in one pass (GitHub's `${{ expr }}`, with spaces, is
+/// left alone); a value from the archive's name is never scanned again.
 fn render(template: &str, values: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (key, value) in values {
-        out = out.replace(&format!("{{{{{key}}}}}", key = key), value);
-    }
-    out
+    crate::template::fill(template, values)
 }
 
 /// A Kubernetes object name (a DNS label) and Slurm job name from the archive's name:
@@ -276,6 +273,13 @@ fn write_one(path: &Path, text: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An archive's name reaches shell and YAML: a placeholder in it stays text (#45, G3).
+    #[test]
+    fn a_placeholder_in_an_archive_name_is_not_expanded() {
+        let values = [("archive", "a{{shard_list}}.tar".to_string()), ("shard_list", "1, 2".to_string())];
+        assert_eq!(render("run {{archive}} on {{shard_list}}", &values), "run a{{shard_list}}.tar on 1, 2");
+    }
 
     fn request(launchers: &[Launcher], shards: Option<usize>) -> LauncherRequest {
         LauncherRequest {

@@ -34,10 +34,8 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         limitations: limitations(analysis, sass_only),
         next_actions: next_actions(analysis),
     };
-    let mut out = template.to_string();
-    for (k, v) in placeholders(analysis, sections) {
-        out = out.replace(&format!("{{{{{k}}}}}"), &v);
-    }
+    // One pass: a value (a kernel's name) is never scanned for placeholders again.
+    let out = crate::template::fill(template, &placeholders(analysis, sections));
     // Names come from CSVs and manifests: no control character reaches the file.
     md::document(&out)
 }

@@ -10,6 +10,7 @@ use std::process::{Command, Output};
 
 use crate::bad_input::{assert_all, verify, Expect};
 use crate::support::tarball::{self, Entry};
+use crate::support::{kprof_bounded, output_within};
 use crate::support::{text, Workspace};
 
 /// `cargo-kprof kprof ARGS` in `cwd` with `env` added, without ncu, a step summary or the
@@ -267,28 +268,6 @@ fn a_failed_merge_leaves_nothing_behind() {
     assert!(hidden.is_empty(), "{hidden:?}");
 }
 
-/// `cmd`'s output, or `None` when it ran past `secs` seconds (it is killed): a command
-/// that waits on a pipe nobody writes must not hang the suite.
-fn output_within(mut cmd: Command, secs: u64) -> Option<Output> {
-    use std::io::Read;
-    cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            child.kill().ok();
-            child.wait().ok();
-            return None;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    let status = child.wait().unwrap();
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
-    Some(Output { status, stdout, stderr })
-}
-
 /// `run --archive ARCHIVE --workspace-remap REMAP [extra]` in `root`, without ncu; at most
 /// 60 s (a run that hangs is reported as exit `None`).
 fn run_archive_in(root: &Path, archive: &str, remap: &str, extra: &[&str]) -> Output {
@@ -530,18 +509,6 @@ fn an_archive_never_chooses_sudo() {
     );
     assert!(!sudo_argv.exists(), "sudo ran: {}", std::fs::read_to_string(&sudo_argv).unwrap());
     assert!(std::fs::read_to_string(&ncu_argv).unwrap().contains("--log-file"));
-}
-
-/// `cargo-kprof kprof ARGS` in `cwd` under a 4 GiB address-space limit, at most 60 s: an
-/// input without end must neither take the machine's memory nor hang the suite.
-fn kprof_bounded(cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", "ulimit -v 4194304; exec \"$0\" kprof \"$@\"", env!("CARGO_BIN_EXE_cargo-kprof")]);
-    cmd.args(args).current_dir(cwd).env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
-    output_within(cmd, 60).unwrap_or_else(|| {
-        let failed = Command::new("sh").args(["-c", "exit 99"]).output().unwrap();
-        Output { status: failed.status, stdout: Vec::new(), stderr: b"ran past 60 s".to_vec() }
-    })
 }
 
 /// F9: inputs that are not regular files bypassed the size limit: `import --raw /dev/zero`

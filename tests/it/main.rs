@@ -53,6 +53,7 @@ mod shards;
 mod signals;
 mod slurm;
 mod stage_metrics;
+mod templates;
 mod third_party;
 mod thresholds;
 mod travel;

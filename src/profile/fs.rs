@@ -161,16 +161,34 @@ pub fn open_regular(path: &Path) -> std::io::Result<Result<std::fs::File, &'stat
     Ok(Err(what))
 }
 
+/// The largest JSON document kprof reads back (an index, a summary, a comparison): far
+/// above what it writes, far below what would take the machine's memory.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
 /// Reads a JSON file as `T`: `Ok(None)` when it does not exist, an error naming the file
-/// when it cannot be read or is not what it should be.
+/// when it cannot be read or is not what it should be. Only a regular file is read, and at
+/// most [`MAX_JSON_BYTES`] of it (exit 3 otherwise): a profile root or a profile from an
+/// artifact may hold a pipe, a device or a link to one in a document's place.
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => {
-            Ok(Some(serde_json::from_str(&text).with_context(|| format!("invalid {}", path.display()))?))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::Error::new(e).context(format!("could not read {}", path.display()))),
+    use std::io::Read;
+    if std::fs::symlink_metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
+        return Ok(None);
     }
+    let shown = path.display().to_string();
+    let file = open_input(path, &shown)?;
+    let mut text = String::new();
+    file.take(MAX_JSON_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("could not read {shown}"))?;
+    if text.len() as u64 > MAX_JSON_BYTES {
+        return Err(crate::error::Failure::new(
+            crate::error::ExitCode::Config,
+            format!("{shown} is larger than {} MiB: not a document cargo kprof wrote", MAX_JSON_BYTES >> 20),
+        )
+        .help("replace it with the file kprof wrote, or remove it")
+        .into());
+    }
+    Ok(Some(serde_json::from_str(&text).with_context(|| format!("invalid {shown}"))?))
 }
 
 /// The largest raw page read by default, in MiB (`--max-input-mb` raises it). The analysis

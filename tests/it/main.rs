@@ -34,6 +34,7 @@ mod gpus;
 mod hardening;
 mod hardening3;
 mod html;
+mod json_inputs;
 mod json_output;
 mod launchers;
 mod layout;

@@ -521,7 +521,7 @@ impl ProfileDir {
     /// Creates an optional subdirectory (such as [`ProfileDir::comparison_dir`]) when
     /// missing; an existing one is kept as it is.
     pub fn ensure_dir(&self, sub_dir: &Path) -> Result<(), Failure> {
-        create_dir_all(sub_dir)
+        super::fs::refuse_linked_folder(sub_dir).and_then(|()| create_dir_all(sub_dir))
     }
 }
 

@@ -135,6 +135,21 @@ pub fn append(path: &Path, text: &str) -> Result<()> {
     f.write_all(text.as_bytes()).with_context(|| format!("could not write {}", path.display()))
 }
 
+/// Refuses `sub`, a folder of a profile directory that kprof writes in (`details/`,
+/// `visual/`, `comparison/`), when it is a symbolic link: a profile from an artifact or a
+/// tarball may point it anywhere, and a report writes only inside its profile (exit 3).
+pub fn refuse_linked_folder(sub: &Path) -> Result<(), crate::error::Failure> {
+    let linked = std::fs::symlink_metadata(sub).is_ok_and(|m| m.file_type().is_symlink());
+    if !linked {
+        return Ok(());
+    }
+    Err(crate::error::Failure::new(
+        crate::error::ExitCode::Config,
+        format!("{} is a symbolic link: cargo kprof writes only inside the profile directory", sub.display()),
+    )
+    .help("replace the link with a folder holding the files it points to (cp -rL), then run again"))
+}
+
 /// Opens `path` for reading when it is a regular file (links followed); `Ok(Err(what))`
 /// names what else it is (`a pipe`, `a character device`, ...). It never waits: a named
 /// pipe nobody writes is opened without blocking, then refused; what is opened is the

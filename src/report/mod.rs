@@ -37,6 +37,10 @@ use crate::profile::ProfileDir;
 /// it goes into [`Analysis::warnings`] and the limitations, and no partial or stale
 /// picture is left.
 pub fn write(dir: &ProfileDir, analysis: &mut Analysis, template: &str) -> Result<()> {
+    // Nothing is written through a linked subfolder: checked before the first file.
+    for sub in [dir.details_dir(), dir.visual_dir(), dir.comparison_dir()] {
+        crate::profile::fs::refuse_linked_folder(&sub)?;
+    }
     write_atomic_with(&dir.metrics_raw_path(), |out| {
         analyze::exports::write_metrics_raw(&analysis.raw_inputs, analysis.kernel_filter.as_ref(), out)
     })?;

@@ -39,6 +39,7 @@ mod json_output;
 mod launchers;
 mod layout;
 mod limiters;
+mod linked_folders;
 mod lock_platforms;
 mod messages;
 mod mio;

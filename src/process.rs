@@ -37,7 +37,8 @@ use crate::shell::Shell;
 mod signals;
 use signals::RunningGroup;
 pub use signals::{
-    check_signal, defer_signals, install_signal_handlers, interrupted, pending_signal, SignalDeferral,
+    check_signal, defer_signals, install_signal_handlers, interrupted, keep_on_signal, pending_signal,
+    remove_on_signal, SignalDeferral,
 };
 
 /// Opens `path` in the user's browser without waiting for it: the program `$BROWSER`

@@ -18,6 +18,9 @@ use crate::error::{ExitCode, Failure, Signal};
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// How many [`SignalDeferral`]s are alive: while any is, the first signal is only recorded.
 static DEFERRED: AtomicUsize = AtomicUsize::new(0);
+/// Folders being built that a signal ending the process removes first: the staging folders
+/// of an import or a merge, which would otherwise be left half-written.
+static STAGING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
 /// The process groups of the running children (one per worker when several GPUs run at
 /// once).
 static RUNNING_GROUPS: std::sync::Mutex<Vec<i32>> = std::sync::Mutex::new(Vec::new());
@@ -38,12 +41,37 @@ pub fn install_signal_handlers() {
                     continue;
                 }
                 kill_running_group();
+                remove_staging();
                 let code = Signal::from_number(RECEIVED.load(Ordering::SeqCst))
                     .map_or(128 + number, |s| ExitCode::Interrupted(s).code());
                 std::process::exit(code);
             }
         });
     });
+}
+
+/// Has a signal that ends the process remove `folder` (a staging folder) first, until
+/// [`keep_on_signal`] is called for it.
+pub fn remove_on_signal(folder: &std::path::Path) {
+    if let Ok(mut list) = STAGING.lock() {
+        list.push(folder.to_path_buf());
+    }
+}
+
+/// Undoes [`remove_on_signal`]: `folder` was renamed into place or removed.
+pub fn keep_on_signal(folder: &std::path::Path) {
+    if let Ok(mut list) = STAGING.lock() {
+        list.retain(|f| f != folder);
+    }
+}
+
+/// Removes the folders [`remove_on_signal`] listed, as the process ends on a signal.
+fn remove_staging() {
+    if let Ok(list) = STAGING.lock() {
+        for folder in list.iter() {
+            std::fs::remove_dir_all(folder).ok();
+        }
+    }
 }
 
 /// While the returned value lives, the first signal is only recorded (see

@@ -139,15 +139,21 @@ pub fn remove_created_dirs(created: &[PathBuf]) {
 }
 
 /// Creates a new hidden folder beside `final_dir` (`.<name>.<purpose>-<pid>-<n>`), in
-/// which something is built before it is renamed to `final_dir`.
+/// which something is built before it is renamed to `final_dir`. A signal that ends the
+/// process removes it; the folders of the same name and purpose that processes no longer
+/// running left (a kill -9, a power cut) are removed first.
 pub fn create_staging_beside(final_dir: &Path, purpose: &str) -> Result<PathBuf, Failure> {
     let name = final_dir.file_name().ok_or_else(|| refuse(final_dir, "names no directory"))?;
     let parent = final_dir.parent().unwrap_or(Path::new("."));
+    let prefix = format!(".{}.{purpose}-", name.to_string_lossy());
+    sweep_stale(parent, &prefix);
     for n in 1..=MAX_COLLISION_SUFFIX {
-        let staging =
-            parent.join(format!(".{}.{purpose}-{}-{n}", name.to_string_lossy(), std::process::id()));
+        let staging = parent.join(format!("{prefix}{}-{n}", std::process::id()));
         match fs::create_dir(&staging) {
-            Ok(()) => return Ok(staging),
+            Ok(()) => {
+                crate::process::remove_on_signal(&staging);
+                return Ok(staging);
+            }
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
         }
@@ -155,9 +161,29 @@ pub fn create_staging_beside(final_dir: &Path, purpose: &str) -> Result<PathBuf,
     Err(Failure::new(ExitCode::Filesystem, format!("cannot create a staging folder in {}", parent.display())))
 }
 
+/// Removes the staging folders under `parent` named `<prefix><pid>-<n>` whose process is
+/// no longer running. Best effort: what cannot be removed stays.
+fn sweep_stale(parent: &Path, prefix: &str) {
+    let Ok(entries) = fs::read_dir(parent) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(prefix) else { continue };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        let gone = pid > 0
+            && pid != std::process::id() as i32
+            // SAFETY: kill with signal 0 sends nothing; it asks whether `pid` exists.
+            && unsafe { libc::kill(pid, 0) } == -1
+            && io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone && e.file_type().is_ok_and(|t| t.is_dir()) {
+            fs::remove_dir_all(e.path()).ok();
+        }
+    }
+}
+
 /// Renames the folder `staging` (built by [`create_staging_beside`]) to `final_dir`, which
 /// must not exist or be an empty directory; anything else is refused and left as it is.
 pub fn rename_into_place(staging: &Path, final_dir: &Path) -> Result<(), Failure> {
+    crate::process::keep_on_signal(staging);
     match fs::rename(staging, final_dir) {
         Ok(()) => Ok(()),
         Err(err) if matches!(err.raw_os_error(), Some(libc::ENOTEMPTY | libc::EEXIST)) => {

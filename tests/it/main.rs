@@ -55,6 +55,7 @@ mod shards;
 mod signals;
 mod slurm;
 mod stage_metrics;
+mod staging;
 mod templates;
 mod third_party;
 mod thresholds;

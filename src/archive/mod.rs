@@ -218,8 +218,7 @@ pub fn unpack_adjusted(
             Ok((k, rel))
         })
         .collect::<Result<Vec<_>>>()?;
-    let created = !dir.exists();
-    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let (created, claim) = claim(dir)?;
     let unpacked = (|| -> Result<(Plan, BuildOutput)> {
         let dir = dir.canonicalize().with_context(|| format!("could not resolve {}", dir.display()))?;
         extract(archive, &dir, &entries)?;
@@ -267,8 +266,9 @@ pub fn unpack_adjusted(
         };
         Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
     })();
+    std::fs::remove_file(&claim).ok();
     if unpacked.is_err() {
-        // Only what this call wrote: the directory was new or empty.
+        // Only what this call wrote: the directory was new, or empty but for its claim.
         if created {
             std::fs::remove_dir_all(dir).ok();
         } else if let Ok(rd) = std::fs::read_dir(dir) {
@@ -278,6 +278,52 @@ pub fn unpack_adjusted(
         }
     }
     unpacked
+}
+
+/// The file that marks a `--workspace-remap` as being unpacked into by one run.
+const CLAIM: &str = ".kprof-unpacking";
+
+/// Claims `dir` for this run's unpacking: creates it (or takes it empty), then creates its
+/// claim file exclusively, so that of two runs given one folder (a launcher whose shard
+/// variable is empty) one unpacks and the other is refused without touching it. Returns
+/// whether the folder was created here, and the claim to remove once unpacked.
+fn claim(dir: &Path) -> Result<(bool, PathBuf)> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).with_context(|| format!("could not create {}", parent.display()))?;
+    }
+    let created = match std::fs::create_dir(dir) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("could not create {}", dir.display()))),
+    };
+    let claim = dir.join(CLAIM);
+    let busy = |why: String| {
+        Failure::new(ExitCode::Filesystem, format!("--workspace-remap {}: {why}", dir.display())).help(
+            "give each run its own --workspace-remap (a launcher: check that its shard variable is set)",
+        )
+    };
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&claim) {
+        Ok(mut f) => {
+            use std::io::Write;
+            writeln!(f, "{}", std::process::id()).ok();
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let pid = std::fs::read_to_string(&claim).unwrap_or_default();
+            return Err(busy(format!(
+                "another run (pid {}) is unpacking an archive into it, or one that ended did; nothing was touched",
+                pid.trim()
+            ))
+            .into());
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("could not create {}", claim.display()))),
+    }
+    // Claimed: anything else in the folder is another run's, finished before the claim.
+    let others = std::fs::read_dir(dir).map(|d| d.flatten().any(|e| e.file_name() != CLAIM)).unwrap_or(true);
+    if others {
+        std::fs::remove_file(&claim).ok();
+        return Err(busy("another run unpacked into it meanwhile; nothing was touched".into()).into());
+    }
+    Ok((created, claim))
 }
 
 /// The plan of an archive, once every entry is checked (nothing is written).
@@ -294,6 +340,18 @@ pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
             format!("--workspace-remap {} exists and is not a directory", dir.display()),
         )
         .help("pass --workspace-remap NEW_DIR"));
+    }
+    if let Ok(pid) = std::fs::read_to_string(dir.join(CLAIM)) {
+        return Err(Failure::new(
+            ExitCode::Filesystem,
+            format!(
+                "--workspace-remap {}: another run (pid {}) is unpacking an archive into it, or one that ended did; \
+                 nothing was touched",
+                dir.display(),
+                pid.trim()
+            ),
+        )
+        .help("give each run its own --workspace-remap (a launcher: check that its shard variable is set)"));
     }
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(

@@ -270,7 +270,7 @@ fn a_failed_merge_leaves_nothing_behind() {
 
 /// `run --archive ARCHIVE --workspace-remap REMAP [extra]` in `root`, without ncu; at most
 /// 60 s (a run that hangs is reported as exit `None`).
-fn run_archive_in(root: &Path, archive: &str, remap: &str, extra: &[&str]) -> Output {
+pub(crate) fn run_archive_in(root: &Path, archive: &str, remap: &str, extra: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     cmd.args(["kprof", "run", "--archive", archive, "--workspace-remap", remap]).args(extra);
     cmd.current_dir(root)
@@ -285,7 +285,7 @@ fn run_archive_in(root: &Path, archive: &str, remap: &str, extra: &[&str]) -> Ou
 
 /// A real `cargo kprof archive` of the `copy` kernel of a harness workspace with one CUDA
 /// source: its entries, its plan, and its executable's entry name.
-fn real_archive() -> (Workspace, Vec<Entry>, serde_json::Value, String) {
+pub(crate) fn real_archive() -> (Workspace, Vec<Entry>, serde_json::Value, String) {
     let ws = Workspace::with_harness(&format!("{COPY}runtime = \"harness\"\n"));
     std::fs::create_dir_all(ws.root().join("kernels")).unwrap();
     std::fs::write(ws.root().join("kernels/copy.cu"), "__global__ void copy_kernel() {}\n").unwrap();

@@ -21,6 +21,7 @@ mod browser;
 mod census;
 mod cli;
 mod collect;
+mod concurrent_runs;
 mod config_manifests;
 mod demo;
 mod exit_codes;

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use cargo_metadata::Metadata;
 use object::elf;
-use object::read::elf::{Dyn, ElfFile64};
+use object::read::elf::{Dyn, ElfFile64, SectionHeader};
 use object::{Endianness, ReadCache};
 use serde::{Deserialize, Serialize};
 
@@ -86,14 +86,27 @@ pub struct Dynamic {
     pub rpath: Vec<String>,
 }
 
+/// The largest dynamic section read (real ones are a few KiB).
+const MAX_DYNAMIC_BYTES: u64 = 16 << 20;
+
 /// Reads the dynamic section of a 64-bit ELF file; `Ok(None)` for a file that is not
 /// one (a script, another format), an error when it cannot be read.
 pub fn read_dynamic(path: &Path) -> std::io::Result<Option<Dynamic>> {
     let file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
     let cache = ReadCache::new(file);
     let Ok(elf) = ElfFile64::<Endianness, _>::parse(&cache) else { return Ok(None) };
     let endian = elf.endian();
     let sections = elf.elf_section_table();
+    // A header may claim any size: a dynamic section or string table larger than the file,
+    // or than any real one, is not read (it would be read whole).
+    let sane = |size: u64| size <= len.min(MAX_DYNAMIC_BYTES);
+    if sections.iter().any(|h| h.sh_type(endian) == elf::SHT_DYNAMIC && !sane(h.sh_size(endian))) {
+        return Ok(None);
+    }
+    if sections.iter().any(|h| h.sh_type(endian) == elf::SHT_STRTAB && h.sh_size(endian) > len) {
+        return Ok(None);
+    }
     let mut out = Dynamic::default();
     let Ok(Some((entries, link))) = sections.dynamic(endian, &cache) else { return Ok(Some(out)) };
     let Ok(strings) = sections.strings(endian, &cache, link) else { return Ok(Some(out)) };
@@ -191,6 +204,25 @@ mod tests {
 
     fn set(items: &[&str]) -> BTreeSet<String> {
         items.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// #45 G2: a dynamic section header claiming 3 GiB is not read whole: the file is not
+    /// taken for a library (it was read, allocating what the header said).
+    #[test]
+    fn a_dynamic_section_larger_than_its_file_is_not_read() {
+        let mut bytes = std::fs::read(std::env::current_exe().unwrap()).unwrap();
+        let u16_at = |b: &[u8], at: usize| u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+        let shoff = u64::from_le_bytes(bytes[0x28..0x30].try_into().unwrap()) as usize;
+        let (size, count) = (u16_at(&bytes, 0x3a), u16_at(&bytes, 0x3c));
+        let dynamic = (0..count)
+            .map(|i| shoff + i * size)
+            .find(|&h| u32::from_le_bytes(bytes[h + 4..h + 8].try_into().unwrap()) == elf::SHT_DYNAMIC)
+            .expect("a dynamic section");
+        bytes[dynamic + 32..dynamic + 40].copy_from_slice(&(3u64 << 30).to_le_bytes());
+        let tmp = tempfile::tempdir().unwrap();
+        let patched = tmp.path().join("libclaims3gib.so");
+        std::fs::write(&patched, bytes).unwrap();
+        assert_eq!(read_dynamic(&patched).unwrap(), None);
     }
 
     #[test]

@@ -134,21 +134,24 @@ pub fn unresolved(p: &ProgramLibraries, exe: &Path, search: &Search) -> Vec<Unre
     let top = Dynamic { needed: p.needed.clone(), runpath: p.runpath.clone(), rpath: p.rpath.clone() };
     let mut missing = Vec::new();
     let mut seen: BTreeSet<String> = BTreeSet::new();
-    let mut queue: Vec<(String, String, Dynamic, PathBuf)> =
-        p.needed.iter().map(|n| (n.clone(), p.executable.clone(), top.clone(), exe.to_path_buf())).collect();
-    queue.reverse();
-    while let Some((name, by, parent, parent_file)) = queue.pop() {
+    // Each object read once, its queued names pointing at it by index: a queue entry does
+    // not carry its parent's lists (20,000 names each carrying all 20,000 took gigabytes).
+    let mut parents: Vec<(String, Dynamic, PathBuf)> =
+        vec![(p.executable.clone(), top.clone(), exe.to_path_buf())];
+    let mut queue: Vec<(String, usize)> = p.needed.iter().rev().map(|n| (n.clone(), 0)).collect();
+    while let Some((name, parent)) = queue.pop() {
         if !seen.insert(name.clone()) {
             continue;
         }
-        let Some(file) = search.find(&name, &parent, &parent_file) else {
-            missing.push(Unresolved { name, by, opened: false });
+        let (by, dynamic, parent_file) = &parents[parent];
+        let Some(file) = search.find(&name, dynamic, parent_file) else {
+            missing.push(Unresolved { name, by: by.clone(), opened: false });
             continue;
         };
         if let Ok(Some(d)) = read_dynamic(&file) {
-            for n in d.needed.iter().rev() {
-                queue.push((n.clone(), name.clone(), d.clone(), file.clone()));
-            }
+            let at = parents.len();
+            queue.extend(d.needed.iter().rev().filter(|n| !seen.contains(*n)).map(|n| (n.clone(), at)));
+            parents.push((name, d, file));
         }
     }
     // Libraries the build machine found below the needed ones: those below a library not
@@ -178,7 +181,7 @@ pub fn unresolved(p: &ProgramLibraries, exe: &Path, search: &Search) -> Vec<Unre
 
 /// The failure for libraries the loader would not find (exit 5), with the fix.
 pub fn failure(missing: &[&Unresolved], ld_library_path: Option<&str>) -> Failure {
-    let names: Vec<String> = missing.iter().map(|m| format!("{} (needed by {})", m.name, m.by)).collect();
+    let names = bounded_list(missing.iter().map(|m| format!("{} (needed by {})", m.name, m.by)));
     let set = match ld_library_path {
         Some(v) => format!("LD_LIBRARY_PATH is `{v}`"),
         None => "LD_LIBRARY_PATH is not set".into(),
@@ -189,12 +192,25 @@ pub fn failure(missing: &[&Unresolved], ld_library_path: Option<&str>) -> Failur
             "{} shared librar{} the profiled program loads could not be found here ({set}): {}",
             missing.len(),
             if missing.len() == 1 { "y" } else { "ies" },
-            names.join(", ")
+            names
         ),
     )
     .help(fix_text())
     .help("or install the libraries (the CUDA toolkit's, or the distribution's packages), so that `ldconfig -p` lists them")
 }
+
+/// The names a message lists: the first [`LISTED`], then how many more.
+pub fn bounded_list(names: impl Iterator<Item = String>) -> String {
+    let names: Vec<String> = names.collect();
+    let mut shown = names.iter().take(LISTED).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > LISTED {
+        shown.push_str(&format!(" and {} more", names.len() - LISTED));
+    }
+    shown
+}
+
+/// How many names a library message lists.
+const LISTED: usize = 20;
 
 /// How to make pip's NVIDIA wheels' libraries visible to the loader.
 pub fn fix_text() -> String {
@@ -208,10 +224,10 @@ pub fn fix_text() -> String {
 /// The warning for libraries a program opens itself that are not found: needed only when
 /// the program uses them.
 pub fn warning(missing: &[&Unresolved]) -> String {
-    let names: Vec<String> = missing.iter().map(|m| format!("{} ({})", m.name, m.by)).collect();
+    let names = bounded_list(missing.iter().map(|m| format!("{} ({})", m.name, m.by)));
     format!(
         "not found here, though the program may open them when it uses them: {}; if it does, {}",
-        names.join(", "),
+        names,
         fix_text()
     )
 }

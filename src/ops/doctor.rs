@@ -129,9 +129,9 @@ fn library_checks(archive: &Path, shell: &Shell) -> Vec<preflight::Check> {
             }
             Ok(detail)
         } else {
-            let names: Vec<String> =
-                needed.iter().map(|m| format!("{} (needed by {})", m.name, m.by)).collect();
-            Err(format!("{}: not found: {}", r.executable, names.join(", ")))
+            let names =
+                loader::bounded_list(needed.iter().map(|m| format!("{} (needed by {})", m.name, m.by)));
+            Err(format!("{}: not found: {names}", r.executable))
         };
         let fix = result.is_err().then(loader::fix_text);
         out.push(check(result, fix, false));

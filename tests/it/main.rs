@@ -39,6 +39,7 @@ mod json_inputs;
 mod json_output;
 mod launchers;
 mod layout;
+mod library_checks;
 mod limiters;
 mod linked_folders;
 mod lock_platforms;

@@ -206,8 +206,9 @@ impl ExitCode {
                  taken (kprof never writes over existing files); the message names the path"
             }
             ExitCode::NcuFailed => {
-                "ncu itself failed: it was killed by a signal, or it exited 0 without writing a readable page \
-                 (the message names the file)"
+                "ncu itself failed: it could not be started (its command line too long for Linux, or holding a \
+                 NUL byte: the message names the longest argument's length), it was killed by a signal, or it \
+                 exited 0 without writing a readable page (the message names the file)"
             }
             ExitCode::Ambiguous => {
                 "`check --base` could not tell a kernel's change from noise and found no regression \

@@ -113,11 +113,16 @@ fn run_stage(
         Ending::Exited(status) => (status.code(), None, None),
         Ending::TimedOut => (None, Some(StageStatus::Timeout), None),
         Ending::Interrupted(s) => (None, Some(StageStatus::Interrupted), Some(*s)),
-        Ending::NotStarted(_) => (None, Some(StageStatus::TargetFailed), None),
+        // ncu never ran: kprof's command line, not the program (exit 13, not 8).
+        Ending::NotStarted(_) => (None, Some(StageStatus::NcuFailed), None),
     };
     let console = match &done.ending {
         Ending::NotStarted(msg) => format!("{msg}\n{}", done.console()),
         _ => done.console(),
+    };
+    let mut problem = match &done.ending {
+        Ending::NotStarted(msg) => Some(not_started(msg, cmd, collection)),
+        _ => None,
     };
     let written = read_page(&dir.path().join(&output_rel), cmd);
     let log_text = written.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
@@ -136,7 +141,6 @@ fn run_stage(
         Ending::Exited(status) if status.code().is_none() => Some(process::describe_status(status)),
         _ => None,
     };
-    let mut problem = None;
     let status = if let Some(ended) = ended {
         ended
     } else if scan.permission_denied || sudo_refused {
@@ -184,6 +188,21 @@ fn run_stage(
     };
     StageRan { outcome, page: parsed, signal, problem, no_line_info: scan.no_line_info }
 }
+
+/// Why ncu could not be started for `collection`, with the longest argument's length: Linux
+/// takes at most 128 KiB in one argument, and none with a NUL byte.
+fn not_started(msg: &str, cmd: &ProcessBuilder, collection: &StageCollection) -> String {
+    let longest = cmd.get_args().iter().map(|a| a.len()).max().unwrap_or(0);
+    format!(
+        "ncu could not be started for stage {} ({msg}); its longest argument is {longest} bytes (Linux takes \
+         at most {} in one, and no NUL byte): a kernel filter or window too large for a command line",
+        collection.name(),
+        MAX_ARG_BYTES
+    )
+}
+
+/// The most bytes Linux takes in one argument (`MAX_ARG_STRLEN`, 32 pages).
+pub const MAX_ARG_BYTES: usize = 128 * 1024;
 
 /// The page `cmd` wrote at `path`; basic's cut to its own columns when its run also
 /// collected the source section ([`basic_columns_only`]).

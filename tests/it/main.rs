@@ -19,6 +19,7 @@ mod bisect;
 mod bisect_archive;
 mod browser;
 mod census;
+mod census_windows;
 mod cli;
 mod collect;
 mod concurrent_runs;

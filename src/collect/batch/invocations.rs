@@ -14,13 +14,15 @@
 //! own, and `--launch-count` caps the run at that many per pick. A pick left without a
 //! launch runs alone afterwards with its own window.
 
-use std::collections::BTreeSet;
-
 use crate::model::census::Breakdown;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{LaunchWindow, Runtime};
 use crate::ncu::parse::RawPage;
 use crate::plan::KernelPlan;
+
+/// The longest name a batched pick may have: the names of all picks are one argument,
+/// which Linux caps at 128 KiB (`collect::run::MAX_ARG_BYTES`).
+pub const MAX_BATCHED_NAME_BYTES: usize = 2048;
 
 /// Whether `kernel` runs in a plain program: not the harness, a skip/count window.
 fn plain(kernel: &KernelPlan) -> bool {
@@ -39,21 +41,75 @@ pub fn census_batches(program: &KernelPlan, breakdown: &Breakdown) -> bool {
     plain(program) && breakdown.chosen.len() > 1
 }
 
-/// The invocation numbers (from 1) of a skip/count window; none for a harness range.
-fn numbers(window: LaunchWindow) -> Vec<u32> {
+/// The invocation numbers (from 1) of a skip/count window, as one range; none for a
+/// harness range.
+fn range(window: LaunchWindow) -> Option<(u64, u64)> {
     match window {
+        LaunchWindow::SkipCount { launch_count: 0, .. } => None,
         LaunchWindow::SkipCount { launch_skip, launch_count } => {
-            (1..=launch_count).map(|n| launch_skip.saturating_add(n)).collect()
+            Some((u64::from(launch_skip) + 1, u64::from(launch_skip) + u64::from(launch_count)))
         }
-        LaunchWindow::HarnessRange { .. } => Vec::new(),
+        LaunchWindow::HarnessRange { .. } => None,
     }
 }
 
+/// The union of `ranges`, sorted, touching ranges joined.
+fn union(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (lo, hi) in ranges {
+        match out.last_mut() {
+            Some((_, end)) if lo <= end.saturating_add(1) => *end = (*end).max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
+}
+
+/// A regular expression matching the decimal numbers `lo..=hi` and no other, in a few
+/// alternatives per power of ten (`1[2-9]|[2-9]\d|1\d\d`): the length of a window's
+/// numbers, not of the window.
+pub fn range_regex(lo: u64, hi: u64) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut start = lo;
+    while start <= hi {
+        // The widest block `start..start + 10^k` aligned on 10^k that fits.
+        let mut k = 0u32;
+        while let Some(next) = 10u64.checked_pow(k + 1) {
+            if start % next != 0 || start.checked_add(next - 1).is_none_or(|e| e > hi) {
+                break;
+            }
+            k += 1;
+        }
+        let block = 10u64.pow(k);
+        // Then as many such blocks as the digit above them allows.
+        let mut end = start + (block - 1);
+        while (end + 1) % (block * 10) != 0 && end.checked_add(block).is_some_and(|e| e <= hi) {
+            end += block;
+        }
+        let prefix = start / (block * 10);
+        let (first, last) = ((start / block) % 10, (end / block) % 10);
+        let digit = if first == last { first.to_string() } else { format!("[{first}-{last}]") };
+        let prefix = if prefix == 0 { String::new() } else { prefix.to_string() };
+        let tail = match k {
+            0 => String::new(),
+            1 => r"\d".to_string(),
+            k => format!(r"\d{{{k}}}"),
+        };
+        parts.push(format!("{prefix}{digit}{tail}"));
+        match end.checked_add(1) {
+            Some(next) => start = next,
+            None => break,
+        }
+    }
+    parts.join("|")
+}
+
 /// The ncu filter and window of one run for the picks `kernels`: a kernel id naming their
-/// functions and the union of their invocations, every launch it matches profiled up to
-/// the cap.
+/// functions and the union of their invocations as ranges (a window of millions of
+/// launches is a few dozen characters), every launch it matches profiled up to the cap.
 pub fn batched(kernels: &[&KernelPlan]) -> (KernelFilter, LaunchWindow) {
-    let invocations: BTreeSet<u32> = kernels.iter().flat_map(|k| numbers(k.window)).collect();
+    let ranges = union(kernels.iter().filter_map(|k| range(k.window)).collect());
     // ncu splits a kernel id at its colons: the names' regex spells a colon `\x3A`, which
     // ECMAScript (ncu) and the `regex` crate both read as one, and groups without `?:`.
     let names: Vec<String> = kernels
@@ -62,10 +118,10 @@ pub fn batched(kernels: &[&KernelPlan]) -> (KernelFilter, LaunchWindow) {
         .map(|f| format!("({})", f.pattern.replace(':', r"\x3A")))
         .collect();
     let names = names.join("|");
-    let numbers: Vec<String> = invocations.iter().map(u32::to_string).collect();
-    let id = format!("::regex:{names}:{}", numbers.join("|"));
-    let per_kernel = u32::try_from(invocations.len()).unwrap_or(u32::MAX);
-    let cap = per_kernel.saturating_mul(u32::try_from(kernels.len()).unwrap_or(u32::MAX));
+    let numbers: Vec<String> = ranges.iter().map(|&(lo, hi)| range_regex(lo, hi)).collect();
+    let id = format!("::regex:{names}:^({})$", numbers.join("|"));
+    let per_kernel: u64 = ranges.iter().map(|(lo, hi)| hi - lo + 1).sum();
+    let cap = per_kernel.saturating_mul(kernels.len() as u64).min(u64::from(u32::MAX)) as u32;
     (KernelFilter::kernel_id(id), LaunchWindow::SkipCount { launch_skip: 0, launch_count: cap })
 }
 
@@ -115,6 +171,40 @@ mod tests {
     }
 
     #[test]
+    fn a_range_of_numbers_is_a_short_regex_matching_it_alone() {
+        for (lo, hi) in [
+            (1, 1),
+            (6, 8),
+            (1, 25_000),
+            (17, 4_000_000_017),
+            (999, 1001),
+            (10, 99),
+            (4_294_967_295, 4_294_967_296),
+        ] {
+            let re = regex::Regex::new(&format!("^({})$", range_regex(lo, hi))).unwrap();
+            for n in [lo.saturating_sub(1), lo, lo + 1, (lo + hi) / 2, hi - 1, hi, hi + 1, hi * 10, lo / 10] {
+                assert_eq!(
+                    re.is_match(&n.to_string()),
+                    (lo..=hi).contains(&n),
+                    "{lo}..={hi}: {n} against {re}"
+                );
+            }
+            assert!(range_regex(lo, hi).len() < 200, "{lo}..={hi}: {}", range_regex(lo, hi));
+        }
+        assert_eq!(range_regex(1, 25_000), r"[1-9]|[1-9]\d|[1-9]\d{2}|[1-9]\d{3}|1\d{4}|2[0-4]\d{3}|25000");
+    }
+
+    /// #45 G1: a window of ten million launches, or four billion, is one short argument
+    /// (it listed every number: 3.7 GB, then an abort).
+    #[test]
+    fn a_window_of_billions_of_launches_is_a_short_kernel_id() {
+        let (a, b) = (pick("softmax_f32", 0, 10_000_000), pick("gemm", 5, u32::MAX - 5));
+        let (filter, window) = batched(&[&a, &b]);
+        assert!(filter.pattern.len() < 400, "{}", filter.pattern);
+        assert_eq!(window, LaunchWindow::SkipCount { launch_skip: 0, launch_count: u32::MAX });
+    }
+
+    #[test]
     fn the_picks_windows_become_one_kernel_id() {
         let (a, b) = (pick("softmax_f32", 5, 3), pick("ns::gemm", 0, 1));
         let (filter, window) = batched(&[&a, &b]);
@@ -122,14 +212,14 @@ mod tests {
             filter.ncu_args(),
             [
                 "--kernel-id",
-                r"::regex:((^|[ \x3A])softmax_f32($|[<(]))|((^|[ \x3A])ns\x3A\x3Agemm($|[<(])):1|6|7|8"
+                r"::regex:((^|[ \x3A])softmax_f32($|[<(]))|((^|[ \x3A])ns\x3A\x3Agemm($|[<(])):^(1|[6-8])$"
             ]
         );
         // Four invocations, two kernels.
         assert_eq!(window, LaunchWindow::SkipCount { launch_skip: 0, launch_count: 8 });
         // The names' part reads as the same regex with its colons spelt out.
         let id = filter.pattern;
-        let names = &id["::regex:".len()..id.rfind(':').unwrap()];
+        let names = &id["::regex:".len()..id.rfind(":^(").unwrap()];
         assert!(!names.contains(':'), "{names}");
         let names = regex::Regex::new(names).unwrap();
         assert!(names.is_match("ns::gemm") && names.is_match("softmax_f32") && !names.is_match("gemm"));

@@ -84,6 +84,13 @@ pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> 
     if !(kernel.runtime == Runtime::Harness || picked_plain) || kernel.filter.is_none() {
         return None;
     }
+    // The picks' names are joined into one `--kernel-id` argument, which Linux caps at
+    // 128 KiB: a pick with a very long name runs alone.
+    if picked_plain
+        && kernel.filter.as_ref().is_some_and(|f| f.pattern.len() > invocations::MAX_BATCHED_NAME_BYTES)
+    {
+        return None;
+    }
     let stages = kernel.stage_collections();
     let source = StageCollection::Named(Stage::Source);
     if stages.contains(&StageCollection::Discovery) || stages.iter().all(|c| *c == source) {

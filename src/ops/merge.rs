@@ -265,9 +265,23 @@ pub fn merge(dirs: &[PathBuf], out: &Path, force: bool) -> Result<Merged> {
         missing_shards,
         forced: if force { forced } else { Vec::new() },
     };
+    // The comparisons are read from the sources before anything is written: a damaged one
+    // refuses the merge with no output in place (a retry would find it "not empty").
+    let mut results = Vec::new();
+    let mut ab = Vec::new();
+    for (id, from, _) in &plan {
+        let to = out.join(id);
+        if let Some(mut r) = comparison(from)? {
+            r.report = ProfileDir::at(&to).regression_report_path();
+            r.profile = to.clone();
+            results.push(r);
+        }
+        if let Some(mut a) = ab_record(from)? {
+            a.profile = to;
+            ab.push(a);
+        }
+    }
     let copied = write_output(out, plan, &record)?;
-    let results = copied.iter().filter_map(|c| comparison(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
-    let ab = copied.iter().filter_map(|c| ab_record(&c.to).transpose()).collect::<Result<Vec<_>>>()?;
     Ok(Merged { sources, copied, record, results, ab, warnings })
 }
 

@@ -203,7 +203,11 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T
         .help("replace it with the file kprof wrote, or remove it")
         .into());
     }
-    Ok(Some(serde_json::from_str(&text).with_context(|| format!("invalid {shown}"))?))
+    let doc = serde_json::from_str(&text).map_err(|e| {
+        crate::error::Failure::new(crate::error::ExitCode::Filesystem, format!("{shown} is damaged: {e}"))
+            .help("it is a file cargo kprof writes: restore it, or run the step that writes it again")
+    })?;
+    Ok(Some(doc))
 }
 
 /// The largest raw page read by default, in MiB (`--max-input-mb` raises it). The analysis

@@ -56,13 +56,33 @@ fn merge_and_report_refuse_a_comparison_that_is_a_pipe_or_a_device() {
         let profile = tmp.path().join("rerun/workspace/profile/hgemm_tiled_20261129_231734");
         std::fs::create_dir_all(profile.join("comparison")).unwrap();
         make(&profile.join("comparison/regression.json"));
-        // merge copies no special file out of a profile (exit 12, naming it).
+        // merge reads the shards' comparisons before it copies anything.
         let out = kprof_bounded(tmp.path(), &["merge", "rerun", "slow", "--output-dir", "out"]);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(12), "{case}: {stderr}");
-        assert!(stderr.contains("regression.json"), "{case}: {stderr}");
+        refused(case, &out, "regression.json");
+        assert!(!tmp.path().join("out").exists(), "{case}: an output was left");
         // report reads it for the page's comparison section.
         let out = kprof_bounded(tmp.path(), &["report", profile.to_str().unwrap()]);
         refused(case, &out, "regression.json");
     }
+}
+
+/// #45 G8 (and G15's "invalid ... gives no reason"): a damaged `comparison/ab.json` in a
+/// shard failed the merge after its output was in place, so the corrected command was
+/// refused as "not empty". It is read, and refused with its reason, before anything is
+/// written.
+#[test]
+fn merge_checks_the_shards_comparisons_before_writing_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    two_shards(tmp.path());
+    let comparison = tmp.path().join("rerun/workspace/profile/hgemm_tiled_20261129_231734/comparison");
+    std::fs::create_dir_all(&comparison).unwrap();
+    std::fs::write(comparison.join("ab.json"), "{\"result\": ").unwrap();
+    let out = kprof_bounded(tmp.path(), &["merge", "rerun", "slow", "--output-dir", "out"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(12), "{stderr}");
+    assert!(stderr.contains("ab.json is damaged: EOF while parsing"), "{stderr}");
+    assert!(!tmp.path().join("out").exists(), "the output was left in place");
+    std::fs::remove_file(comparison.join("ab.json")).unwrap();
+    let out = kprof_bounded(tmp.path(), &["merge", "rerun", "slow", "--output-dir", "out"]);
+    assert!(matches!(out.status.code(), Some(0 | 10)), "the corrected command: {}", text(&out.stderr));
 }

@@ -353,7 +353,7 @@ fn verdict_line(v: &KernelVerdict) -> String {
     match &v.limiter {
         Some(l) => format!(
             "**{}**: {}, cause `{}` (confidence {}, {}); advice `{}`.",
-            md::text(&v.kernel),
+            md::code(&v.kernel),
             v.classification.name(),
             l.id,
             v.confidence.name(),
@@ -366,7 +366,7 @@ fn verdict_line(v: &KernelVerdict) -> String {
         None => {
             format!(
                 "**{}**: {} (confidence {}).",
-                md::text(&v.kernel),
+                md::code(&v.kernel),
                 v.classification.name(),
                 v.confidence.name()
             )

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use crate::support::{copy_dir, kprof_bounded, recordings, text};
 
 /// The demo `hgemm` profile with its kernel renamed `name`, reported again.
-fn reported_as(tmp: &Path, name: &str) -> (PathBuf, std::process::Output) {
+pub(crate) fn reported_as(tmp: &Path, name: &str) -> (PathBuf, std::process::Output) {
     let dir = tmp.join("renamed_20261129_213211");
     copy_dir(&recordings().join("demo-stages/hgemm_20261129_213211"), &dir);
     for e in std::fs::read_dir(dir.join("details")).unwrap() {
@@ -46,4 +46,18 @@ fn a_name_of_many_placeholders_is_filled_in_linear_time_and_memory() {
         .filter(|n| n.starts_with('.'))
         .collect();
     assert!(hidden.is_empty(), "a staging folder stayed: {hidden:?}");
+}
+
+/// #45 G12: the verdict line bolded the kernel's name as text, so markup in a name (from
+/// a CSV) was raw HTML on a Markdown viewer; the name is a code span now.
+#[test]
+fn a_kernel_name_in_the_verdict_line_is_a_code_span() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dir, out) = reported_as(tmp.path(), "hgemm_naive<img src=x onerror=alert(1)>");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let md = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
+    for line in md.lines().filter(|l| l.contains("<img")) {
+        let outside: String = line.split('`').step_by(2).collect();
+        assert!(!outside.contains("<img"), "markup outside a code span: {line}");
+    }
 }

@@ -185,6 +185,43 @@ pub fn breakdown(page: &RawPage, cap: Option<u32>) -> Breakdown {
     Breakdown::from_launches(launches, cap.is_some_and(|c| n as u64 >= u64::from(c)))
 }
 
+/// The longest launch a census believes, in ns (about 2.8 hours).
+const MAX_LAUNCH_NS: f64 = 1e13;
+
+/// Refuses a census page with a duration ncu does not measure: negative, not a number,
+/// infinite, or longer than [`MAX_LAUNCH_NS`] (the shares, the table and `breakdown.json`
+/// would carry it: "inf s", "NaN %", a breakdown that cannot be read back).
+fn check_durations(page: &RawPage, origin: &str) -> Result<(), Failure> {
+    for l in page.launches() {
+        let Some(cell) = l.get("gpu__time_duration.sum").filter(|c| !c.trim().is_empty()) else { continue };
+        // A cell that is not a number (`nan`) is as wrong as an infinite one.
+        let value = l.number("gpu__time_duration.sum").unwrap_or(f64::NAN);
+        let ns = value * summary::unit_scale(l.unit("gpu__time_duration.sum").unwrap_or(""));
+        if value < 0.0 {
+            return Err(crate::profile::import::negative_value(
+                origin,
+                l.kernel_name(),
+                "gpu__time_duration.sum",
+                value,
+            ));
+        }
+        if !ns.is_finite() || ns > MAX_LAUNCH_NS {
+            return Err(Failure::new(
+                ExitCode::Config,
+                format!(
+                    "{origin}: `gpu__time_duration.sum` of `{}` is `{}`: not a launch's duration",
+                    crate::shell::printable(l.kernel_name()),
+                    crate::shell::printable(cell)
+                ),
+            )
+            .help(
+                "analyse the page as ncu wrote it: export it again with `ncu -i REPORT --csv --page raw`",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The census of a program with no hint (its parsed page, from a window that profiled at
 /// most `cap` launches): the kernels `plan` picks, written with every kernel's share to
 /// `breakdown.json`; returns the census, the breakdown and, when the pick chose nothing
@@ -196,6 +233,12 @@ pub(crate) fn discover(
     plan: &CensusPlan,
 ) -> Result<(Census, Breakdown, Option<Failure>)> {
     let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
+    check_durations(
+        &page,
+        &dir.relative(
+            &dir.path().join(crate::profile::dir::raw_page_rel(&crate::ncu::StageCollection::Discovery)),
+        ),
+    )?;
     let census = Census::from_page(&page, cap);
     if census.kernels.is_empty() {
         let bounded = plan.describe_bounds().map(|b| format!(" ({b})")).unwrap_or_default();

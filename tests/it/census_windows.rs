@@ -49,22 +49,6 @@ fn a_window_of_tens_of_thousands_of_launches_is_one_short_argument() {
     assert!(longest < 4096, "an argument of {longest} bytes");
 }
 
-/// `page` (ncu's lines, then CSV) with the first launch's `column` set to `value`.
-fn with_first_launch(page: &str, column: &str, value: &str) -> String {
-    let (ncu, csv_part): (Vec<&str>, Vec<&str>) = page.lines().partition(|l| l.starts_with("=="));
-    let csv_text = csv_part.join("\n");
-    let mut rows =
-        csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(csv_text.as_bytes());
-    let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
-    let at = rows[0].iter().position(|c| c == column).unwrap();
-    let mut out = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(Vec::new());
-    for (n, r) in rows.iter().enumerate() {
-        let cells = r.iter().enumerate().map(|(i, c)| if n == 2 && i == at { value } else { c });
-        out.write_record(cells.collect::<Vec<_>>()).unwrap();
-    }
-    format!("{}\n{}", ncu.join("\n"), String::from_utf8(out.into_inner().unwrap()).unwrap())
-}
-
 /// #45 G9: the census took any duration: `1e308`, `nan`, `inf` and negative ones gave
 /// "inf s", "NaN %" and a breakdown it could not read back. They are refused as the
 /// import refuses them (exit 3), naming the kernel and the value.
@@ -72,7 +56,7 @@ fn with_first_launch(page: &str, column: &str, value: &str) -> String {
 fn a_census_page_with_a_duration_ncu_cannot_measure_is_refused() {
     for value in ["1e308", "nan", "inf", "-5"] {
         let (code, stderr, _) =
-            replay_with(&[], |page| with_first_launch(&page, "gpu__time_duration.sum", value));
+            replay_with(&[], |page| crate::hardening3::with_cell(&page, "gpu__time_duration.sum", value));
         assert_eq!(code, Some(3), "{value}: {stderr}");
         assert!(stderr.contains("gpu__time_duration.sum") && stderr.contains("help:"), "{value}: {stderr}");
         assert!(!stderr.contains("NaN %") && !stderr.contains("inf s"), "{value}: {stderr}");

@@ -746,8 +746,12 @@ fn a_full_disk_is_a_file_system_failure() {
 }
 
 /// A raw page with the first launch's `column` set to `value`.
-fn with_cell(raw: &str, column: &str, value: &str) -> String {
-    let mut rows = csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(raw.as_bytes());
+pub(crate) fn with_cell(raw: &str, column: &str, value: &str) -> String {
+    // ncu's own lines (`==PROF==`) come first on a page it printed: kept as they are.
+    let (ncu, csv_part): (Vec<&str>, Vec<&str>) = raw.lines().partition(|l| l.starts_with("=="));
+    let csv_text = csv_part.join("\n");
+    let mut rows =
+        csv::ReaderBuilder::new().has_headers(false).flexible(true).from_reader(csv_text.as_bytes());
     let rows: Vec<csv::StringRecord> = rows.records().map(Result::unwrap).collect();
     let at = rows[0].iter().position(|c| c == column).unwrap();
     let mut out = csv::WriterBuilder::new().quote_style(csv::QuoteStyle::Always).from_writer(Vec::new());
@@ -755,7 +759,12 @@ fn with_cell(raw: &str, column: &str, value: &str) -> String {
         let cells = r.iter().enumerate().map(|(i, c)| if n == 2 && i == at { value } else { c });
         out.write_record(cells.collect::<Vec<_>>()).unwrap();
     }
-    String::from_utf8(out.into_inner().unwrap()).unwrap()
+    let csv = String::from_utf8(out.into_inner().unwrap()).unwrap();
+    if ncu.is_empty() {
+        csv
+    } else {
+        format!("{}\n{csv}", ncu.join("\n"))
+    }
 }
 
 /// The recorded `copy` page with every positive value of a metric column negated.

@@ -67,8 +67,9 @@ fn union(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 }
 
 /// A regular expression matching the decimal numbers `lo..=hi` and no other, in a few
-/// alternatives per power of ten (`1[2-9]|[2-9]\d|1\d\d`): the length of a window's
-/// numbers, not of the window.
+/// alternatives per power of ten (`1[2-9]|[2-9][0-9]|1[0-9][0-9]`): the length of a
+/// window's numbers, not of the window. Only classes, alternation and literals: ncu
+/// 2025.3.1 refuses `\d` and `{k}` in the invocation field.
 pub fn range_regex(lo: u64, hi: u64) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut start = lo;
@@ -91,11 +92,8 @@ pub fn range_regex(lo: u64, hi: u64) -> String {
         let (first, last) = ((start / block) % 10, (end / block) % 10);
         let digit = if first == last { first.to_string() } else { format!("[{first}-{last}]") };
         let prefix = if prefix == 0 { String::new() } else { prefix.to_string() };
-        let tail = match k {
-            0 => String::new(),
-            1 => r"\d".to_string(),
-            k => format!(r"\d{{{k}}}"),
-        };
+        // No `\d` or `{k}`: ncu refuses an invocation field with them (seen on the H200).
+        let tail = "[0-9]".repeat(k as usize);
         parts.push(format!("{prefix}{digit}{tail}"));
         match end.checked_add(1) {
             Some(next) => start = next,
@@ -189,9 +187,12 @@ mod tests {
                     "{lo}..={hi}: {n} against {re}"
                 );
             }
-            assert!(range_regex(lo, hi).len() < 200, "{lo}..={hi}: {}", range_regex(lo, hi));
+            assert!(range_regex(lo, hi).len() < 1024, "{lo}..={hi}: {}", range_regex(lo, hi));
         }
-        assert_eq!(range_regex(1, 25_000), r"[1-9]|[1-9]\d|[1-9]\d{2}|[1-9]\d{3}|1\d{4}|2[0-4]\d{3}|25000");
+        assert_eq!(
+            range_regex(1, 25_000),
+            "[1-9]|[1-9][0-9]|[1-9][0-9][0-9]|[1-9][0-9][0-9][0-9]|1[0-9][0-9][0-9][0-9]|2[0-4][0-9][0-9][0-9]|25000"
+        );
     }
 
     /// #45 G1: a window of ten million launches, or four billion, is one short argument
@@ -200,7 +201,7 @@ mod tests {
     fn a_window_of_billions_of_launches_is_a_short_kernel_id() {
         let (a, b) = (pick("softmax_f32", 0, 10_000_000), pick("gemm", 5, u32::MAX - 5));
         let (filter, window) = batched(&[&a, &b]);
-        assert!(filter.pattern.len() < 400, "{}", filter.pattern);
+        assert!(filter.pattern.len() < 2048, "{}", filter.pattern);
         assert_eq!(window, LaunchWindow::SkipCount { launch_skip: 0, launch_count: u32::MAX });
     }
 

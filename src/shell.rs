@@ -172,7 +172,13 @@ const CUT_WORD_TO: usize = 200;
 /// `text` without control characters other than newline and tab: what a terminal
 /// receives of text kprof did not write itself.
 pub fn printable(text: &str) -> String {
-    text.chars().filter(|&c| !c.is_control() || c == '\n' || c == '\t').collect()
+    text.chars().filter(|&c| (!c.is_control() || c == '\n' || c == '\t') && !is_bidi(c)).collect()
+}
+
+/// Unicode's bidirectional controls (U+202E turns the rest of a line around): a value
+/// holding one could reorder what a reader sees, so none is printed.
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
 /// `text` for a message: [`printable`], and every word over [`LONGEST_WORD`] bytes cut to

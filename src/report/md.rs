@@ -18,7 +18,7 @@ pub fn one_line(text: &str) -> String {
     text.chars()
         .filter_map(|c| match c {
             '\n' | '\r' | '\t' => Some(' '),
-            c if c.is_control() => None,
+            c if c.is_control() || crate::shell::is_bidi(c) => None,
             c => Some(c),
         })
         .collect()
@@ -27,7 +27,8 @@ pub fn one_line(text: &str) -> String {
 /// `text` as Markdown prose on one line: backticks escaped, so a name cannot open a code
 /// span that swallows the rest of the line.
 pub fn text(text: &str) -> String {
-    one_line(text).replace('`', "\\`")
+    // `<` escaped too: markup in a value (`<script>`) is text on every Markdown viewer.
+    one_line(text).replace('`', "\\`").replace('<', "\\<")
 }
 
 /// `text` as a code span on one line: fenced by one backtick more than the longest run of

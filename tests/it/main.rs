@@ -47,6 +47,7 @@ mod lock_platforms;
 mod messages;
 mod mio;
 mod one_answer;
+mod printed_values;
 mod parse_fixtures;
 mod planner;
 mod privilege;

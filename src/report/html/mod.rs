@@ -102,7 +102,8 @@ pub fn render_profile(data: &ProfileData) -> Result<String> {
         glossary: glossary.entries,
         files: data.files.clone(),
     };
-    Ok(page.render()?)
+    // Values from the data: no control or bidirectional character reaches the page.
+    Ok(crate::shell::printable(&page.render()?))
 }
 
 /// Writes `report.html` into `dir` from its own files; does nothing for a directory that

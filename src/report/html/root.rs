@@ -197,7 +197,7 @@ pub fn write(root: &Path, rows: &[IndexRow], heading: &[String]) -> Result<()> {
     let ab_rows = ab_rows(rows, &extras);
     let page =
         IndexPage { heading: heading.to_vec(), rows: views, chart_note, bars, ab: !ab_rows.is_empty() };
-    write_atomic(&index_html_path(root), &page.render()?)?;
+    write_atomic(&index_html_path(root), &crate::shell::printable(&page.render()?))?;
     if !ab_rows.is_empty() {
         let mut bases: Vec<&str> = Vec::new();
         for e in extras.values().filter_map(|e| e.ab.as_ref()) {
@@ -206,7 +206,7 @@ pub fn write(root: &Path, rows: &[IndexRow], heading: &[String]) -> Result<()> {
             }
         }
         let page = AbPage { bases: bases.join(", "), rows: ab_rows };
-        write_atomic(&ab_html_path(root), &page.render()?)?;
+        write_atomic(&ab_html_path(root), &crate::shell::printable(&page.render()?))?;
     }
     Ok(())
 }

@@ -95,7 +95,16 @@ fn list(items: &[String]) -> String {
     if items.is_empty() {
         "None.".to_string()
     } else {
-        items.iter().map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+        items
+            .iter()
+            .map(|i| {
+                // An item names values from the data (a kernel's name): bounded as they are.
+                let mut i = format!("- {i}");
+                md::shorten(&mut i);
+                i
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 

@@ -13,15 +13,36 @@ pub fn document(text: &str) -> String {
     crate::shell::printable(text)
 }
 
-/// `text` on one line: a line break or tab becomes a space, other control characters go.
+/// The longest value a document shows whole, in bytes: a longer one (a kernel name of
+/// megabytes from a CSV) is cut, saying how much was left out.
+pub const LONGEST_VALUE: usize = 4096;
+
+/// `text` on one line: a line break or tab becomes a space, other control characters go;
+/// past [`LONGEST_VALUE`] bytes it is cut and says how many more there were.
 pub fn one_line(text: &str) -> String {
-    text.chars()
+    let mut out: String = text
+        .chars()
         .filter_map(|c| match c {
             '\n' | '\r' | '\t' => Some(' '),
             c if c.is_control() || crate::shell::is_bidi(c) => None,
             c => Some(c),
         })
-        .collect()
+        .collect();
+    shorten(&mut out);
+    out
+}
+
+/// Cuts `text` past [`LONGEST_VALUE`] bytes, saying how many more there were.
+pub fn shorten(text: &mut String) {
+    if text.len() > LONGEST_VALUE {
+        let mut cut = LONGEST_VALUE;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let more = text.len() - cut;
+        text.truncate(cut);
+        text.push_str(&format!("... ({more} more bytes)"));
+    }
 }
 
 /// `text` as Markdown prose on one line: backticks escaped, so a name cannot open a code

@@ -25,3 +25,16 @@ fn a_kernel_name_with_bidi_controls_and_markup_prints_neither() {
         assert!(!outside.contains("<script>"), "markup outside a code span: {line}");
     }
 }
+
+/// #45 G13 (the reports' part): a kernel name of a megabyte was written whole wherever the
+/// Markdown report names it (7 MB for one name); past 4 KiB a value is cut, saying so.
+#[test]
+fn a_megabyte_kernel_name_is_cut_in_the_markdown_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let name = format!("hgemm{}", "x".repeat(1 << 20));
+    let (dir, out) = reported_as(tmp.path(), &name);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let md = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
+    assert!(md.len() < 256 << 10, "final_report.md is {} bytes", md.len());
+    assert!(md.contains("more bytes)"), "the cut is not said");
+}

@@ -12,50 +12,47 @@ pub fn sum_f64(x: &[f32]) -> (f64, f64) {
     x.iter().fold((0.0, 0.0), |(s, a), &v| (s + f64::from(v), a + f64::from(v).abs()))
 }
 
-/// `horner_promoted`: each step's float product, added to a double literal in FP64 and
-/// rounded back to float.
+/// Four Horner steps per iteration, each float product added to a double literal in FP64
+/// and rounded back to float: what the `*_promoted` kernels compute.
+fn promoted_steps(x: f32, iters: i32, literals: [f64; 4]) -> f32 {
+    let mut acc = 0f32;
+    for _ in 0..iters {
+        for c in literals {
+            acc = (f64::from(acc * x) + c) as f32;
+        }
+    }
+    acc
+}
+
+/// The same steps as one fused multiply-add each in float: what their fixes compute.
+fn fused_steps(x: f32, iters: i32, literals: [f32; 4]) -> f32 {
+    let mut acc = 0f32;
+    for _ in 0..iters {
+        for c in literals {
+            acc = acc.mul_add(x, c);
+        }
+    }
+    acc
+}
+
+/// `horner_promoted`: literals exact in float.
 pub fn horner_promoted_reference(x: f32, iters: i32) -> f32 {
-    let mut acc = 0f32;
-    for _ in 0..iters {
-        for c in [0.5f64, -0.25, 0.125, -0.0625] {
-            acc = (f64::from(acc * x) + c) as f32;
-        }
-    }
-    acc
+    promoted_steps(x, iters, [0.5, -0.25, 0.125, -0.0625])
 }
 
-/// `horner_promoted__fix`: one fused multiply-add per step in float.
+/// `horner_promoted__fix`.
 pub fn horner_fixed_reference(x: f32, iters: i32) -> f32 {
-    let mut acc = 0f32;
-    for _ in 0..iters {
-        for c in [0.5f32, -0.25, 0.125, -0.0625] {
-            acc = acc.mul_add(x, c);
-        }
-    }
-    acc
+    fused_steps(x, iters, [0.5, -0.25, 0.125, -0.0625])
 }
 
-/// `poly_promoted`: each step's float product, added to a double literal that float cannot
-/// hold in FP64, rounded back to float.
+/// `poly_promoted`: literals float cannot hold.
 pub fn poly_promoted_reference(x: f32, iters: i32) -> f32 {
-    let mut acc = 0f32;
-    for _ in 0..iters {
-        for c in [0.1f64, -0.3, 0.7, -0.9] {
-            acc = (f64::from(acc * x) + c) as f32;
-        }
-    }
-    acc
+    promoted_steps(x, iters, [0.1, -0.3, 0.7, -0.9])
 }
 
-/// `poly_promoted__fix`: one fused multiply-add per step in float.
+/// `poly_promoted__fix`.
 pub fn poly_fixed_reference(x: f32, iters: i32) -> f32 {
-    let mut acc = 0f32;
-    for _ in 0..iters {
-        for c in [0.1f32, -0.3, 0.7, -0.9] {
-            acc = acc.mul_add(x, c);
-        }
-    }
-    acc
+    fused_steps(x, iters, [0.1, -0.3, 0.7, -0.9])
 }
 
 /// The bin `hist_global_skewed` counts `v` in (mirrors `skewed_bin`).

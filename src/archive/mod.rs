@@ -326,6 +326,28 @@ fn claim(dir: &Path) -> Result<(bool, PathBuf)> {
     Ok((created, claim))
 }
 
+/// What an archive holds, told by its first entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// One build (`archive -o FILE`).
+    Build,
+    /// Two builds for an A/B check (`archive --base REV`).
+    Pair,
+    /// A bisect bundle (`archive --bisect GOOD..BAD`).
+    Bisect,
+}
+
+/// The kind of `archive` (see [`Kind`]).
+pub fn kind(archive: &Path) -> Result<Kind, Failure> {
+    if pair::first_entry(archive, bisect::BISECT_MANIFEST)?.is_some() {
+        return Ok(Kind::Bisect);
+    }
+    if pair::first_entry(archive, pair::PAIR_MANIFEST)?.is_some() {
+        return Ok(Kind::Pair);
+    }
+    Ok(Kind::Build)
+}
+
 /// The plan of an archive, once every entry is checked (nothing is written).
 pub fn read_checked_manifest(archive: &Path) -> Result<ArchiveManifest, Failure> {
     check(archive).map(|c| c.manifest)

@@ -103,6 +103,24 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
 fn library_checks(archive: &Path, shell: &Shell) -> Vec<preflight::Check> {
     use crate::archive::loader;
     let check = |result, fix, unknown| preflight::Check { what: CheckId::Libraries, result, fix, unknown };
+    // A bundle of builds is not "not an archive": it says what it is and what runs it.
+    let bundle = match crate::archive::kind(archive) {
+        Ok(crate::archive::Kind::Bisect) => {
+            Some(("a bisect archive (`archive --bisect GOOD..BAD`)", "bisect"))
+        }
+        Ok(crate::archive::Kind::Pair) => Some(("an A/B archive (`archive --base REV`)", "check")),
+        _ => None,
+    };
+    if let Some((what, verb)) = bundle {
+        let why =
+            format!("{} is {what}: `doctor --archive` checks the libraries of one build", archive.display());
+        let fix = format!(
+            "run it there with `cargo-kprof kprof {verb} --archive {}`, or pass an archive of one build \
+             (`cargo kprof archive -o FILE`) to doctor",
+            archive.display()
+        );
+        return vec![check(Err(why), Some(fix), false)];
+    }
     let manifest = match crate::archive::read_checked_manifest(archive) {
         Ok(m) => m,
         Err(f) => return vec![check(Err(f.message.clone()), f.help.first().cloned(), false)],

@@ -218,3 +218,22 @@ fn a_broken_kernel_regex_is_named_before_the_selection() {
     assert!(stderr.contains("--kernel-regex `(((` is not a valid regex"), "{stderr}");
     assert!(!stderr.contains("no kernel selected"), "{stderr}");
 }
+
+/// #45 G15: `doctor --archive` called a bisect or an A/B archive "not a cargo kprof
+/// archive"; it says what the archive is and what runs it.
+#[test]
+fn doctor_names_a_bisect_or_an_a_b_archive_for_what_it_is() {
+    use crate::support::tarball::{self, Entry};
+    let tmp = tempfile::tempdir().unwrap();
+    for (manifest, what, verb) in [
+        ("kprof-bisect.json", "is a bisect archive", "bisect --archive"),
+        ("kprof-ab.json", "is an A/B archive", "check --archive"),
+    ] {
+        let archive = tmp.path().join(format!("{manifest}.tar"));
+        tarball::write(&archive, &[Entry::file(manifest, "{}")]);
+        let out = kprof_in(tmp.path(), &["doctor", "--archive", archive.to_str().unwrap()]);
+        let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
+        assert!(all.contains(what) && all.contains(verb), "{manifest}: {all}");
+        assert!(!all.contains("not a cargo kprof archive"), "{manifest}: {all}");
+    }
+}

@@ -111,7 +111,18 @@ impl BisectManifest {
                 format!("is {}, not below builds ({})", self.good.build, self.builds),
             ));
         }
-        self.history.iter().try_for_each(|r| r.validate(self.builds))
+        self.history.iter().try_for_each(|r| r.validate(self.builds))?;
+        // A history is a first-parent path after `good`: each commit once, `good` not in it.
+        let mut seen = std::collections::BTreeSet::new();
+        for r in &self.history {
+            if r.commit == self.good.commit {
+                return Err(("history", format!("holds good.commit {} after itself", r.commit)));
+            }
+            if !seen.insert(r.commit.as_str()) {
+                return Err(("history", format!("holds {} twice", r.commit)));
+            }
+        }
+        Ok(())
     }
 
     /// The name of build `n` in the bundle.
@@ -261,9 +272,10 @@ mod tests {
 
     const C: &str = "3f2a1c9d0e1b3f2a1c9d0e1b3f2a1c9d0e1b3f2a";
 
-    fn revision(build: Option<usize>) -> Revision {
+    /// The `n`th revision after `good` (`C`), its own commit.
+    fn revision(n: usize, build: Option<usize>) -> Revision {
         Revision {
-            commit: C.into(),
+            commit: format!("{:040x}", n + 1),
             subject: "speed up the tile loop".into(),
             date: "2026-11-30T10:00:00+00:00".into(),
             not_built: build.is_none().then(|| "does not build: cargo build failed".into()),
@@ -278,7 +290,7 @@ mod tests {
             kernels: vec!["hgemm_tiled".into()],
             good: GoodRevision { asked: "v1.2.0".into(), commit: C.into(), build: 0 },
             bad_asked: "HEAD".into(),
-            history: vec![revision(Some(0)), revision(None), revision(Some(1))],
+            history: vec![revision(0, Some(0)), revision(1, None), revision(2, Some(1))],
             builds: 2,
         }
     }
@@ -317,9 +329,18 @@ mod tests {
         cases.push(("history.commit", m));
         // At most MAX_REVISIONS revisions: that many pass, one more is refused.
         let mut m = manifest();
-        m.history.resize(MAX_REVISIONS, revision(None));
+        m.history = (0..MAX_REVISIONS).map(|n| revision(n, None)).collect();
+        m.history[0].build = Some(0);
+        m.history[0].not_built = None;
         assert_eq!(m.validate(), Ok(()));
-        m.history.push(revision(None));
+        m.history.push(revision(MAX_REVISIONS, None));
+        cases.push(("history", m));
+        // A first-parent path: each commit once, `good` not in it.
+        let mut m = manifest();
+        m.history[2].commit = m.history[0].commit.clone();
+        cases.push(("history", m));
+        let mut m = manifest();
+        m.history[1].commit = C.into();
         cases.push(("history", m));
         for (field, m) in cases {
             assert_eq!(m.validate().map_err(|(f, _)| f), Err(field), "{m:?}");

@@ -154,3 +154,71 @@ fn an_archived_range_names_other_windows_and_reports_an_ambiguous_step_as_a_rang
     );
     assert_eq!(end["hidden"], serde_json::json!([short(&a[1])]));
 }
+
+/// #45 G10: a bundle whose build is garbage (or unsafe) was searched anyway, that build's
+/// revisions skipped, and an answer given (exit 10); a history naming a commit twice, or
+/// `good` inside it, was taken as it was. Every build and the history are checked before
+/// the first step: exit 3, naming the bundle and what is wrong, nothing searched.
+#[test]
+fn a_bundle_with_a_damaged_build_or_history_is_refused_before_the_first_step() {
+    use crate::support::tarball::{self, Entry};
+    let Some((ws, c)) = history() else { return };
+    let tar = ws.root().join("g10.tar");
+    let out = ws.kprof(
+        &[
+            "archive",
+            "--bisect",
+            &format!("{}..{}", c[0], c[10]),
+            "-k",
+            "hgemm_tiled",
+            "-o",
+            tar.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let entries = tarball::read(&tar);
+    let manifest: serde_json::Value = match &entries[0].kind {
+        tarball::Kind::File(d) => serde_json::from_slice(d).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    let garbage: Vec<Entry> = entries
+        .iter()
+        .map(|e| if e.name == "build-1.tar" { Entry::file(&e.name, "not a tar at all") } else { e.clone() })
+        .collect();
+    let mut twice = manifest.clone();
+    let first = twice["history"][0].clone();
+    twice["history"].as_array_mut().unwrap().push(first);
+    let mut good_inside = manifest.clone();
+    good_inside["history"][1]["commit"] = manifest["good"]["commit"].clone();
+    let cases: Vec<(&str, Vec<Entry>, &str)> = vec![
+        ("a garbage build", garbage, "its build 1 is refused"),
+        ("a commit twice", with_manifest(&entries, &twice), "twice"),
+        ("good inside the history", with_manifest(&entries, &good_inside), "after itself"),
+    ];
+    for (case, entries, says) in cases {
+        let bad = ws.root().join("bad.tar");
+        tarball::write(&bad, &entries);
+        let there = tempfile::tempdir().unwrap();
+        let state = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&bad);
+        cmd.args(["--workspace-remap", "remap"]).current_dir(there.path());
+        replaying(&mut cmd, state.path(), &there.path().join("runs.log"));
+        let out = cmd.output().unwrap();
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{case}: {stderr}");
+        assert!(stderr.contains("bad.tar") && stderr.contains(says), "{case}: {stderr}");
+        assert!(!there.path().join("runs.log").exists(), "{case}: a step ran");
+    }
+}
+
+/// `entries` with the bisect manifest (the first entry) replaced by `value`.
+fn with_manifest(
+    entries: &[crate::support::tarball::Entry],
+    value: &serde_json::Value,
+) -> Vec<crate::support::tarball::Entry> {
+    let mut out = entries.to_vec();
+    out[0] = crate::support::tarball::Entry::file(&out[0].name, serde_json::to_vec_pretty(value).unwrap());
+    out
+}

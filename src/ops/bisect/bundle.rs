@@ -108,7 +108,20 @@ pub fn bisect_archive(from: &FromArchive<'_>, shell: &Shell) -> Result<ExitCode>
     crate::archive::require_new_or_empty(from.remap)?;
     std::fs::create_dir_all(from.remap)
         .with_context(|| format!("could not create --workspace-remap {}", from.remap.display()))?;
-    let tars = bundle::extract_builds(from.archive, from.remap, m.builds);
+    let tars = bundle::extract_builds(from.archive, from.remap, m.builds).and_then(|tars| {
+        // Every build checked (its entries and plan; nothing written) before the first step:
+        // a damaged build is the bundle's fault, not a revision to skip.
+        for (n, tar) in tars.iter().enumerate() {
+            crate::archive::check::check(tar).map_err(|f| {
+                Failure::new(
+                    ExitCode::Config,
+                    format!("{}: its build {n} is refused: {}", from.archive.display(), f.message),
+                )
+                .help("pass the file that `archive --bisect GOOD..BAD` wrote, unchanged")
+            })?;
+        }
+        Ok(tars)
+    });
     let result = tars.and_then(|tars| search(from, &m, tars, shell));
     bundle::remove_builds(from.remap, m.builds);
     result

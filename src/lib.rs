@@ -42,7 +42,6 @@ pub mod profile;
 pub mod references;
 pub(crate) mod shell;
 pub(crate) mod suggest;
-pub(crate) mod template;
 pub mod units;
 
 /// The checks kprof makes on inputs written elsewhere (an archive and its plan, a shard's

@@ -11,7 +11,10 @@
 //! a name from a CSV), on stderr or stdout: only newline and tab survive ([`printable`]);
 //! and in messages for people a word
 //! over [`LONGEST_WORD`] bytes (a 100 KB argument echoed back) is cut, saying how many
-//! bytes were left out.
+//! bytes were left out ([`cut`], which the Markdown reports use for long values too). The
+//! same guarantee for the files kprof writes from templates (`final_report.md`, the cluster
+//! launchers): [`fill_template`] fills them in one pass, so a value is never read as a
+//! placeholder.
 
 use std::fmt;
 use std::io::{IsTerminal, Write};
@@ -194,16 +197,53 @@ pub fn for_people(text: &str) -> String {
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         let word = &rest[..end];
         if word.len() > LONGEST_WORD {
-            let mut cut = CUT_WORD_TO;
-            while !word.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            out.push_str(&format!("{}... ({} more bytes)", &word[..cut], word.len() - cut));
+            out.push_str(&cut(word, CUT_WORD_TO));
         } else {
             out.push_str(word);
         }
         rest = &rest[end..];
     }
+    out
+}
+
+/// `text`'s first `keep` bytes (at a character boundary) and how many more there were:
+/// `abc... (N more bytes)`; `text` as it is when it is no longer.
+pub fn cut(text: &str, keep: usize) -> String {
+    if text.len() <= keep {
+        return text.to_string();
+    }
+    let mut at = keep;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    format!("{}... ({} more bytes)", &text[..at], text.len() - at)
+}
+
+/// `template` with each `{{key}}` of `values` replaced by its value, in one pass over the
+/// template: a value is copied as written and never scanned again, so data (a kernel's
+/// name, an archive's name) cannot expand another placeholder, and the work is linear. Text that is not a
+/// known placeholder (GitHub's `${{ expr }}`, with spaces, an unknown name) is kept as is.
+pub fn fill_template(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(template.len() + values.iter().map(|(_, v)| v.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some(at) = rest.find("{{") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let known = after
+            .find("}}")
+            .and_then(|end| values.iter().find(|(k, _)| *k == &after[..end]).map(|(_, v)| (end, v)));
+        match known {
+            Some((end, value)) => {
+                out.push_str(value);
+                rest = &after[end + 2..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 
@@ -403,6 +443,21 @@ impl Shell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_are_not_scanned_again() {
+        let values = [("name", "k{{commands}}".to_string()), ("commands", "ncu ...".to_string())];
+        assert_eq!(fill_template("{{name}}: {{commands}}", &values), "k{{commands}}: ncu ...");
+    }
+
+    #[test]
+    fn unknown_and_spaced_placeholders_stay() {
+        let values = [("n", "3".to_string())];
+        assert_eq!(
+            fill_template("${{ matrix.shard }} {{n}} {{other}} {{", &values),
+            "${{ matrix.shard }} 3 {{other}} {{"
+        );
+    }
 
     #[test]
     fn colour_choices() {

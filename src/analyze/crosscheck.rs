@@ -45,7 +45,7 @@ impl NcuFinding {
 
 /// The name before the argument list: details and source pages may spell the arguments
 /// differently from the raw page.
-fn base(name: &str) -> &str {
+pub(super) fn base(name: &str) -> &str {
     name.split('(').next().unwrap_or(name).trim()
 }
 

@@ -233,7 +233,7 @@ impl Launchers {
 /// Fills `{{name}}` placeholders in one pass (GitHub's `${{ expr }}`, with spaces, is
 /// left alone); a value from the archive's name is never scanned again.
 fn render(template: &str, values: &[(&str, String)]) -> String {
-    crate::template::fill(template, values)
+    crate::shell::fill_template(template, values)
 }
 
 /// A Kubernetes object name (a DNS label) and Slurm job name from the archive's name:

@@ -297,23 +297,13 @@ fn claim(dir: &Path) -> Result<(bool, PathBuf)> {
         Err(e) => return Err(anyhow::Error::new(e).context(format!("could not create {}", dir.display()))),
     };
     let claim = dir.join(CLAIM);
-    let busy = |why: String| {
-        Failure::new(ExitCode::Filesystem, format!("--workspace-remap {}: {why}", dir.display())).help(
-            "give each run its own --workspace-remap (a launcher: check that its shard variable is set)",
-        )
-    };
     match std::fs::OpenOptions::new().write(true).create_new(true).open(&claim) {
         Ok(mut f) => {
             use std::io::Write;
             writeln!(f, "{}", std::process::id()).ok();
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            let pid = std::fs::read_to_string(&claim).unwrap_or_default();
-            return Err(busy(format!(
-                "another run (pid {}) is unpacking an archive into it, or one that ended did; nothing was touched",
-                pid.trim()
-            ))
-            .into());
+            return Err(claimed(dir, &std::fs::read_to_string(&claim).unwrap_or_default()).into());
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("could not create {}", claim.display()))),
     }
@@ -321,9 +311,26 @@ fn claim(dir: &Path) -> Result<(bool, PathBuf)> {
     let others = std::fs::read_dir(dir).map(|d| d.flatten().any(|e| e.file_name() != CLAIM)).unwrap_or(true);
     if others {
         std::fs::remove_file(&claim).ok();
-        return Err(busy("another run unpacked into it meanwhile; nothing was touched".into()).into());
+        return Err(busy(dir, "another run unpacked into it meanwhile; nothing was touched").into());
     }
     Ok((created, claim))
+}
+
+/// The refusal of a `--workspace-remap` another run uses: `why`, and the fix.
+fn busy(dir: &Path, why: &str) -> Failure {
+    Failure::new(ExitCode::Filesystem, format!("--workspace-remap {}: {why}", dir.display()))
+        .help("give each run its own --workspace-remap (a launcher: check that its shard variable is set)")
+}
+
+/// The refusal of a `--workspace-remap` whose claim names `pid` (see [`claim`]).
+fn claimed(dir: &Path, pid: &str) -> Failure {
+    busy(
+        dir,
+        &format!(
+            "another run (pid {}) is unpacking an archive into it, or one that ended did; nothing was touched",
+            pid.trim()
+        ),
+    )
 }
 
 /// What an archive holds, told by its first entry.
@@ -364,16 +371,7 @@ pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
         .help("pass --workspace-remap NEW_DIR"));
     }
     if let Ok(pid) = std::fs::read_to_string(dir.join(CLAIM)) {
-        return Err(Failure::new(
-            ExitCode::Filesystem,
-            format!(
-                "--workspace-remap {}: another run (pid {}) is unpacking an archive into it, or one that ended did; \
-                 nothing was touched",
-                dir.display(),
-                pid.trim()
-            ),
-        )
-        .help("give each run its own --workspace-remap (a launcher: check that its shard variable is set)"));
+        return Err(claimed(dir, &pid));
     }
     if dir.exists() && std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(true) {
         return Err(Failure::new(

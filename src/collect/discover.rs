@@ -233,12 +233,7 @@ pub(crate) fn discover(
     plan: &CensusPlan,
 ) -> Result<(Census, Breakdown, Option<Failure>)> {
     let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
-    check_durations(
-        &page,
-        &dir.relative(
-            &dir.path().join(crate::profile::dir::raw_page_rel(&crate::ncu::StageCollection::Discovery)),
-        ),
-    )?;
+    check_durations(&page, &crate::profile::dir::raw_page_rel(&crate::ncu::StageCollection::Discovery))?;
     let census = Census::from_page(&page, cap);
     if census.kernels.is_empty() {
         let bounded = plan.describe_bounds().map(|b| format!(" ({b})")).unwrap_or_default();

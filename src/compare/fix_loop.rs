@@ -18,15 +18,37 @@ use crate::units::value;
 pub struct CauseOutcome {
     /// The limiter or SASS pattern (`atomics-contention`, `int64-division`).
     pub id: String,
-    /// `limiter` or `instruction` (read from the SASS).
-    pub kind: String,
+    /// A limiter, or a cause read from the SASS.
+    pub kind: CauseKind,
     /// What fixing it was predicted to save, percent of the kernel's time.
     pub predicted_saving_pct: Option<f64>,
-    /// `gone`, `still-there` or `not-checked`.
-    pub outcome: String,
+    /// What became of it.
+    pub outcome: Outcome,
     /// How the later profile shows it, when it is still there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub now: Option<String>,
+}
+
+/// Where a cause was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CauseKind {
+    /// The verdict's limiter.
+    Limiter,
+    /// A cause read from the SASS ([`crate::analyze::sass`]).
+    Instruction,
+}
+
+/// What became of a cause after the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// The later profile does not name it.
+    Gone,
+    /// The later profile names it again.
+    StillThere,
+    /// The later profile has no source page to read a SASS cause from.
+    NotChecked,
 }
 
 /// `regression.json`'s `fix_loop`: the earlier profile's causes after the change.
@@ -81,9 +103,9 @@ fn limiter_outcome(id: &str, predicted: Option<f64>, after: &KernelVerdict) -> C
     let now = again.or(other);
     CauseOutcome {
         id: id.into(),
-        kind: "limiter".into(),
+        kind: CauseKind::Limiter,
         predicted_saving_pct: predicted,
-        outcome: if now.is_some() { "still-there" } else { "gone" }.into(),
+        outcome: if now.is_some() { Outcome::StillThere } else { Outcome::Gone },
         now,
     }
 }
@@ -99,15 +121,15 @@ fn instruction_outcome(
         format!("{} % of the samples on {}, was {} %", value(c.samples_pct), c.where_text(), value(was_pct))
     });
     let outcome = match (&now, checked) {
-        (Some(_), _) => "still-there",
-        (None, true) => "gone",
-        (None, false) => "not-checked",
+        (Some(_), _) => Outcome::StillThere,
+        (None, true) => Outcome::Gone,
+        (None, false) => Outcome::NotChecked,
     };
     CauseOutcome {
         id: id.into(),
-        kind: "instruction".into(),
+        kind: CauseKind::Instruction,
         predicted_saving_pct: predicted,
-        outcome: outcome.into(),
+        outcome,
         now,
     }
 }
@@ -136,8 +158,8 @@ fn text(causes: &[CauseOutcome], measured: Option<f64>, limiter_now: &Option<Str
         Some(m) => format!("{} % slower", value(-m)),
         None => "the duration was not compared".to_string(),
     };
-    let of = |o: &str| causes.iter().filter(|c| c.outcome == o).collect::<Vec<_>>();
-    let (gone, still, unchecked) = (of("gone"), of("still-there"), of("not-checked"));
+    let of = |o: Outcome| causes.iter().filter(|c| c.outcome == o).collect::<Vec<_>>();
+    let (gone, still, unchecked) = (of(Outcome::Gone), of(Outcome::StillThere), of(Outcome::NotChecked));
     let mut parts: Vec<String> = Vec::new();
     if !gone.is_empty() {
         let predicted: Vec<Option<f64>> = gone.iter().map(|c| c.predicted_saving_pct).collect();
@@ -176,17 +198,13 @@ mod tests {
 
     #[test]
     fn the_loop_is_one_sentence_whatever_became_of_each_cause() {
-        let cause = |id: &str, kind: &str, p: Option<f64>, outcome: &str, now: Option<&str>| CauseOutcome {
-            id: id.into(),
-            kind: kind.into(),
-            predicted_saving_pct: p,
-            outcome: outcome.into(),
-            now: now.map(String::from),
+        let cause = |id: &str, kind: CauseKind, p: Option<f64>, outcome: Outcome, now: Option<&str>| {
+            CauseOutcome { id: id.into(), kind, predicted_saving_pct: p, outcome, now: now.map(String::from) }
         };
         let lim = Some("memory-latency".to_string());
         let both = [
-            cause("integer-overhead", "limiter", Some(57.94), "gone", None),
-            cause("int64-division", "instruction", Some(57.94), "gone", None),
+            cause("integer-overhead", CauseKind::Limiter, Some(57.94), Outcome::Gone, None),
+            cause("int64-division", CauseKind::Instruction, Some(57.94), Outcome::Gone, None),
         ];
         assert_eq!(
             text(&both, Some(64.96), &lim, "memory-bound"),
@@ -195,31 +213,33 @@ mod tests {
         let mixed = [
             cause(
                 "memory-latency",
-                "limiter",
+                CauseKind::Limiter,
                 Some(26.26),
-                "still-there",
+                Outcome::StillThere,
                 Some("still the limiter, priced at up to 25.29 %"),
             ),
-            cause("double-promotion", "instruction", Some(4.49), "gone", None),
+            cause("double-promotion", CauseKind::Instruction, Some(4.49), Outcome::Gone, None),
         ];
         assert_eq!(
             text(&mixed, Some(1.74), &lim, "memory-bound"),
             "`double-promotion` gone: saved 1.74 % (predicted up to 4.49 %); `memory-latency` still there (still the limiter, priced at up to 25.29 %; predicted up to 26.26 % if it goes)."
         );
         let xu = [
-            cause("pipe-xu", "limiter", None, "gone", None),
-            cause("double-promotion", "instruction", Some(91.2), "gone", None),
+            cause("pipe-xu", CauseKind::Limiter, None, Outcome::Gone, None),
+            cause("double-promotion", CauseKind::Instruction, Some(91.2), Outcome::Gone, None),
         ];
         assert_eq!(
             text(&xu, Some(93.41), &Some("pipe-fma".into()), "compute-bound"),
             "`pipe-xu` and `double-promotion` gone: saved 93.41 % (predicted up to 91.20 %); the limiter now is `pipe-fma` (compute-bound)."
         );
-        let slower = [cause("pipe-fma", "limiter", None, "still-there", Some("still the limiter"))];
+        let slower =
+            [cause("pipe-fma", CauseKind::Limiter, None, Outcome::StillThere, Some("still the limiter"))];
         assert_eq!(
             text(&slower, Some(-0.57), &Some("pipe-fma".into()), "compute-bound"),
             "`pipe-fma` still there (still the limiter; not priced): 0.57 % slower."
         );
-        let unchecked = [cause("local-memory", "instruction", Some(59.07), "not-checked", None)];
+        let unchecked =
+            [cause("local-memory", CauseKind::Instruction, Some(59.07), Outcome::NotChecked, None)];
         assert_eq!(
             text(&unchecked, None, &None, "memory-bound"),
             "`local-memory` not checked (the later profile has no source page); the duration was not compared; no limiter names a cause now (memory-bound)."

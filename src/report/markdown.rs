@@ -35,7 +35,7 @@ pub fn render(template: &str, analysis: &Analysis) -> String {
         next_actions: next_actions(analysis),
     };
     // One pass: a value (a kernel's name) is never scanned for placeholders again.
-    let out = crate::template::fill(template, &placeholders(analysis, sections));
+    let out = crate::shell::fill_template(template, &placeholders(analysis, sections));
     // Names come from CSVs and manifests: no control character reaches the file.
     md::document(&out)
 }

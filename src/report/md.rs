@@ -35,13 +35,7 @@ pub fn one_line(text: &str) -> String {
 /// Cuts `text` past [`LONGEST_VALUE`] bytes, saying how many more there were.
 pub fn shorten(text: &mut String) {
     if text.len() > LONGEST_VALUE {
-        let mut cut = LONGEST_VALUE;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        let more = text.len() - cut;
-        text.truncate(cut);
-        text.push_str(&format!("... ({more} more bytes)"));
+        *text = crate::shell::cut(text, LONGEST_VALUE);
     }
 }
 

@@ -382,28 +382,21 @@ impl Rules {
                 c => c,
             };
             return KernelVerdict {
-                kernel: s.kernel.clone(),
                 classification: rule.spec.classification,
                 confidence,
                 rule: Some(rule.spec.id.clone()),
                 evidence,
                 follow_up_stage: rule.spec.follow_up_stage,
                 hypotheses,
-                missing: Vec::new(),
-                limiter: None,
-                unchecked: Vec::new(),
-                library: None,
-                other_causes: Vec::new(),
-                refines: None,
-                instruction_causes: Vec::new(),
-                ruled_out: Vec::new(),
+                ..unknown(s, Vec::new())
             };
         }
         unknown(s, missing)
     }
 }
 
-/// The verdict when no rule decides: what was missing, if anything.
+/// The verdict when no rule decides: what was missing, if anything. A decided verdict is
+/// this one with the rule's fields set.
 fn unknown(s: &KernelSummary, missing: Vec<String>) -> KernelVerdict {
     KernelVerdict {
         kernel: s.kernel.clone(),

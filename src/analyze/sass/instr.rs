@@ -5,6 +5,21 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ncu::parse::{parse_number, SourceBlock, SourcePage};
 
+/// The text of `line` of `file`: the page's `page_text`, else (ncu could not open the
+/// file) read through `resolve`.
+pub(super) fn text_of(
+    file: &str,
+    line: u32,
+    page_text: &str,
+    resolve: &dyn Fn(&str, u32) -> Option<String>,
+) -> String {
+    if page_text.is_empty() || page_text.contains(crate::analyze::hotspots::UNABLE_TO_OPEN) {
+        resolve(file, line).map(|t| t.trim().to_string()).unwrap_or_default()
+    } else {
+        page_text.to_string()
+    }
+}
+
 /// One SASS instruction of a kernel, in address order.
 #[derive(Debug, Clone)]
 pub(super) struct Instr {
@@ -142,23 +157,15 @@ fn stalls(b: &SourceBlock, values: &[String]) -> BTreeMap<String, f64> {
 const SAMPLES: &[&str] = &["# Samples", "Warp Stall Sampling (All Samples)"];
 
 /// Every kernel's instructions, in address order, with their lines.
-pub(super) fn kernels(
-    page: &SourcePage,
-    resolve: &dyn Fn(&str, u32) -> Option<String>,
-) -> BTreeMap<String, Vec<Instr>> {
+pub(super) fn kernels(page: &SourcePage) -> BTreeMap<String, Vec<Instr>> {
     let mut out: BTreeMap<String, Vec<Instr>> = BTreeMap::new();
     for b in &page.blocks {
         let mut rows: Vec<(u32, String, &crate::ncu::parse::SassRow)> =
             b.sass.iter().map(|r| (0, String::new(), r)).collect();
         for l in &b.lines {
-            let text = if l.source.trim().is_empty()
-                || l.source.contains(crate::analyze::hotspots::UNABLE_TO_OPEN)
-            {
-                resolve(&b.file_path, l.line_no).unwrap_or_default()
-            } else {
-                l.source.clone()
-            };
-            rows.extend(l.sass.iter().map(|r| (l.line_no, text.trim().to_string(), r)));
+            // The page's text; read from the file only for the lines a cause names
+            // ([`text_of`]), not for every line.
+            rows.extend(l.sass.iter().map(|r| (l.line_no, l.source.trim().to_string(), r)));
         }
         let instrs = out.entry(b.function_name.clone()).or_default();
         for (line, source, r) in rows {

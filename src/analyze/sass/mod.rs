@@ -30,7 +30,7 @@ mod pattern;
 
 pub use advice::double_literals;
 use advice::{advice, headline};
-use instr::{kernels, Instr};
+use instr::{kernels, text_of, Instr};
 use pattern::{tally, Tally};
 pub use pattern::{Pattern, PATTERNS};
 
@@ -83,7 +83,7 @@ pub struct KernelPatterns {
 /// The patterns of every kernel on a source page whose launches are summed
 /// ([`crate::analyze::source_launches::merged`]); `resolve` reads source lines ncu could not.
 pub fn read(page: &SourcePage, resolve: &dyn Fn(&str, u32) -> Option<String>) -> Vec<KernelPatterns> {
-    kernels(page, resolve)
+    kernels(page)
         .into_iter()
         .filter(|(_, instrs)| !instrs.is_empty())
         .map(|(kernel, instrs)| {
@@ -100,7 +100,18 @@ fn find(
 ) -> (Vec<InstructionCause>, Vec<RuledOut>) {
     let total: f64 = instrs.iter().map(|i| i.samples).sum();
     let executed: f64 = instrs.iter().map(|i| i.executed).sum();
-    let tallies = tally(instrs);
+    let mut tallies = tally(instrs);
+    // The text of the lines that issue a pattern's instructions, read from the file where
+    // the page has none: those lines only.
+    for t in tallies.values_mut() {
+        t.by_line = std::mem::take(&mut t.by_line)
+            .into_iter()
+            .map(|((file, line, text), v)| {
+                let text = if v.1.is_empty() { text } else { text_of(&file, line, &text, resolve) };
+                ((file, line, text), v)
+            })
+            .collect();
+    }
     let (mut found, mut ruled_out) = (Vec::new(), Vec::new());
     for p in PATTERNS {
         let Some(t) = tallies.get(&p) else {
@@ -215,7 +226,7 @@ pub fn annotate(
     resolve: &dyn Fn(&str, u32) -> Option<String>,
 ) {
     let found = read(page, resolve);
-    let base = |n: &str| n.split('(').next().unwrap_or(n).trim().to_string();
+    let base = super::crosscheck::base;
     for v in &mut decision.kernels {
         let Some(k) = found.iter().find(|k| base(&k.kernel) == base(&v.kernel)) else { continue };
         let mut causes = k.causes.clone();

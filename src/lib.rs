@@ -5,8 +5,9 @@
 //! - entry: [`cli`] (clap structs only), [`commands`] (one thin file per subcommand),
 //!   [`ops`] (the drivers the commands call), [`events`] (every message, typed).
 //! - pipeline: [`config`] and the command line resolve into one [`plan`]; [`build`] (the
-//!   only module that talks to cargo) builds with line info; [`archive`] packs a plan to
-//!   profile elsewhere; [`collect`] runs the ncu stages; [`analyze`] turns pages into a
+//!   only module that talks to cargo) builds with line info; [`vcs`] (the only module
+//!   that talks to git) checks out a base revision or lists a bisect's commits;
+//!   [`archive`] packs a plan to profile elsewhere; [`collect`] runs the ncu stages; [`analyze`] turns pages into a
 //!   summary, a verdict and hotspots; [`report`] renders them; [`compare`] puts two
 //!   profiles side by side and gates on regressions.
 //! - ground: [`profile`] (every path of a profile directory), [`model`] (one type per
@@ -32,6 +33,7 @@ pub(crate) mod compare;
 pub mod config;
 pub(crate) mod plan;
 pub mod report;
+pub(crate) mod vcs;
 
 // ground
 pub mod error;

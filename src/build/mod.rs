@@ -18,11 +18,6 @@ use crate::error::{ExitCode, Failure};
 use crate::process::{self, Ending, ProcessBuilder, RunOptions};
 use crate::shell::Shell;
 
-pub mod basetree;
-pub mod git;
-pub mod history;
-pub mod worktree;
-
 /// One target to build: `-p <package> --<kind> <name>`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BuildTarget {

@@ -20,9 +20,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::build::worktree::BaseRevision;
 use crate::compare::DurationDelta;
 use crate::shell::{Channel, Level, Message};
+use crate::vcs::worktree::BaseRevision;
 
 pub use payloads::*;
 

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::build::worktree::BaseRevision;
 use crate::compare::ab::counters::CounterChanges;
 use crate::compare::ab::stats::TimeChange;
 use crate::shell::{Channel, Message};
+use crate::vcs::worktree::BaseRevision;
 
 /// One kernel of a census, as its message shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -324,7 +324,7 @@ fn more_samples() -> Vec<Event> {
         }),
         Event::AbArchiveWritten {
             archive: "ab.tar".into(),
-            base: crate::build::worktree::BaseRevision {
+            base: crate::vcs::worktree::BaseRevision {
                 asked: "HEAD~1".into(),
                 commit: "3f2a1c9d0e1b".into(),
             },
@@ -389,11 +389,11 @@ fn bisect_samples() -> Vec<Event> {
         })),
         Event::BisectArchiveWritten(BisectArchive {
             archive: "bisect.tar".into(),
-            good: crate::build::worktree::BaseRevision {
+            good: crate::vcs::worktree::BaseRevision {
                 asked: "v1.2.0".into(),
                 commit: "0a1b2c3d4e5f".into(),
             },
-            bad: crate::build::worktree::BaseRevision { asked: "HEAD".into(), commit: "3f2a1c9d0e1b".into() },
+            bad: crate::vcs::worktree::BaseRevision { asked: "HEAD".into(), commit: "3f2a1c9d0e1b".into() },
             kernels: vec!["hgemm".to_string()],
             revisions: 10,
             builds: 3,

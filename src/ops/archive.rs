@@ -167,13 +167,13 @@ fn pack_pair(
             let graph = graph(o.manifest_path, shell);
             archive::write(plan, built.as_ref(), &packed, &graph, tmp)?;
         }
-        let repo = crate::build::worktree::repository_root(&head.workspace_root)?;
+        let repo = crate::vcs::worktree::repository_root(&head.workspace_root)?;
         let pair = archive::pair::PairManifest {
             schema_version: 1,
             kprof_version: env!("CARGO_PKG_VERSION").into(),
             base_asked: base.asked.clone(),
             base_commit: base.commit.clone(),
-            head_commit: crate::build::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
+            head_commit: crate::vcs::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
         };
         archive::pair::write(&pair, &head_tmp, &base_tmp, o.output)
     })();

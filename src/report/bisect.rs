@@ -7,11 +7,11 @@ use anyhow::Result;
 use serde::Serialize;
 
 use super::md::{cell, cell_code, code, text};
-use crate::build::history::Commit;
-use crate::build::worktree::BaseRevision;
 use crate::compare::bisect::{Found, Step};
 use crate::profile::bisect::{bisect_json_path, bisect_md_path};
 use crate::profile::fs::write_atomic;
+use crate::vcs::history::Commit;
+use crate::vcs::worktree::BaseRevision;
 
 /// `bisect.json`'s shape version.
 pub const BISECT_SCHEMA_VERSION: u32 = 1;

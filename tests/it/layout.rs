@@ -256,7 +256,9 @@ fn only_process_rs_starts_child_processes() {
 fn the_checks_of_this_file_see_the_whole_tree() {
     // A guard for the guards: the walk finds the rooms the layout names.
     let rooms: BTreeSet<String> = sources().iter().map(|(p, _)| room(p)).collect();
-    for r in ["commands", "config", "plan", "build", "collect", "analyze", "report", "compare", "profile"] {
+    for r in
+        ["commands", "config", "plan", "build", "vcs", "collect", "analyze", "report", "compare", "profile"]
+    {
         assert!(rooms.contains(r), "no src/{r}: {rooms:?}");
     }
     let _ = PathBuf::new();

@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use crate::build;
-use crate::build::worktree::{self, BaseRevision};
 use crate::config::Config;
 use crate::error::{ExitCode, Failure};
 use crate::ops::opening;
 use crate::plan::{self, Plan, Request};
 use crate::profile::ab::base_profiles_root;
 use crate::shell::Shell;
+use crate::vcs::worktree::{self, BaseRevision};
 
 /// The base revision's plan: its worktree checked out, its workspace read, the same
 /// request resolved there, built into the worktree's own target directory.

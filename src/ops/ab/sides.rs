@@ -8,7 +8,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 
 use crate::archive::pair;
-use crate::build::worktree::BaseRevision;
 use crate::build::{self, BuildOutput};
 use crate::error::{ExitCode, Failure};
 use crate::model::ab::Side;
@@ -17,6 +16,7 @@ use crate::ops::opening::{self, RequestFn};
 use crate::ops::profile::Extras;
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
+use crate::vcs::worktree::BaseRevision;
 
 /// One side, planned and built.
 pub struct SidePlan {

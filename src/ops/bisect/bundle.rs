@@ -14,8 +14,6 @@ use anyhow::{Context as _, Result};
 
 use super::{CheckOptions, Context, Revisions};
 use crate::archive::bisect::{self as bundle, BisectManifest};
-use crate::build::history::Commit;
-use crate::build::worktree::BaseRevision;
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
 use crate::ops::ab::sides::{self, SidePlan};
@@ -23,6 +21,8 @@ use crate::ops::archive::{unpack_for_check, Machine, Unpack};
 use crate::ops::profile::Extras;
 use crate::plan::Request;
 use crate::shell::Shell;
+use crate::vcs::history::Commit;
+use crate::vcs::worktree::BaseRevision;
 
 /// A bisect from an archive, resolved from the command line.
 pub struct FromArchive<'a> {

@@ -26,8 +26,6 @@ use super::ab::rounds::{AbOutcome, DEFAULT_ROUNDS};
 use super::ab::sides::{self, SidePlan};
 use super::ab::{compare_sides, AbCheck};
 use super::check::ResultFiles;
-use crate::build::history::Commit;
-use crate::build::worktree::BaseRevision;
 use crate::compare::ab::verdict::reviewer_line;
 use crate::compare::bisect::{check_bound, Found, Interval, Outcome, Search};
 use crate::error::{exit_code_of, ExitCode};
@@ -35,6 +33,8 @@ use crate::events::{self, Event};
 use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal};
 use crate::report::bisect::{BisectDoc, StepRecord, BISECT_SCHEMA_VERSION};
 use crate::shell::Shell;
+use crate::vcs::history::Commit;
+use crate::vcs::worktree::BaseRevision;
 
 /// kprof's worktree of the revisions a bisect checks, or an archive for one packs, beside
 /// that of the base.

@@ -18,8 +18,6 @@ use sha2::{Digest, Sha256};
 use super::BISECT_TREE;
 use crate::archive::bisect::{self as bundle, BisectManifest, GoodRevision, Revision};
 use crate::archive::contents::{self, Contents};
-use crate::build::history::{self, Commit};
-use crate::build::worktree::{self, BaseRevision};
 use crate::build::BuildOutput;
 use crate::error::{ExitCode, Failure};
 use crate::events::{BisectArchive, Event};
@@ -28,6 +26,8 @@ use crate::ops::archive::PackOptions;
 use crate::ops::opening::RequestFn;
 use crate::plan::{Plan, Request};
 use crate::shell::Shell;
+use crate::vcs::history::{self, Commit};
+use crate::vcs::worktree::{self, BaseRevision};
 
 /// `GOOD..BAD` (`GOOD` alone: up to `HEAD`) as (good, bad).
 pub fn parse_range(range: &str) -> Result<(&str, &str), Failure> {

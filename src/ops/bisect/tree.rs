@@ -8,8 +8,6 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 
 use super::{CheckOptions, Context, Revisions, BISECT_TREE};
-use crate::build::history::{self, Commit};
-use crate::build::worktree;
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
 use crate::ops::ab::base::{self, Checkout};
@@ -17,6 +15,8 @@ use crate::ops::ab::sides::{self, SidePlan};
 use crate::ops::opening::{self, RequestFn};
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
+use crate::vcs::history::{self, Commit};
+use crate::vcs::worktree;
 
 /// A bisect from a checkout, resolved from the command line.
 pub struct Bisect<'a> {

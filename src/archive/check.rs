@@ -219,7 +219,7 @@ fn check_entry<R: std::io::Read>(
         // Each file there must be one the plan lists (`check_all_listed`).
         Some(DEPS) => true,
         Some(WORKSPACE) => {
-            rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::dir::PROFILES_DIR)
+            rel.components().nth(1).is_none_or(|c| c.as_os_str() != crate::profile::root::PROFILES_DIR)
         }
         _ => false,
     };

@@ -243,7 +243,7 @@ pub fn unpack_adjusted(
             .collect();
         let plan = Plan {
             workspace_root: root.clone(),
-            profile_root: crate::profile::dir::profiles_root(&root),
+            profile_root: crate::profile::root::profiles_root(&root),
             build: None,
             source_roots: vec![dir.join(DEPS)],
             source_map: manifest

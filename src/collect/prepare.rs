@@ -11,8 +11,9 @@ use crate::model::stage::StageSelection;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::plan::{KernelPlan, Plan, PlannedTarget, StagePlan};
 use crate::process::{shell_comment, ProcessBuilder};
-use crate::profile::dir::{self, ProfileDir};
+use crate::profile::dir::ProfileDir;
 use crate::profile::fs::write_new;
+use crate::profile::names;
 use crate::profile::target_spec;
 
 /// The program a kernel runs in, once built.
@@ -61,7 +62,7 @@ pub fn prepare_kernel<'a>(
     built: Option<&BuildOutput>,
     ncu_path: &Path,
 ) -> Result<PreparedKernel<'a>> {
-    let id = dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let id = names::profile_id(&kernel.name, std::time::SystemTime::now());
     let dir = match (&plan.output_dir, plan.kernels.len()) {
         (Some(d), 1) => ProfileDir::create_explicit(d)?,
         (Some(d), _) => {
@@ -84,7 +85,7 @@ pub fn prepare_picked<'a>(
     target: TargetCommand,
     ncu_path: &Path,
 ) -> Result<PreparedKernel<'a>> {
-    let id = dir::profile_id(&kernel.name, std::time::SystemTime::now());
+    let id = names::profile_id(&kernel.name, std::time::SystemTime::now());
     let root = beside.path().parent().unwrap_or(&plan.profile_root);
     let dir = ProfileDir::create_unique(root, &id)?;
     prepare_in(plan, kernel, dir, target, ncu_path)

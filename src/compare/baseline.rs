@@ -10,11 +10,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::error::{ExitCode, Failure};
-use crate::profile::dir::{self, ProfileDir};
+use crate::profile::dir::ProfileDir;
+use crate::profile::root;
 
 /// `profile/baselines`.
 pub fn root(profile_root: &Path) -> PathBuf {
-    dir::baselines_root(profile_root)
+    root::baselines_root(profile_root)
 }
 
 /// Checks a baseline name: letters, digits, `.`, `_`, `-`, not starting with `.`.
@@ -32,7 +33,7 @@ pub fn check_name(name: &str) -> Result<(), Failure> {
 
 /// Where kernel `kernel` of baseline `name` lives.
 pub fn kernel_dir(profile_root: &Path, name: &str, kernel: &str) -> PathBuf {
-    dir::baseline_kernel_dir(profile_root, name, kernel)
+    root::baseline_kernel_dir(profile_root, name, kernel)
 }
 
 /// Refuses before any work when `name` already holds `kernel`.
@@ -72,7 +73,7 @@ pub fn save(profile_root: &Path, name: &str, kernel: &str, profile: &Path) -> Re
     let filled = (|| -> Result<()> {
         std::fs::create_dir(staging.join("details"))
             .with_context(|| format!("could not create {}", staging.display()))?;
-        for rel in dir::BASELINE_FILES {
+        for rel in root::BASELINE_FILES {
             let from = profile.join(rel);
             if from.is_file() {
                 std::fs::copy(&from, staging.join(rel))

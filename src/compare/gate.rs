@@ -97,7 +97,7 @@ pub fn load_baseline(spec: &BaselineSpec, current: &Snapshot, profile_root: &Pat
             Snapshot::load(&dir, format!("baseline {name}"))
         }
         BaselineSpec::Set(set) => {
-            let dir = set.join(crate::profile::dir::sanitize_kernel_name(&current.identity.kernel));
+            let dir = set.join(crate::profile::names::sanitize_kernel_name(&current.identity.kernel));
             if !dir.is_dir() {
                 return Err(Failure::new(
                     ExitCode::Config,

@@ -252,7 +252,7 @@ pub fn unpack_adjusted(
 ) -> Result<(Plan, BuildOutput, Vec<String>)> {
     let request = opening::with_engine_shard(u.request)?;
     let mut notes = Vec::new();
-    let profile_root = crate::profile::dir::profiles_root(&u.remap.join(archive::WORKSPACE));
+    let profile_root = crate::profile::root::profiles_root(&u.remap.join(archive::WORKSPACE));
     let bin_root = u.remap.to_path_buf();
     let adjust = |manifest: &archive::ArchiveManifest, kernels: Vec<crate::plan::KernelPlan>| -> Result<_> {
         let kernels = archive::adjust::adjust(kernels, &request, &mut notes)?;

@@ -213,7 +213,7 @@ fn newest_profile(manifest_path: Option<&Path>) -> Result<PathBuf> {
     let root = crate::build::metadata(&cargo, Some(&root.join("Cargo.toml")), &Shell::quiet())
         .map(|m| m.workspace_root.into_std_path_buf())
         .unwrap_or(root);
-    let profiles = crate::profile::dir::profiles_root(&root);
+    let profiles = crate::profile::root::profiles_root(&root);
     Ok(baseline::profiles_in(&profiles).pop().ok_or_else(|| {
         Failure::new(ExitCode::Config, format!("no analysed profile to compare under {}", profiles.display()))
             .help("profile a kernel first (`cargo kprof --kernel NAME`), or give CURRENT_DIR")

@@ -10,7 +10,7 @@ use crate::events::{CheckStatus, Event};
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
 use crate::process::{self, ProcessBuilder, RunOptions};
-use crate::profile::dir;
+use crate::profile::root;
 use crate::shell::Shell;
 
 /// Every check, one message each, then whether profiling can work here; exit 0 when it
@@ -67,7 +67,7 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
         .unwrap_or_else(|| PathBuf::from("profile"));
     let sudo =
         sudo_flag || metadata.as_ref().and_then(|m| config::load(m).ok()).is_some_and(|c| c.uses_sudo());
-    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(dir::NCU_PATH_FILE));
+    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(root::NCU_PATH_FILE));
     let (mut checks, ncu) = preflight::check_profiling_prerequisites(&inputs);
     if sudo {
         // `--sudo` runs only the ncu named in profile/ncu_path, never PATH's or NCU's.
@@ -92,7 +92,7 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
     // Through sudo, ncu runs as root, to whom the counters are always open.
     checks.push(preflight::counter_permission(params.as_deref(), is_root || sudo));
     if !sudo {
-        checks.push(ncu_path_check(&profile_root.join(dir::NCU_PATH_FILE)));
+        checks.push(ncu_path_check(&profile_root.join(root::NCU_PATH_FILE)));
     }
     (checks, sudo)
 }

@@ -22,8 +22,8 @@ use crate::error::{ExitCode, Failure};
 use crate::events::{self, Event};
 use crate::model::ab::AbVerdict;
 use crate::model::partition::Partition;
-use crate::profile::dir::{index_json_path, profiles_root};
 use crate::profile::fs::{copy_tree_new, read_json};
+use crate::profile::root::{index_json_path, profiles_root};
 use crate::profile::ProfileDir;
 use crate::report::comparison;
 use crate::report::index::{self, Listing, MergeRecord, MergedShard};
@@ -155,7 +155,7 @@ pub fn run(dirs: &[PathBuf], out: &Path, force: bool, shell: &Shell) -> Result<E
             partition: c.partition.map(|p| p.to_string()),
         });
     }
-    shell.status(format!("Index: {}", crate::profile::dir::index_md_path(out).display()));
+    shell.status(format!("Index: {}", crate::profile::root::index_md_path(out).display()));
     carry_over(&merged, shell)?;
     let finished = finished(&merged, out);
     shell.emit(&Event::MergeFinished(finished.clone()));

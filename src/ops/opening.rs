@@ -86,8 +86,8 @@ pub fn print_notes(plan: &Plan, shell: &Shell) {
 /// Creates the workspace's profiles root when this run is the first to need it, and then
 /// (only then) says so: kprof has just added a folder to the user's source tree.
 pub fn create_profiles_root(root: &Path, shell: &Shell) -> Result<()> {
-    if crate::profile::dir::create_profiles_root(root)? {
-        shell.note(crate::profile::dir::profiles_root_created_note(root));
+    if crate::profile::root::create_profiles_root(root)? {
+        shell.note(crate::profile::root::profiles_root_created_note(root));
     }
     Ok(())
 }
@@ -96,9 +96,9 @@ pub fn create_profiles_root(root: &Path, shell: &Shell) -> Result<()> {
 /// profile root's index names the shard, so that `merge` sees it was run.
 pub fn empty_shard(plan: &Plan, shell: &Shell) -> Result<ExitCode> {
     if !plan.dry_run {
-        crate::profile::dir::create_profiles_root(&plan.profile_root)?;
+        crate::profile::root::create_profiles_root(&plan.profile_root)?;
         crate::report::index::write_for_shard(&plan.profile_root, plan.partition)?;
-        shell.status(format!("Index: {}", crate::profile::dir::index_md_path(&plan.profile_root).display()));
+        shell.status(format!("Index: {}", crate::profile::root::index_md_path(&plan.profile_root).display()));
     }
     shell.emit(&Event::ShardEmpty {
         partition: plan.partition.map(|p| p.to_string()),

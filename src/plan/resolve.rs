@@ -47,7 +47,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         source_roots: Vec::new(),
         source_map: Default::default(),
         workspace_root: config.workspace_root.clone(),
-        profile_root: crate::profile::dir::profiles_root(&config.workspace_root),
+        profile_root: crate::profile::root::profiles_root(&config.workspace_root),
         build,
         kernels,
         output_dir,

@@ -1,32 +1,24 @@
-//! The profile directory: `<workspace root>/profile/<id>/` and `profile/ncu_path`.
+//! The profile directory, `<profiles root>/<id>/`: every path in it, and how it is made.
 //!
 //! A profile is evidence, so nothing here ever overwrites or deletes. Each run gets a
-//! fresh directory named `{sanitized_kernel}_{YYYYMMDD_HHMMSS}`, created with
+//! fresh directory named by [`profile_id`](super::names::profile_id), created with
 //! [`std::fs::create_dir`] on the final component: that call fails atomically when the
 //! directory exists, so two runs started in the same second (even concurrently) get
 //! `<id>` and `<id>_2` rather than sharing one. A directory the user names explicitly
 //! is accepted only while it is empty, and claimed by atomically creating `details/`
-//! in it. `ncu_path` is created with `create_new` and never rewritten, because the
-//! user edits it to match their sudoers rule.
-//!
-//! The timestamp of an id is UTC ([`UtcTimestamp`], in `timestamp.rs`); the clock is a
-//! parameter (`now: SystemTime`) so tests pin it.
+//! in it. The profiles root around it is [`super::root`]'s; names made from data,
+//! [`super::names`]'.
 
 use std::fs;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use crate::error::{ExitCode, Failure};
 use crate::model::stage::Stage;
 use crate::ncu::StageCollection;
 
-pub use super::timestamp::{civil_from_days, UtcTimestamp};
+use super::names::MAX_COLLISION_SUFFIX;
 
-/// The file under the profiles root naming the ncu binary that sudo mode runs.
-pub const NCU_PATH_FILE: &str = "ncu_path";
-/// What [`ensure_ncu_path`] writes when the file is absent.
-pub const DEFAULT_NCU_PATH: &str = "/usr/local/cuda/bin/ncu";
 /// The raw CSV a stage writes under `details/` (`01_basic_raw.csv`): numbered in
 /// collection order, so a listing reads in the order the stages ran.
 pub fn raw_page_name(collection: &StageCollection) -> String {
@@ -60,121 +52,10 @@ const METRICS_RAW: &str = "metrics_raw.csv";
 const DISCOVERY_RAW: &str = "00_discovery_raw.csv";
 /// `details/import.json`.
 const IMPORT_RECORD: &str = "import.json";
-/// The longest kernel part of a profile id, in characters.
-pub const MAX_KERNEL_ID_LEN: usize = 64;
-/// How many `<id>_N` suffixes [`ProfileDir::create_unique`] tries before giving up.
-pub const MAX_COLLISION_SUFFIX: u32 = 1000;
-
-/// The folder of saved baselines under the profiles root.
-const BASELINES_DIR: &str = "baselines";
-
-/// `<profiles root>/baselines`: saved baselines, `baselines/NAME/<kernel>/`.
-pub fn baselines_root(profiles_root: &Path) -> PathBuf {
-    profiles_root.join(BASELINES_DIR)
-}
-
-/// `<profiles root>/baselines/NAME/<kernel>/`: kernel `kernel` of the saved baseline
-/// `name`. `name` is a checked baseline name (`compare::baseline::check_name`: a single
-/// plain path component); the kernel name, which comes from the data, goes through the
-/// sanitiser.
-pub fn baseline_kernel_dir(profiles_root: &Path, name: &str, kernel: &str) -> PathBuf {
-    baselines_root(profiles_root).join(name).join(sanitize_kernel_name(kernel))
-}
-
-/// `<profiles root>/.ptx-cache-<pid>`: NVRTC's output shared by the harness runs of one
-/// invocation (`KPROF_PTX_CACHE`, see `kprof_harness::ptx_cache`), hidden beside the
-/// profiles like the batches' folders, and removed when the invocation ends. The process
-/// id keeps two invocations on one profiles root apart.
-pub fn ptx_cache_dir(profiles_root: &Path) -> PathBuf {
-    profiles_root.join(format!(".ptx-cache-{}", std::process::id()))
-}
-
-/// `<profiles root>/index.json`: every analysed profile, one row each.
-pub fn index_json_path(profiles_root: &Path) -> PathBuf {
-    profiles_root.join("index.json")
-}
-
-/// `<profiles root>/index.md`: the same as a table.
-pub fn index_md_path(profiles_root: &Path) -> PathBuf {
-    profiles_root.join("index.md")
-}
-
-/// What a saved baseline keeps of a profile, relative to the profile directory: what a
-/// comparison reads. Raw CSVs stay in the profile.
-pub const BASELINE_FILES: &[&str] = &[
-    "profile-target.yaml",
-    "run_manifest.yaml",
-    "details/00_environment.txt",
-    "details/metrics_summary.json",
-    "details/bottleneck_decision.json",
-    "details/source_hotspots.csv",
-    "details/timing.json",
-];
 
 /// `details/<page>` of a stage's raw page, as messages and the manifest name it.
 pub fn raw_page_rel(collection: &StageCollection) -> String {
     format!("details/{}", raw_page_name(collection))
-}
-
-/// The name of the profiles root under a workspace root.
-pub const PROFILES_DIR: &str = "profile";
-
-/// The profiles root of a workspace: `<workspace root>/profile`.
-pub fn profiles_root(workspace_root: &Path) -> PathBuf {
-    workspace_root.join(PROFILES_DIR)
-}
-
-/// Creates the profiles root (`<workspace root>/profile`) when it is missing. Returns
-/// whether this call created it, so that the run that does can say so once: the folder
-/// sits in the user's source tree. An existing directory is left as it is.
-pub fn create_profiles_root(profiles_root: &Path) -> Result<bool, Failure> {
-    match fs::create_dir(profiles_root) {
-        Ok(()) => Ok(true),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists && profiles_root.is_dir() => Ok(false),
-        Err(err) if err.kind() == io::ErrorKind::NotFound => create_dir_all(profiles_root).map(|()| true),
-        Err(err) => Err(io_failure("cannot create directory", profiles_root, &err)),
-    }
-}
-
-/// What a run says when it has created the profiles root: what the folder holds, and how
-/// to keep it out of version control, or keep only the saved baselines a gate reads.
-pub fn profiles_root_created_note(profiles_root: &Path) -> String {
-    format!(
-        "created {}: it holds this workspace's local profiles (and `{PROFILES_DIR}/{NCU_PATH_FILE}`); \
-         add `{PROFILES_DIR}/` to .gitignore, or, if you gate on saved baselines, commit only \
-         `{PROFILES_DIR}/{BASELINES_DIR}/` (.gitignore: `/{PROFILES_DIR}/*` and `!/{PROFILES_DIR}/{BASELINES_DIR}/`)",
-        profiles_root.display()
-    )
-}
-
-/// The one sanitiser: every path component kprof builds from data (kernel names from the
-/// configuration or from ncu's CSVs, profile ids, the kernel folders of baselines) is made
-/// by this function, so none can hold `/`, `..`, a leading `.` or a control character.
-///
-/// A kernel name reduced to `[A-Za-z0-9_-]`: other characters become `_`, runs of
-/// `_` collapse, `_`/`-` are trimmed from both ends, the result is cut to
-/// [`MAX_KERNEL_ID_LEN`] characters, and an empty result becomes `kernel`.
-pub fn sanitize_kernel_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len().min(MAX_KERNEL_ID_LEN));
-    for c in name.chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' };
-        if !(c == '_' && out.ends_with('_')) {
-            out.push(c);
-        }
-    }
-    // Only ASCII remains, so every byte index is a char boundary.
-    let trimmed = out.trim_matches(['_', '-']);
-    let cut = trimmed.get(..MAX_KERNEL_ID_LEN).unwrap_or(trimmed).trim_end_matches(['_', '-']);
-    if cut.is_empty() {
-        "kernel".to_string()
-    } else {
-        cut.to_string()
-    }
-}
-
-/// A profile id: `{sanitized_kernel}_{YYYYMMDD_HHMMSS}` (UTC).
-pub fn profile_id(kernel: &str, now: SystemTime) -> String {
-    format!("{}_{}", sanitize_kernel_name(kernel), UtcTimestamp::from_system_time(now).compact())
 }
 
 /// What an ncu page in `details/` is, by its file name.
@@ -525,55 +406,6 @@ impl ProfileDir {
     }
 }
 
-/// Creates `<profiles_root>/ncu_path` when it is absent, naming `found` (the ncu this run
-/// located), else [`DEFAULT_NCU_PATH`], and leaves an existing file alone. Returns the
-/// file's path. Called only once the machine passed its checks (or for a dry run), so that
-/// a run that cannot profile writes nothing.
-pub fn ensure_ncu_path(profiles_root: &Path, found: Option<&Path>) -> Result<PathBuf, Failure> {
-    create_dir_all(profiles_root)?;
-    let file = profiles_root.join(NCU_PATH_FILE);
-    let named = found.map(|p| p.display().to_string()).unwrap_or_else(|| DEFAULT_NCU_PATH.to_string());
-    match fs::OpenOptions::new().write(true).create_new(true).open(&file) {
-        Ok(mut handle) => {
-            handle
-                .write_all(format!("{named}\n").as_bytes())
-                .map_err(|e| io_failure("cannot write", &file, &e))?;
-            Ok(file)
-        }
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(file),
-        Err(err) => Err(io_failure("cannot create", &file, &err)),
-    }
-}
-
-/// The ncu binary named in `<profiles_root>/ncu_path`: its one non-blank line, trimmed.
-pub fn read_ncu_path(profiles_root: &Path) -> Result<PathBuf, Failure> {
-    let file = profiles_root.join(NCU_PATH_FILE);
-    let text = fs::read_to_string(&file).map_err(|e| {
-        io_failure("cannot read", &file, &e).help(format!(
-            "sudo mode runs the ncu named in this file; \
-             create it: printf '%s\\n' {DEFAULT_NCU_PATH} > {}",
-            file.display()
-        ))
-    })?;
-    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    match lines.as_slice() {
-        [path] => Ok(PathBuf::from(path)),
-        found => {
-            let problem =
-                if found.is_empty() { "is empty".to_string() } else { format!("has {} lines", found.len()) };
-            Err(Failure::new(
-                ExitCode::Config,
-                format!("{} {problem}; it must hold exactly one path to ncu", file.display()),
-            )
-            .help(format!(
-                "write the path your sudoers NOPASSWD rule allows: \
-                 printf '%s\\n' /absolute/path/to/ncu > {}",
-                file.display()
-            )))
-        }
-    }
-}
-
 pub(super) fn refuse(dir: &Path, why: &str) -> Failure {
     Failure::new(
         ExitCode::Filesystem,
@@ -600,11 +432,9 @@ pub(super) fn io_failure(what: &str, path: &Path, err: &io::Error) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
-
-    fn at(seconds: u64) -> SystemTime {
-        SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
-    }
+    use crate::profile::names::profile_id;
+    use crate::profile::root::profiles_root;
+    use std::time::{Duration, SystemTime};
 
     #[test]
     fn stage_pages_have_distinct_names() {
@@ -613,77 +443,6 @@ mod tests {
             assert!(files.insert(raw_page_name(&StageCollection::Named(s))));
         }
         assert!(files.insert(raw_page_name(&StageCollection::Discovery)));
-    }
-
-    #[test]
-    fn sanitizes_kernel_names() {
-        for (name, expected) in [
-            ("hgemm_byzj_v0", "hgemm_byzj_v0"),
-            ("void hgemm<128, 64>(float*)", "void_hgemm_128_64_float"),
-            ("ns::kernel", "ns_kernel"),
-            ("__hgemm__", "hgemm"),
-            ("-x-", "x"),
-            ("a  b", "a_b"),
-            ("a__b", "a_b"),
-            ("gemm-v2", "gemm-v2"),
-            ("héllo", "h_llo"),
-            ("../../etc", "etc"),
-            ("", "kernel"),
-            ("***", "kernel"),
-            ("_-_", "kernel"),
-        ] {
-            assert_eq!(sanitize_kernel_name(name), expected, "for {name:?}");
-        }
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn the_sanitiser_always_makes_one_plain_component(name in "\\PC*|[./\\\\\n\r\0a-z]{0,12}") {
-            let out = sanitize_kernel_name(&name);
-            let mut parts = Path::new(&out).components();
-            proptest::prop_assert!(matches!(parts.next(), Some(std::path::Component::Normal(_))));
-            proptest::prop_assert!(parts.next().is_none());
-            proptest::prop_assert!(out.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
-            proptest::prop_assert!(!out.starts_with(['-', '_']) && out.len() <= MAX_KERNEL_ID_LEN);
-        }
-    }
-
-    #[test]
-    fn kernel_part_is_bounded() {
-        let long = "k".repeat(200);
-        assert_eq!(sanitize_kernel_name(&long).len(), MAX_KERNEL_ID_LEN);
-        // A cut that lands after a separator does not leave it dangling.
-        let name = format!("{}_tail", "a".repeat(MAX_KERNEL_ID_LEN - 1));
-        assert_eq!(sanitize_kernel_name(&name), "a".repeat(MAX_KERNEL_ID_LEN - 1));
-        let multibyte = "é".repeat(100);
-        assert_eq!(sanitize_kernel_name(&multibyte), "kernel");
-        let mixed = format!("{}x", "aé".repeat(40));
-        assert!(sanitize_kernel_name(&mixed).len() <= MAX_KERNEL_ID_LEN);
-    }
-
-    #[test]
-    fn civil_dates() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(-1), (1969, 12, 31));
-        assert_eq!(civil_from_days(59), (1970, 3, 1));
-        assert_eq!(civil_from_days(10_957), (2000, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
-        assert_eq!(civil_from_days(20_588), (2026, 5, 15));
-        assert_eq!(civil_from_days(-719_468), (0, 3, 1));
-        assert_eq!(civil_from_days(2_932_896), (9999, 12, 31));
-    }
-
-    #[test]
-    fn timestamps() {
-        let t = UtcTimestamp::from_system_time(at(1_778_846_400));
-        assert_eq!(t.compact(), "20260515_120000");
-        assert_eq!(t.to_string(), "2026-05-15T12:00:00Z");
-        assert_eq!(UtcTimestamp::from_unix_seconds(951_825_599).to_string(), "2000-02-29T11:59:59Z");
-        assert_eq!(UtcTimestamp::from_unix_seconds(-1).to_string(), "1969-12-31T23:59:59Z");
-        let just_before = SystemTime::UNIX_EPOCH - Duration::from_millis(500);
-        assert_eq!(UtcTimestamp::from_system_time(just_before).compact(), "19691231_235959");
-        assert_eq!(profile_id("hgemm<float>", at(1_778_846_400)), "hgemm_float_20260515_120000");
     }
 
     #[test]
@@ -756,56 +515,7 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "x");
     }
 
-    #[test]
-    fn ncu_path_names_the_ncu_the_run_found() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = profiles_root(tmp.path());
-        ensure_ncu_path(&root, Some(Path::new("/opt/nsight/ncu"))).unwrap();
-        assert_eq!(read_ncu_path(&root).unwrap(), Path::new("/opt/nsight/ncu"));
-    }
-
-    #[test]
-    fn ncu_path_is_created_once_and_never_overwritten() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = profiles_root(tmp.path());
-        let file = ensure_ncu_path(&root, None).unwrap();
-        assert_eq!(fs::read_to_string(&file).unwrap(), "/usr/local/cuda/bin/ncu\n");
-        assert_eq!(read_ncu_path(&root).unwrap(), Path::new(DEFAULT_NCU_PATH));
-
-        fs::write(&file, "  /opt/cuda/bin/ncu  \n\n").unwrap();
-        ensure_ncu_path(&root, Some(Path::new("/elsewhere/ncu"))).unwrap();
-        assert_eq!(fs::read_to_string(&file).unwrap(), "  /opt/cuda/bin/ncu  \n\n");
-        assert_eq!(read_ncu_path(&root).unwrap(), Path::new("/opt/cuda/bin/ncu"));
-
-        fs::write(&file, "\n").unwrap();
-        let err = read_ncu_path(&root).unwrap_err();
-        assert_eq!(err.code, ExitCode::Config);
-        assert!(err.message.contains("ncu_path is empty"), "{err}");
-        fs::write(&file, "/a/ncu\n/b/ncu\n").unwrap();
-        assert!(read_ncu_path(&root).unwrap_err().message.contains("ncu_path has 2 lines"));
-        let missing = read_ncu_path(&tmp.path().join("nowhere")).unwrap_err();
-        assert!(
-            missing.message.starts_with("cannot read") && missing.help[0].contains("printf"),
-            "{missing}"
-        );
-    }
-
-    #[test]
-    fn the_profiles_root_is_created_once_and_says_so() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = profiles_root(tmp.path());
-        assert!(create_profiles_root(&root).unwrap());
-        assert!(!create_profiles_root(&root).unwrap());
-        let nested = tmp.path().join("a/b/profile");
-        assert!(create_profiles_root(&nested).unwrap() && nested.is_dir());
-        let file = tmp.path().join("plain");
-        fs::write(&file, "x").unwrap();
-        assert_eq!(create_profiles_root(&file).unwrap_err().code, ExitCode::Filesystem);
-        let note = profiles_root_created_note(&root);
-        assert!(note.contains(&format!("created {}", root.display())), "{note}");
-        assert!(
-            note.contains("add `profile/` to .gitignore") && note.contains("`profile/baselines/`"),
-            "{note}"
-        );
+    fn at(seconds: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(seconds)
     }
 }

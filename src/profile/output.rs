@@ -7,7 +7,8 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::dir::{create_dir_all, io_failure, refuse, ProfileDir, MAX_COLLISION_SUFFIX};
+use super::dir::{create_dir_all, io_failure, refuse, ProfileDir};
+use super::names::MAX_COLLISION_SUFFIX;
 use crate::error::{ExitCode, Failure};
 
 /// The marker a dry run leaves in its folder: the folder is kprof's scratch, which the
@@ -21,7 +22,7 @@ const DRY_RUN_MARKER: &str = ".kprof-dry-run";
 /// kprof's: it is refused and left as it is.
 pub fn dry_run_dir(profiles_root: &Path, kernel: &str) -> Result<ProfileDir, Failure> {
     create_dir_all(profiles_root)?;
-    let path = profiles_root.join(format!("{}_dry-run", super::dir::sanitize_kernel_name(kernel)));
+    let path = profiles_root.join(format!("{}_dry-run", super::names::sanitize_kernel_name(kernel)));
     let marker = path.join(DRY_RUN_MARKER);
     match fs::create_dir(&path) {
         Ok(()) => fs::write(&marker, "a dry run's folder: the next dry run of this kernel rewrites it\n")
@@ -197,12 +198,12 @@ pub fn rename_into_place(staging: &Path, final_dir: &Path) -> Result<(), Failure
 }
 
 /// Creates the folder a baseline's kernel is written in before it is renamed into place:
-/// a hidden sibling of [`super::dir::baseline_kernel_dir`] inside the same baseline
+/// a hidden sibling of [`super::root::baseline_kernel_dir`] inside the same baseline
 /// (`.<kernel>.saving-<pid>-<n>`), new, never one that exists.
 pub fn create_baseline_staging(profiles_root: &Path, name: &str, kernel: &str) -> Result<PathBuf, Failure> {
-    let parent = super::dir::baselines_root(profiles_root).join(name);
+    let parent = super::root::baselines_root(profiles_root).join(name);
     create_dir_all(&parent)?;
-    let kernel = super::dir::sanitize_kernel_name(kernel);
+    let kernel = super::names::sanitize_kernel_name(kernel);
     for n in 1..=MAX_COLLISION_SUFFIX {
         let staging = parent.join(format!(".{kernel}.saving-{}-{n}", std::process::id()));
         match fs::create_dir(&staging) {

@@ -129,7 +129,7 @@ struct PtxCache {
 
 impl PtxCache {
     fn for_roots<'p>(roots: impl IntoIterator<Item = &'p std::path::PathBuf>) -> PtxCache {
-        PtxCache { dirs: roots.into_iter().map(|r| crate::profile::dir::ptx_cache_dir(r)).collect() }
+        PtxCache { dirs: roots.into_iter().map(|r| crate::profile::root::ptx_cache_dir(r)).collect() }
     }
 
     fn create(&self) -> Result<()> {

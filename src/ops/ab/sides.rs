@@ -216,7 +216,7 @@ pub fn refuse_timing_only(timing_only: bool, plan: &Plan) -> Result<()> {
 /// The base's profiles root gets the head's `ncu_path`, so both sides run the same ncu.
 pub fn share_ncu_path(head_root: &Path, base_root: &Path) -> Result<()> {
     std::fs::create_dir_all(base_root)?;
-    let head = crate::profile::dir::ensure_ncu_path(head_root, None)?;
+    let head = crate::profile::root::ensure_ncu_path(head_root, None)?;
     let base = base_root.join(head.file_name().unwrap_or_default());
     if !base.exists() {
         std::fs::copy(&head, &base)?;

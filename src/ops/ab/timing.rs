@@ -278,9 +278,9 @@ fn ncu_rounds(p: &AbPair<'_>, opts: &AbOptions, shell: &Shell) -> Result<Option<
 fn ncu_of(k: &KernelPlan, dir: &ProfileDir) -> Result<PathBuf> {
     let root = dir.path().parent().unwrap_or(dir.path());
     if k.privilege == Privilege::Sudo {
-        return Ok(crate::profile::dir::read_ncu_path(root)?);
+        return Ok(crate::profile::root::read_ncu_path(root)?);
     }
-    let file = crate::profile::dir::ensure_ncu_path(root, None)?;
+    let file = crate::profile::root::ensure_ncu_path(root, None)?;
     crate::ncu::locate_ncu(std::env::var_os("NCU").as_deref(), std::env::var_os("PATH").as_deref(), &file)
         .map(|l| l.path)
         .map_err(|e| anyhow::anyhow!("{e}"))

@@ -159,7 +159,7 @@ fn search(from: &FromArchive<'_>, m: &BisectManifest, tars: Vec<PathBuf>, shell:
         ))
     })?;
     sides::refuse_timing_only(from.check.timing_only, &good.plan)?;
-    let root = crate::profile::dir::profiles_root(from.remap);
+    let root = crate::profile::root::profiles_root(from.remap);
     crate::ops::opening::create_profiles_root(&root, shell)?;
     good.plan.profile_root = crate::profile::ab::base_profiles_root(&root, good_rev.short());
     sides::share_ncu_path(&root, &good.plan.profile_root)?;

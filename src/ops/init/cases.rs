@@ -150,14 +150,14 @@ fn cases_in(stdout: &str) -> Result<Vec<String>, String> {
 
 /// Entry names for a target's cases: the part before the first `/` (`saxpy` for
 /// `saxpy/n=16777216`), or the whole case name where two cases share that part; each a
-/// valid kernel name ([`crate::profile::dir::sanitize_kernel_name`]).
+/// valid kernel name ([`crate::profile::names::sanitize_kernel_name`]).
 pub(super) fn entry_names(cases: &[String]) -> Vec<String> {
     let head = |c: &str| c.split('/').next().unwrap_or(c).to_string();
     cases
         .iter()
         .map(|c| {
             let shared = cases.iter().filter(|o| head(o) == head(c)).count() > 1;
-            crate::profile::dir::sanitize_kernel_name(&if shared { c.clone() } else { head(c) })
+            crate::profile::names::sanitize_kernel_name(&if shared { c.clone() } else { head(c) })
         })
         .collect()
 }

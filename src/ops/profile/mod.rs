@@ -23,7 +23,8 @@ use crate::ncu::privilege;
 use crate::ncu::NcuLocation;
 use crate::plan::{KernelPlan, Plan};
 use crate::process;
-use crate::profile::dir::{self, ProfileDir};
+use crate::profile::dir::ProfileDir;
+use crate::profile::root;
 use crate::shell::Shell;
 
 /// What [`profile_plan`] does beyond profiling.
@@ -163,7 +164,7 @@ pub fn preflight_kernels(
     dry_run: bool,
     extras: Extras,
 ) -> Result<Option<NcuLocation>> {
-    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(dir::NCU_PATH_FILE));
+    let inputs = preflight::ProbeInputs::from_machine(&profile_root.join(root::NCU_PATH_FILE));
     let (mut checks, found) = preflight::check_profiling_prerequisites(&inputs);
     let sudo = |k: &KernelPlan| k.privilege == Privilege::Sudo;
     if kernels.iter().all(sudo) {
@@ -189,16 +190,16 @@ fn choose_ncu(plan: &Plan, extras: Extras) -> Result<NcuChoice> {
     // The file names an ncu that exists: the one found, or under `--sudo` the default
     // (checked just below). A run that found none writes none.
     let ncu_path_file = match &found {
-        Some(l) => dir::ensure_ncu_path(&plan.profile_root, Some(&l.path))?,
-        None if plan.kernels.iter().any(sudo) => dir::ensure_ncu_path(&plan.profile_root, None)?,
-        None => plan.profile_root.join(dir::NCU_PATH_FILE),
+        Some(l) => root::ensure_ncu_path(&plan.profile_root, Some(&l.path))?,
+        None if plan.kernels.iter().any(sudo) => root::ensure_ncu_path(&plan.profile_root, None)?,
+        None => plan.profile_root.join(root::NCU_PATH_FILE),
     };
     let inputs_path = std::env::var_os("PATH");
     let direct = found.map(|l| l.path).unwrap_or_else(|| PathBuf::from("ncu"));
     let sudo = if !plan.kernels.iter().any(sudo) {
         None
     } else if plan.dry_run || extras.timing_only {
-        Some(dir::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
+        Some(root::read_ncu_path(&plan.profile_root).unwrap_or_else(|_| PathBuf::from("ncu")))
     } else {
         Some(privilege::require_sudo(&ncu_path_file, inputs_path.as_deref())?)
     };
@@ -273,7 +274,7 @@ fn write_index(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) {
     // The index is derived from the profiles: failing to rewrite it loses nothing, and
     // must not turn a finished profile into a failed run.
     match crate::report::index::write(root) {
-        Ok(()) => shell.status(format!("Index: {}", dir::index_md_path(root).display())),
+        Ok(()) => shell.status(format!("Index: {}", root::index_md_path(root).display())),
         Err(e) => shell.warn(format!(
             "the profiles index was not updated ({e:#}); the profile itself is complete, \
              and the next run rewrites the index"

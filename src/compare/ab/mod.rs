@@ -10,7 +10,8 @@
 //! Those four do no I/O and start no process: the same numbers always give the same
 //! verdict; [`hotspot`] phrases where the head's time goes. The check itself is driven by
 //! `ops::ab`, which runs the rounds through `collect::rounds` and reads the counters pages,
-//! and `crate::report::ab` writes what it found.
+//! and `crate::report::ab` writes what it found. `recorded` and `recorded_sweep` (tests) replay
+//! the rule on every A/B check recorded on the H200.
 
 pub mod counters;
 pub mod hotspot;
@@ -18,3 +19,7 @@ pub mod modes;
 pub mod rounds;
 pub mod stats;
 pub mod verdict;
+#[cfg(test)]
+mod recorded;
+#[cfg(test)]
+mod recorded_sweep;

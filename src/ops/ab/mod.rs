@@ -13,10 +13,6 @@
 
 pub mod base;
 pub mod pair;
-#[cfg(test)]
-mod recorded;
-#[cfg(test)]
-mod recorded_sweep;
 pub mod rounds;
 pub mod sides;
 pub mod timing;

@@ -56,7 +56,7 @@ fn a_window_of_tens_of_thousands_of_launches_is_one_short_argument() {
 fn a_census_page_with_a_duration_ncu_cannot_measure_is_refused() {
     for value in ["1e308", "nan", "inf", "-5"] {
         let (code, stderr, _) =
-            replay_with(&[], |page| crate::hardening3::with_cell(&page, "gpu__time_duration.sum", value));
+            replay_with(&[], |page| crate::page_values::with_cell(&page, "gpu__time_duration.sum", value));
         assert_eq!(code, Some(3), "{value}: {stderr}");
         assert!(stderr.contains("gpu__time_duration.sum") && stderr.contains("help:"), "{value}: {stderr}");
         assert!(!stderr.contains("NaN %") && !stderr.contains("inf s"), "{value}: {stderr}");

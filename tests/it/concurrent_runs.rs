@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::hardening3::{real_archive, run_archive_in};
+use crate::archive_unpacking::{real_archive, run_archive_in};
 use crate::support::text;
 
 /// Every file under `dir`, relative, sorted.

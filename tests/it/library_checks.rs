@@ -2,7 +2,7 @@
 //! message bounded (issue #45, G2): an archive naming 20,000 `DT_NEEDED` libraries asked
 //! for 7.8 GB and aborted.
 
-use crate::hardening3::real_archive;
+use crate::archive_unpacking::real_archive;
 use crate::support::{kprof_bounded, tarball, text};
 
 #[test]

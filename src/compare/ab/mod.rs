@@ -16,10 +16,10 @@
 pub mod counters;
 pub mod hotspot;
 pub mod modes;
-pub mod rounds;
-pub mod stats;
-pub mod verdict;
 #[cfg(test)]
 mod recorded;
 #[cfg(test)]
 mod recorded_sweep;
+pub mod rounds;
+pub mod stats;
+pub mod verdict;

@@ -141,3 +141,20 @@ pub fn path_with(dirs: &[&Path]) -> String {
         dirs.iter().map(|d| d.to_path_buf()).chain(std::env::split_paths(&rest)).collect();
     std::env::join_paths(all).unwrap().into_string().unwrap()
 }
+
+/// `cargo-kprof kprof ARGS` in `cwd` with `env` added, without ncu, a step summary or the
+/// variables of a job array the tests may run in.
+pub fn kprof_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.arg("kprof").args(args).current_dir(cwd);
+    cmd.env("NCU", "/nonexistent/ncu").env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
+    for var in
+        ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
+    {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}

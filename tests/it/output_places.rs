@@ -1,6 +1,8 @@
-//! Regression tests of the hardening review (issue #12): each test here failed on the
-//! commit before its fix. The fake ncu only replays the H200 recordings of
-//! `fixtures/h200/demo-stages/`.
+//! Where a run writes, and only there: the index beside the profiles root and never beside
+//! an explicit output directory, output directories relative to the caller and checked
+//! before anything is built, baselines and imports that cannot lead outside their folder.
+//! Each test failed on the commit before its fix; the fake ncu only replays the H200
+//! recordings of `fixtures/h200/demo-stages/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -8,14 +10,14 @@ use std::process::Output;
 use crate::support::{fixture_details, text, Workspace};
 
 /// A harness kernel entry named `name` on the `copy` bench.
-fn harness_entry(name: &str) -> String {
+pub(crate) fn harness_entry(name: &str) -> String {
     format!(
         "[[package.metadata.kprof.kernels]]\nname = \"{name}\"\nbench = \"copy\"\nruntime = \"harness\"\n"
     )
 }
 
 /// The fake ncu of `ws` (in `<ws>/tools`), replaying the recorded `copy` profile.
-fn replay_env(ws: &Workspace) -> Vec<(String, String)> {
+pub(crate) fn replay_env(ws: &Workspace) -> Vec<(String, String)> {
     let tools = ws.root().join("tools");
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
@@ -80,156 +82,6 @@ fn the_index_is_never_written_beside_an_explicit_output_dir() {
     assert_eq!(names, ["index.md", "prof"]);
     // The project's index lists the profiles under profile/; this one is not among them.
     assert!(!ws.root().join("profile/index.md").exists(), "{stderr}");
-}
-
-/// Every line of every `commands.sh` under `root` that is neither a comment, blank, nor a
-/// command kprof writes (`set -e`, the build, ncu): what would run on replay and should not.
-fn stray_script_lines(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    for dir in std::fs::read_dir(root).into_iter().flatten().flatten() {
-        let Ok(script) = std::fs::read_to_string(dir.path().join("commands.sh")) else { continue };
-        for line in script.lines() {
-            let known = line.is_empty()
-                || line.starts_with('#')
-                || line == "set -e"
-                || line.starts_with("env KPROF_LINEINFO=1")
-                || line.starts_with("cd ");
-            if !known {
-                out.push(line.to_string());
-            }
-        }
-    }
-    out
-}
-
-/// #12 item 4: a kernel `name` with a newline broke out of the comment at the top of
-/// `commands.sh` and ran when the script was replayed. Control characters in names are
-/// refused, naming the key.
-#[test]
-fn a_configured_name_with_a_newline_is_refused() {
-    let ws = Workspace::new(
-        "[[package.metadata.kprof.kernels]]\nname = \"copy\\ntouch pwned\"\nbench = \"copy\"\n",
-    );
-    let out = ws.kprof(&["--workspace", "--dry-run"], &[]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("`name`") && stderr.contains("control character"), "{stderr}");
-    assert!(stderr.contains("help:"), "{stderr}");
-    assert!(stray_script_lines(&ws.root().join("profile")).is_empty());
-    assert!(ws.profiles().is_empty());
-}
-
-/// #12 item 4: the same through `--kernel`, which names an ad-hoc kernel.
-#[test]
-fn a_kernel_hint_with_a_newline_is_refused() {
-    let ws = Workspace::new("");
-    let out = ws.kprof(&["--bench", "copy", "--kernel", "copy\ntouch pwned", "--dry-run"], &[]);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("--kernel") && stderr.contains("control character"), "{stderr}");
-    assert!(stray_script_lines(&ws.root().join("profile")).is_empty());
-    assert!(ws.profiles().is_empty());
-}
-
-/// #12 item 4: an env key such as `-i` became `env -i=x` in the ncu command line: keys
-/// must be `[A-Za-z_][A-Za-z0-9_]*` in the manifests too.
-#[test]
-fn an_env_key_that_is_not_a_name_is_refused() {
-    for key in ["-i", "A-B", "1X", "A B", "É"] {
-        let ws = Workspace::new(&format!(
-            "[[package.metadata.kprof.kernels]]\nname = \"copy\"\nbench = \"copy\"\nenv = {{ \"{key}\" = \"x\" }}\n"
-        ));
-        let out = ws.kprof(&["--kernel", "copy", "--dry-run"], &[]);
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{key}: {stderr}");
-        assert!(stderr.contains(&format!("`env.{key}`")) && stderr.contains("help:"), "{stderr}");
-        assert!(ws.profiles().is_empty(), "{key}");
-    }
-}
-
-/// `cargo kprof archive` of the `copy` kernel of `ws`: the entries of a real archive.
-fn real_archive_entries(ws: &Workspace) -> Vec<crate::support::tarball::Entry> {
-    let archive = ws.root().join("real.tar");
-    let out = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    crate::support::tarball::read(&archive)
-}
-
-/// `cargo-kprof kprof run --archive ARCHIVE --workspace-remap REMAP`, without cargo, with
-/// the fake ncu replaying the recorded `copy` profile.
-fn run_archive(ws: &Workspace, archive: &Path, remap: &Path) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
-    cmd.args(["kprof", "run", "--archive"]).arg(archive).arg("--workspace-remap").arg(remap);
-    cmd.env("CARGO", "/nonexistent/cargo");
-    for (k, v) in replay_env(ws) {
-        cmd.env(k, v);
-    }
-    cmd.output().unwrap()
-}
-
-/// #12 item 3: an archive is unpacked entry by entry and refused, naming the entry, when
-/// it could reach outside `--workspace-remap`: links, `..` and absolute names, a plan whose
-/// working directory or executable lies outside, a manifest read through a link, another
-/// schema. Nothing is written anywhere.
-#[test]
-fn hostile_archives_are_refused_naming_the_entry() {
-    use crate::support::tarball::{manifest, with_manifest, write, Entry};
-    let ws = Workspace::with_harness(&harness_entry("copy"));
-    let real = real_archive_entries(&ws);
-    let plan = manifest(&real);
-    let there = tempfile::tempdir().unwrap();
-    let outside = there.path().join("outside");
-    std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(outside.join("keep.txt"), "mine").unwrap();
-    std::fs::write(outside.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
-    let out_s = outside.display().to_string();
-
-    let edited = |f: &dyn Fn(&mut serde_json::Value)| {
-        let mut m = plan.clone();
-        f(&mut m);
-        with_manifest(&real, &m)
-    };
-    let plus = |extra: Entry| {
-        let mut e = real.clone();
-        e.insert(0, extra);
-        e
-    };
-    let cases: Vec<(&str, Vec<Entry>, &str)> = vec![
-        ("profile-symlink", plus(Entry::symlink("workspace/profile", &out_s)), "workspace/profile"),
-        ("dotdot", plus(Entry::file("workspace/../../outside/x.txt", "x")), "workspace/../../outside/x.txt"),
-        ("absolute", plus(Entry::file(&format!("{out_s}/abs.txt"), "x")), "abs.txt"),
-        ("hard-link", plus(Entry::hard_link("bin/sh", "/bin/sh")), "bin/sh"),
-        (
-            "manifest-symlink",
-            real.iter()
-                .map(|e| {
-                    if e.name == "kprof-archive.json" {
-                        Entry::symlink("kprof-archive.json", &format!("{out_s}/plan.json"))
-                    } else {
-                        e.clone()
-                    }
-                })
-                .collect(),
-            "kprof-archive.json",
-        ),
-        ("cwd-outside", edited(&|m| m["kernels"][0]["cwd"] = out_s.clone().into()), "cwd"),
-        ("executable-outside", edited(&|m| m["executables"][0][1] = "/bin/true".into()), "/bin/true"),
-        ("schema", edited(&|m| m["schema_version"] = 99.into()), "schema_version 99"),
-    ];
-    for (name, entries, named) in cases {
-        let case = there.path().join(name);
-        std::fs::create_dir_all(&case).unwrap();
-        let archive = case.join("hostile.tar");
-        write(&archive, &entries);
-        let before = crate::support::snapshot::take(there.path());
-        let out = run_archive(&ws, &archive, &case.join("unpacked"));
-        let stderr = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(3), "{name}: {stderr}");
-        assert!(stderr.contains(named) && stderr.contains("help:"), "{name}: {stderr}");
-        let after = crate::support::snapshot::take(there.path());
-        let changed = crate::support::snapshot::changes(&before, &after, &[]);
-        assert!(changed.is_empty(), "{name}: {changed:?}\n{stderr}");
-    }
 }
 
 /// `cargo-kprof kprof ARGS --manifest-path <ws>` run from `cwd`, with the fake ncu.

@@ -21,7 +21,11 @@ In one run, on the GPU machine:
      profiles' run_manifest.yaml), its passes the replay passes per launch of its stages
      summed over the kernels, the source stage counted apart.
   3. The ratios the planner is held to, and whether each kernel's verdict (class,
-     limiter, confidence) is the same in the three runs.
+     limiter, confidence) is the same in the three runs; then, for the short-kernel
+     programs together (longest kernel under 10 ms) and for the others, the lines
+     `auto/full = X.XX`, `auto/sol = Y.YY` (fresh, source stage included) and
+     `again/full = Z.ZZ`, and each program's dry-run estimate against its fresh wall
+     (`dry` is the dry run without history, `dry again` the one after `fresh`).
 Clocks are never changed (`--clock-control none`, as archived).
 """
 import json
@@ -175,6 +179,16 @@ def main():
         runs[mode] = kprof_run(kprof, archive, os.path.join(out, mode), env, os.path.join(out, f"{mode}.jsonl"),
                                kernels if keep else [])
     facts["runs"] = {m: {"wall_s": r["wall_s"], "rc": r["rc"], "verdicts": r["verdicts"]} for m, r in runs.items()}
+    again_dry = os.path.join(out, "dry-again.jsonl")
+    run([kprof, "kprof", "run", "--archive", archive, "--workspace-remap", os.path.join(out, "dry-again"),
+         "--dry-run", "--message-format", "json"], env=dict(base, KPROF_COST_HISTORY=history), log=again_dry)
+    estimates = {}
+    for label, path in [("dry", dry), ("dry again", again_dry)]:
+        for l in open(path):
+            if l.startswith("{") and '"dry-run-batch"' in l:
+                b = json.loads(l)
+                name = os.path.basename(b["program"]).rsplit("-", 1)[0]
+                estimates.setdefault(name, {})[label] = b.get("total_ms")
     table = ["| program | kernels | longest | SOL | full (passes) | auto fixed | auto fresh | auto again "
              "| of which source | fresh/SOL | fresh/full | again/SOL | again/full | passes fresh/full | "
              "targets (source stage apart) | same verdicts |",
@@ -205,6 +219,28 @@ def main():
             f"{cost['fresh'][2] / fp if fp else float('nan'):.2f} | {verdict} | {'yes' if same else 'NO'} |")
     table.append("")
     table.append("Ratios as auto/reference, in brackets without the source stage's run (the hot lines).")
+    table.append("")
+    for label, short in [("short-kernel programs", True), ("long-kernel programs", False)]:
+        names = [n for n, p in facts["programs"].items() if ((p["sol"].get("longest_ms") or 0.0) < 10.0) == short]
+        if not names:
+            continue
+        total = lambda f: sum(f(facts["programs"][n]) for n in names)
+        auto, again = total(lambda p: p["auto"]["fresh"]["wall_s"]), total(lambda p: p["auto"]["again"]["wall_s"])
+        full, sol = total(lambda p: p["full"]["wall_s"]), total(lambda p: p["sol"]["wall_s"])
+        table.append(f"{label} ({', '.join(names)}):")
+        table.append(f"auto/full = {auto / full:.2f}")
+        table.append(f"auto/sol = {auto / sol:.2f}")
+        table.append(f"again/full = {again / full:.2f}")
+    table.append("")
+    for name, p in facts["programs"].items():
+        e = estimates.get(name, {})
+        p["estimates_ms"] = e
+        shown = []
+        for label, mode in [("dry", "fresh"), ("dry again", "again")]:
+            ms, wall = e.get(label), p["auto"][mode]["wall_s"]
+            shown.append(f"{label} {ms / 1000:.1f} s against {mode} {wall:.1f} s ({ms / 1000 / wall:.2f})"
+                         if ms and wall else f"{label}: no estimate")
+        table.append(f"estimate {name}: " + "; ".join(shown))
     table.append("")
     table.append("whole runs: " + ", ".join(f"{m} {r['wall_s']:.1f} s (exit {r['rc']})" for m, r in runs.items()))
     open(os.path.join(out, "programs.md"), "w").write("\n".join(table) + "\n")

@@ -29,7 +29,7 @@ for area in "${areas[@]}"; do
       args+=(-f 'src/compare/ab/*.rs')
       tests+=(compare::ab ab:: gate) ;;
     quoting)
-      args+=(-f src/process.rs --re 'shell_quote|quote')
+      args+=(-f src/process/quote.rs --re 'shell_quote|quote')
       tests+=(process:: privilege launchers) ;;
     archive)
       args+=(-f 'src/archive/*.rs')

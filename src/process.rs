@@ -10,7 +10,9 @@
 //!
 //! Signals (`signals.rs`, re-exported here): while a run is in progress the first one is
 //! only recorded and [`run`] stops the running child's process group within 20 ms;
-//! otherwise kprof stops the child's group and exits at once.
+//! otherwise kprof stops the child's group and exits at once. How a child ended and what
+//! it left (`ending.rs`) and the quoting of its words for a shell (`quote.rs`) are
+//! re-exported here too; no child is started outside this file.
 //!
 //! Children die with kprof (Linux): each child asks the kernel for SIGKILL when its
 //! parent dies (`PR_SET_PDEATHSIG`), which covers what no handler can, kprof itself being
@@ -27,14 +29,17 @@ use std::ffi::OsString;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use crate::error::Signal;
 use crate::shell::Shell;
 
+mod ending;
+mod quote;
 mod signals;
+pub use ending::{describe_status, signal_name, tail_lines, Ending, Finished};
+pub use quote::{shell_comment, shell_quote};
 use signals::RunningGroup;
 pub use signals::{
     check_signal, defer_signals, install_signal_handlers, interrupted, keep_on_signal, pending_signal,
@@ -158,108 +163,6 @@ impl fmt::Display for ProcessBuilder {
             write!(f, "cd {} && ", shell_quote(&dir.to_string_lossy()))?;
         }
         f.write_str(&self.command_line())
-    }
-}
-
-/// How a child process ended.
-#[derive(Debug)]
-pub enum Ending {
-    /// It exited, or was killed by a signal it did not get from us.
-    Exited(ExitStatus),
-    /// It ran past its timeout and was stopped.
-    TimedOut,
-    /// kprof received this signal: the child was stopped, or not started.
-    Interrupted(Signal),
-    /// It could not be started (or waited for); the message says why.
-    NotStarted(String),
-}
-
-impl fmt::Display for Ending {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Ending::Exited(s) => f.write_str(&describe_status(s)),
-            Ending::TimedOut => f.write_str("stopped at its timeout"),
-            Ending::Interrupted(signal) => write!(f, "stopped: kprof received {signal}"),
-            Ending::NotStarted(msg) => f.write_str(msg),
-        }
-    }
-}
-
-/// `exit code 3`, or `killed by SIGKILL (signal 9)`.
-pub fn describe_status(status: &ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(n) = status.signal() {
-            return format!("killed by {}", signal_name(n));
-        }
-    }
-    match status.code() {
-        Some(code) => format!("exit code {code}"),
-        None => status.to_string(),
-    }
-}
-
-/// `SIGSEGV (signal 11)`; the number alone for signals without a common name.
-pub fn signal_name(number: i32) -> String {
-    #[cfg(unix)]
-    {
-        let names = [
-            (libc::SIGHUP, "SIGHUP"),
-            (libc::SIGINT, "SIGINT"),
-            (libc::SIGQUIT, "SIGQUIT"),
-            (libc::SIGILL, "SIGILL"),
-            (libc::SIGABRT, "SIGABRT"),
-            (libc::SIGBUS, "SIGBUS"),
-            (libc::SIGFPE, "SIGFPE"),
-            (libc::SIGKILL, "SIGKILL"),
-            (libc::SIGSEGV, "SIGSEGV"),
-            (libc::SIGPIPE, "SIGPIPE"),
-            (libc::SIGALRM, "SIGALRM"),
-            (libc::SIGTERM, "SIGTERM"),
-        ];
-        if let Some((_, name)) = names.iter().find(|(n, _)| *n == number) {
-            return format!("{name} (signal {number})");
-        }
-    }
-    format!("signal {number}")
-}
-
-/// What a finished child left: how it ended, its output and its wall time.
-#[derive(Debug)]
-pub struct Finished {
-    /// How it ended.
-    pub ending: Ending,
-    /// Its standard output (empty when streamed to a callback or inherited).
-    pub stdout: Vec<u8>,
-    /// Its standard error (empty when inherited).
-    pub stderr: Vec<u8>,
-    /// Wall time from spawn to exit.
-    pub wall: Duration,
-    /// When it could not be started: the system's reason alone (`No such file or directory
-    /// (os error 2)`); [`Ending::NotStarted`] says it with the program's name.
-    pub start_error: Option<String>,
-}
-
-impl Finished {
-    /// Whether it exited with status 0.
-    pub fn success(&self) -> bool {
-        matches!(&self.ending, Ending::Exited(s) if s.success())
-    }
-
-    /// Standard output as text (lossy).
-    pub fn stdout_text(&self) -> String {
-        String::from_utf8_lossy(&self.stdout).into_owned()
-    }
-
-    /// Standard error as text (lossy).
-    pub fn stderr_text(&self) -> String {
-        String::from_utf8_lossy(&self.stderr).into_owned()
-    }
-
-    /// Standard output, then standard error, as text.
-    pub fn console(&self) -> String {
-        format!("{}{}", self.stdout_text(), self.stderr_text())
     }
 }
 
@@ -502,51 +405,9 @@ fn kill_group(child: &mut Child, graceful: bool) {
     let _ = child.wait();
 }
 
-/// Quotes one word for a POSIX shell; words made only of safe characters stay bare.
-pub fn shell_quote(word: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%^".contains(c);
-    if !word.is_empty() && word.chars().all(safe) {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// `text` made safe to follow `# ` in a shell script: one line whatever it holds. Control
-/// characters (a newline would end the comment and start a command) are written as Rust
-/// escapes (`\n`, `\u{1b}`).
-pub fn shell_comment(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() })
-        .collect()
-}
-
-/// The last `n` lines of a child's output, for error messages and the manifest: control
-/// characters (terminal escape sequences, carriage returns) other than tab are removed.
-pub fn tail_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    crate::shell::printable(&lines[lines.len().saturating_sub(n)..].join("\n"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn comments_stay_one_line() {
-        assert_eq!(shell_comment("hgemm<float>"), "hgemm<float>");
-        assert_eq!(shell_comment("a\ntouch pwned\r\u{1b}"), "a\\ntouch pwned\\r\\u{1b}");
-        assert_eq!(shell_comment("é\t").lines().count(), 1);
-    }
-
-    #[test]
-    fn quotes_only_what_needs_it() {
-        assert_eq!(shell_quote("regex:.*hgemm.*"), "'regex:.*hgemm.*'");
-        assert_eq!(shell_quote("--launch-count"), "--launch-count");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's"), r"'it'\''s'");
-        assert_eq!(shell_quote(""), "''");
-    }
 
     #[test]
     fn display_is_the_replayable_command() {
@@ -559,11 +420,5 @@ mod tests {
         let cmd = p.command();
         assert_eq!(cmd.get_program(), "/usr/local/cuda/bin/ncu");
         assert_eq!(cmd.get_args().count(), 2);
-    }
-
-    #[test]
-    fn tail_keeps_last_lines() {
-        assert_eq!(tail_lines("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(tail_lines("a", 5), "a");
     }
 }

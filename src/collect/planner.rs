@@ -25,7 +25,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::model::stage::Stage;
-use crate::ncu::stages::{definition, mergeable, MERGED_PASSES_H200};
+use crate::ncu::stages::definition;
+use crate::ncu::stages::merged::{mergeable, MERGED_PASSES_H200};
 
 /// ncu's work per replay pass of one launch beyond the kernel's own duration, ms, when no
 /// history says better: fitted on an H200 (ncu 2025.3.1) over the 11 follow-up runs of the

@@ -215,12 +215,13 @@ fn read_page(path: &Path, cmd: &ProcessBuilder) -> std::io::Result<Vec<u8>> {
 }
 
 /// Basic's page from a run that also collected the source section, cut to the columns
-/// basic's own run prints ([`crate::ncu::stages::printed_alone`]) and written back; `None`
+/// basic's own run prints ([`crate::ncu::stages::merged::printed_alone`]) and written back; `None`
 /// when it cannot be cut (left as ncu wrote it).
 fn basic_columns_only(path: &Path, bytes: &[u8]) -> Option<Vec<u8>> {
     let text = String::from_utf8_lossy(bytes);
     let page = RawPage::parse(&text, "").ok()?;
-    let cut = page.text_with_columns(&text, |c| crate::ncu::stages::printed_alone(c, Stage::Basic))?;
+    let cut =
+        page.text_with_columns(&text, |c| crate::ncu::stages::merged::printed_alone(c, Stage::Basic))?;
     crate::profile::fs::write_atomic(path, &cut).ok()?;
     Some(cut.into_bytes())
 }

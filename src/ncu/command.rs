@@ -29,8 +29,8 @@ pub enum StageCollection {
         sections: Vec<String>,
     },
     /// Several of our metric-list stages in one run (the planner's choice, see
-    /// [`super::stages::mergeable`]): the union of their metrics, one raw page that each
-    /// kernel's stages are cut from by column ([`super::stages::owns_column`]).
+    /// [`super::stages::merged::mergeable`]): the union of their metrics, one raw page that each
+    /// kernel's stages are cut from by column ([`super::stages::merged::owns_column`]).
     Merged(Vec<Stage>),
 }
 
@@ -60,7 +60,7 @@ impl StageCollection {
                 ["--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw"].map(String::from).to_vec()
             }
             StageCollection::Named(stage) => super::stages::definition(*stage).ncu_args(),
-            StageCollection::Merged(stages) => super::stages::merged_args(stages),
+            StageCollection::Merged(stages) => super::stages::merged::merged_args(stages),
             StageCollection::Custom { set, sections } => {
                 let mut out = Vec::new();
                 if let Some(set) = set {

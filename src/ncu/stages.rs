@@ -24,8 +24,13 @@
 //! pipe, the instruction counts, shared atomics' wavefronts) added one pass to the memory
 //! and compute stages (memory 7 to 8, compute 11 to 12), measured on the H200 with ncu
 //! 2025.3.1.
+//!
+//! Several stages collected in one ncu run, and the columns of its page each stage's page
+//! is cut to, are in [`merged`].
 
 use crate::model::stage::Stage;
+
+pub mod merged;
 
 /// How a stage's results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -377,98 +382,6 @@ pub fn definition(stage: Stage) -> &'static StageDefinition {
     DEFINITIONS.iter().find(|d| d.stage == stage).unwrap_or(&DEFINITIONS[0])
 }
 
-/// Whether `stage` can share one ncu run with others ([`StageCollection::Merged`]): a
-/// stage defined by a metric list alone, printed as a raw page, so that each metric's
-/// columns can be told apart ([`owns_column`]). Sections and sets cannot: their columns
-/// are not named in advance.
-///
-/// [`StageCollection::Merged`]: super::command::StageCollection::Merged
-pub fn mergeable(stage: Stage) -> bool {
-    let d = definition(stage);
-    !d.metrics.is_empty() && d.sections.is_empty() && d.set.is_none() && d.page == Page::Raw
-}
-
-/// The ncu options of one run that collects every stage of `stages` (all [`mergeable`]):
-/// the union of their metrics, in stage order without repeats, as one raw page.
-pub fn merged_args(stages: &[Stage]) -> Vec<String> {
-    let mut metrics: Vec<&str> = Vec::new();
-    for stage in stages {
-        for m in definition(*stage).metrics {
-            if !metrics.contains(m) {
-                metrics.push(m);
-            }
-        }
-    }
-    ["--metrics".to_string(), metrics.join(","), "--csv".into(), "--page".into(), "raw".into()].to_vec()
-}
-
-/// Whether a raw page's `column` holds the requested `metric`: the same name, or the
-/// same name with another roll-up (ncu prints `dram__bytes_read.sum` as the `.avg`,
-/// `.max`, `.min` and `.sum` columns, and `x.avg.pct_of_peak_sustained_elapsed` as the
-/// four `x.<rollup>.pct_of_peak_sustained_elapsed`).
-pub fn owns_column(metric: &str, column: &str) -> bool {
-    fn rollup_free(name: &str) -> String {
-        let parts: Vec<&str> = name.split('.').collect();
-        parts
-            .iter()
-            .enumerate()
-            .map(|(i, p)| if i > 0 && ROLLUPS.contains(p) { "*" } else { p })
-            .collect::<Vec<_>>()
-            .join(".")
-    }
-    const ROLLUPS: [&str; 4] = ["avg", "max", "min", "sum"];
-    metric == column || rollup_free(metric) == rollup_free(column)
-}
-
-/// Columns ncu prints on every raw page whatever was asked: the launch, device and
-/// replay families and these four. Read off the H200's standalone memory, compute and
-/// occupancy pages (`fixtures/h200/planner/fixed`), which hold them though their stages
-/// do not ask for them.
-const ALWAYS_PRINTED_FAMILIES: [&str; 6] =
-    ["launch__", "device__", "profiler__", "nvlink__", "numa__", "c2clink__"];
-const ALWAYS_PRINTED: [&str; 4] = [
-    "gpu__time_duration.sum",
-    "sm__maximum_warps_avg_per_active_cycle",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "smsp__maximum_warps_avg_per_active_cycle",
-];
-
-/// Whether `column` of a merged run's page belongs on `stage`'s page, so that the page cut
-/// from it has the columns a run of `stage` alone prints: one of `stage`'s metrics, a
-/// column ncu always prints, or one no stage of the run asked for.
-pub fn column_for_stage(column: &str, stage: Stage, merged: &[Stage]) -> bool {
-    let asked_by = |s: Stage| definition(s).metrics.iter().any(|m| owns_column(m, column));
-    asked_by(stage)
-        || ALWAYS_PRINTED.contains(&column)
-        || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
-        || !merged.iter().any(|s| asked_by(*s))
-}
-
-/// Whether `column` is on the page `stage`'s own run prints: a launch column, one of the
-/// stage's metrics (any roll-up), or a column ncu prints on every page. Basic's page is
-/// cut to these when its run also collected the source section (`command::SOURCE_SECTION`),
-/// whose 117 columns an H200 run added to basic's 305 (`fixtures/h200/source-import/`).
-pub fn printed_alone(column: &str, stage: Stage) -> bool {
-    crate::ncu::parse::LAUNCH_COLUMNS.contains(&column)
-        || definition(stage).metrics.iter().any(|m| owns_column(m, column))
-        || ALWAYS_PRINTED.contains(&column)
-        || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
-}
-
-/// Replay passes per launch of merged runs, measured on the H200 (ncu 2025.3.1,
-/// `fixtures/h200/planner`): ncu shares passes between the stages' metrics, so a union
-/// costs far less than the sum (memory, compute and occupancy together: 12, as compute
-/// alone).
-pub const MERGED_PASSES_H200: [(&[Stage], u32); 7] = [
-    (&[Stage::Basic, Stage::Memory], 15),
-    (&[Stage::Basic, Stage::Compute], 16),
-    (&[Stage::Basic, Stage::Occupancy], 15),
-    (&[Stage::Basic, Stage::Compute, Stage::Occupancy], 17),
-    (&[Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy], 17),
-    (&[Stage::Compute, Stage::Occupancy], 12),
-    (&[Stage::Memory, Stage::Compute, Stage::Occupancy], 12),
-];
-
 /// Every metric name any stage requests, without repeats, in definition order.
 pub fn all_metric_names() -> Vec<&'static str> {
     let mut out: Vec<&'static str> = Vec::new();
@@ -558,22 +471,5 @@ mod tests {
             src,
             ["--section", "SourceCounters", "--csv", "--page", "source", "--print-source", "cuda,sass"]
         );
-    }
-
-    /// basic's page from a run that also collected the source section (an H200 run of the
-    /// zoo's `aos_field_gather`), cut to `printed_alone`, has exactly the columns of
-    /// basic's own run of the same kernel, in order: the section's 117 are gone, nothing
-    /// of basic's is lost.
-    #[test]
-    fn basic_s_page_cut_from_the_run_with_the_source_section_is_basic_s_own() {
-        let read = |side: &str| kprof_testkit::recording(&format!("source-import/{side}/01_basic_raw.csv"));
-        let (own, with) = (read("own-run"), read("with-report"));
-        let own = crate::ncu::parse::RawPage::parse(&own, "own").unwrap();
-        let page = crate::ncu::parse::RawPage::parse(&with, "with").unwrap();
-        assert_eq!((own.columns.len(), page.columns.len()), (305, 422));
-        let cut = page.text_with_columns(&with, |c| printed_alone(c, Stage::Basic)).unwrap();
-        let cut = crate::ncu::parse::RawPage::parse(&cut, "cut").unwrap();
-        assert_eq!(cut.columns, own.columns);
-        assert_eq!(cut.launches().count(), 1);
     }
 }

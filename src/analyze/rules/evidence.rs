@@ -1,7 +1,9 @@
 //! A row of a verdict's evidence: the metric, its value, and the condition it met (or
-//! that it only supports the verdict).
+//! that it only supports the verdict); and how a rule or limiter adds one, once.
 
 use serde::{Deserialize, Serialize};
+
+use super::summary;
 
 /// One row of evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,6 +94,28 @@ impl From<Threshold> for String {
             Threshold::Supporting => Threshold::SUPPORTING.to_string(),
         }
     }
+}
+
+/// Adds a row of evidence for `field`, unless the same condition already cites it (or,
+/// for supporting evidence, any row does).
+pub(super) fn push_evidence(
+    out: &mut Vec<Evidence>,
+    field: &str,
+    value: f64,
+    threshold: Threshold,
+    rule: &str,
+) {
+    if out.iter().any(|e| e.field == field && (e.threshold == threshold || threshold.is_supporting())) {
+        return;
+    }
+    out.push(Evidence {
+        metric: summary::source_of(field),
+        field: field.to_string(),
+        value,
+        unit: summary::unit_of(field).to_string(),
+        threshold,
+        rule: rule.to_string(),
+    });
 }
 
 #[cfg(test)]

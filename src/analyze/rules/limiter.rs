@@ -4,13 +4,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::condition::{check_field, Condition};
+use super::evidence::push_evidence;
 use super::saving::{Saving, SavingSpec};
 use super::summary::KernelSummary;
+use super::template::{check_template, fill, placeholders};
 use super::KernelVerdict;
-use super::{
-    add_missing, all_hold, check_template, fill, placeholders, push_evidence, Classification, Confidence,
-    Hypothesis, Threshold,
-};
+use super::{add_missing, all_hold, Classification, Confidence, Hypothesis, Threshold};
 use crate::model::stage::Stage;
 
 /// A limiter's class: a fixed one, or the class the throughputs give (`from-throughput`),

@@ -22,11 +22,13 @@
 //! one names its evidence. The engine knows no particular bottleneck: changing a verdict
 //! means changing the data.
 //!
-//! The verdict's whole shape is declared here, the cross-check's parts of a limiter
-//! ([`NcuCheck`], [`LimiterLine`]) included: `analyze/crosscheck.rs` imports the rules to
-//! fill those in, and nothing here imports it.
+//! The verdict's whole shape is declared in this module (`verdict.rs`, its rows of
+//! evidence in `evidence.rs`), the cross-check's parts of a limiter ([`NcuCheck`],
+//! [`LimiterLine`]) included: `analyze/crosscheck.rs` imports the rules to fill those in,
+//! and nothing here imports it. The `{field}`s of the texts are checked and filled in
+//! `template.rs`.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::summary::{self, KernelSummary};
 use crate::error::{ExitCode, Failure};
@@ -39,15 +41,21 @@ mod instruction;
 mod limiter;
 mod refine;
 mod saving;
+mod template;
+mod verdict;
 
 use condition::check_field;
 pub(crate) use condition::Condition;
+use evidence::push_evidence;
 pub use evidence::{Evidence, Threshold};
 pub use instruction::{CauseLine, InstructionCause, RuledOut};
 pub use limiter::{AdviceId, LimiterFinding, LimiterLine, NcuCheck, UncheckedLimiter};
 pub use refine::Refinement;
 pub use saving::OtherCause;
 use saving::Ranking;
+use template::{check_template, fill, placeholders};
+use verdict::unknown;
+pub use verdict::{BottleneckDecision, Hypothesis, KernelVerdict, LibraryKernel};
 
 /// The rules shipped with cargo-kprof.
 pub const BUILTIN_RULES: &str = include_str!("../../../rules/bottleneck.yaml");
@@ -395,185 +403,6 @@ impl Rules {
     }
 }
 
-/// The verdict when no rule decides: what was missing, if anything. A decided verdict is
-/// this one with the rule's fields set.
-fn unknown(s: &KernelSummary, missing: Vec<String>) -> KernelVerdict {
-    KernelVerdict {
-        kernel: s.kernel.clone(),
-        classification: Classification::Unknown,
-        confidence: Confidence::Low,
-        rule: None,
-        evidence: Vec::new(),
-        follow_up_stage: Stage::SpeedOfLight,
-        hypotheses: Vec::new(),
-        missing,
-        limiter: None,
-        unchecked: Vec::new(),
-        library: None,
-        other_causes: Vec::new(),
-        refines: None,
-        instruction_causes: Vec::new(),
-        ruled_out: Vec::new(),
-    }
-}
-
-/// Adds a row of evidence for `field`, unless the same condition already cites it (or,
-/// for supporting evidence, any row does).
-pub(super) fn push_evidence(
-    out: &mut Vec<Evidence>,
-    field: &str,
-    value: f64,
-    threshold: Threshold,
-    rule: &str,
-) {
-    if out.iter().any(|e| e.field == field && (e.threshold == threshold || threshold.is_supporting())) {
-        return;
-    }
-    out.push(Evidence {
-        metric: summary::source_of(field),
-        field: field.to_string(),
-        value,
-        unit: summary::unit_of(field).to_string(),
-        threshold,
-        rule: rule.to_string(),
-    });
-}
-
-/// The `{field}` names in a template.
-pub(super) fn placeholders(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start..].find('}') else { break };
-        out.push(rest[start + 1..start + len].to_string());
-        rest = &rest[start + len + 1..];
-    }
-    out
-}
-
-/// Checks a template: every `{field}` names a summary field, and no `{` or `}` is left
-/// once they are filled in (a text is never printed half-rendered).
-pub(super) fn check_template(text: &str) -> Result<(), String> {
-    let names = placeholders(text);
-    let mut rest = text.to_string();
-    for name in &names {
-        check_field(name)?;
-        rest = rest.replacen(&format!("{{{name}}}"), "", 1);
-    }
-    if rest.contains(['{', '}']) {
-        return Err(format!("a `{{` or `}}` that is not a `{{field}}` in \"{text}\""));
-    }
-    Ok(())
-}
-
-/// Fills `{field}` with values; `None` when a cited field was not collected.
-pub(super) fn fill(text: &str, s: &KernelSummary) -> Option<String> {
-    let mut out = text.to_string();
-    for name in placeholders(text) {
-        let v = s.get(&name)?;
-        out = out.replace(&format!("{{{name}}}"), &crate::units::value(v));
-    }
-    Some(out)
-}
-
-/// An optimisation hypothesis and the fields it rests on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Hypothesis {
-    /// The hypothesis, with the numbers filled in.
-    pub text: String,
-    /// The summary fields it cites.
-    pub evidence: Vec<String>,
-}
-
-/// The verdict for one kernel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KernelVerdict {
-    /// The kernel.
-    pub kernel: String,
-    /// The class.
-    pub classification: Classification,
-    /// How sure.
-    pub confidence: Confidence,
-    /// The rule that decided it; `None` for `unknown`.
-    pub rule: Option<String>,
-    /// The deciding metrics, then the supporting ones.
-    pub evidence: Vec<Evidence>,
-    /// The stage that would tell more.
-    pub follow_up_stage: Stage,
-    /// Concrete hypotheses, each tied to evidence.
-    pub hypotheses: Vec<Hypothesis>,
-    /// Fields that were not collected and kept rules from deciding (for `unknown`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub missing: Vec<String>,
-    /// The cause, when a limiter names one: its id, advice, estimated gain.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limiter: Option<LimiterFinding>,
-    /// Causes ranked before `limiter` (or, without one, any cause) that the collected
-    /// metrics could not decide, in rank order.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unchecked: Vec<UncheckedLimiter>,
-    /// Set when the kernel is a closed library's (cuBLAS, cuDNN, ...): what the user
-    /// controls instead of its code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub library: Option<LibraryKernel>,
-    /// The other causes whose conditions held, largest predicted saving first: what to
-    /// fix next.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub other_causes: Vec<OtherCause>,
-    /// Where `auto`'s stages alone would name another cause from the same launch's
-    /// metrics: what they name, and the metric that changed the answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refines: Option<Refinement>,
-    /// Causes read from the SASS of its hot lines ([`crate::analyze::sass`]).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub instruction_causes: Vec<InstructionCause>,
-    /// The SASS patterns looked for on the kernel's source page and not found there.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ruled_out: Vec<RuledOut>,
-}
-
-impl KernelVerdict {
-    /// Why an `unknown` verdict is unknown, in one sentence: the metrics that were not
-    /// collected, or, when all were, that no rule's conditions hold for them. `None` for a
-    /// decided verdict.
-    pub fn undecided(&self) -> Option<String> {
-        if self.classification != Classification::Unknown {
-            return None;
-        }
-        Some(if self.missing.is_empty() {
-            "No rule could decide: every metric the rules read was collected, and no rule's conditions \
-             hold for them."
-                .to_string()
-        } else {
-            format!("No rule could decide: these metrics were not collected: {}.", self.missing.join(", "))
-        })
-    }
-}
-
-/// A kernel of a closed library, as a verdict records it
-/// (see [`crate::analyze::library`]).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LibraryKernel {
-    /// The library (`cuBLAS`, ...).
-    pub library: String,
-    /// Why the kernel is taken for the library's: the mark in its name, and what the
-    /// source page showed.
-    pub recognised_by: String,
-    /// What the user controls instead of the kernel's code.
-    pub advice: String,
-}
-
-/// `bottleneck_decision.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BottleneckDecision {
-    /// Always 1.
-    pub schema_version: u32,
-    /// The rules file used.
-    pub rules: String,
-    /// One verdict per kernel.
-    pub kernels: Vec<KernelVerdict>,
-}
-
 /// Verdicts for every kernel of a summary.
 pub fn decide_all(rules: &Rules, summary: &summary::MetricsSummary) -> BottleneckDecision {
     BottleneckDecision {
@@ -704,22 +533,6 @@ mod tests {
         let found = rules.contradictions(&conflicted, &refuted);
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].contains("hypothesis refuted by its own metrics"), "{found:?}");
-    }
-
-    #[test]
-    fn missing_metrics_give_unknown_and_say_which() {
-        let v = Rules::builtin().decide(&kernel(&[("sm_throughput_pct", 50.0)]));
-        assert_eq!(v.classification, Classification::Unknown);
-        assert!(v.missing.contains(&"theoretical_occupancy_pct".to_string()), "{:?}", v.missing);
-        let why = v.undecided().unwrap();
-        assert!(
-            why.starts_with("No rule could decide: these metrics were not collected: ")
-                && why.contains("theoretical_occupancy_pct"),
-            "{why}"
-        );
-        // With nothing missing the sentence says so instead of listing nothing.
-        let all = KernelVerdict { missing: Vec::new(), ..v };
-        assert!(!all.undecided().unwrap().contains("not collected"), "{:?}", all.undecided());
     }
 
     /// The class rules leave no gap: an SM at 58 % with memory at 32 % (an integer-bound

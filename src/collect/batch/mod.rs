@@ -35,83 +35,39 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use anyhow::Result;
-use kprof_contract::env as contract;
 
 pub mod invocations;
+mod key;
 mod plan;
 mod rows;
 mod run;
+mod serve;
 
 use rows::{own_page, split_rows};
 
+pub use key::batch_key;
 pub use plan::{dry_plan, program_key, DryPlan};
 pub use run::batched_command;
 use run::run_batched;
 
 use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
-use super::follow_up::follow_up;
 use super::queue::{drive, Next, Unit};
 use super::reason::Reason;
-use super::run::{append_command, KernelRun, StageRan};
+use super::run::{KernelRun, StageRan};
 use super::source_split::{lacking_line_info, split_source};
 use crate::analyze::rules::Rules;
 use crate::events::Event;
 use crate::model::filter::KernelFilter;
-use crate::model::kinds::{Runtime, WindowOrigin};
+use crate::model::kinds::WindowOrigin;
 use crate::model::stage::Stage;
-use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
+use crate::ncu::command::StageCollection;
 use crate::ncu::parse::RawPage;
-use crate::plan::KernelPlan;
-use crate::process::{shell_comment, ProcessBuilder};
+use crate::process::ProcessBuilder;
 use crate::profile::run_manifest::{PlanRecord, WindowRecord};
 use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
 use plan::MemberCost;
-
-/// What makes kernels batchable together, or `None` when `kernel` runs on its own: a
-/// harness target with a filter, or a kernel a census picked from a plain program, with
-/// no discovery stage. Kernels with a case batch with kernels with a case (the run's
-/// `KPROF_CASE` is their alternation); kernels without one, such as the kernels a census
-/// picked from a bench that runs all its cases, batch with each other (the bench runs
-/// every case, as for the census). A plain program's picks batch whatever their windows:
-/// each keeps its own through ncu's invocation numbers ([`invocations`]). The source
-/// stage batches only beside another stage: its page names no launch, so each kernel's
-/// blocks are found by the functions that stage's raw page named (see
-/// [`super::source_split`]).
-pub fn batch_key(kernel: &KernelPlan, target: &TargetCommand) -> Option<String> {
-    let picked_plain = invocations::applies(kernel);
-    if !(kernel.runtime == Runtime::Harness || picked_plain) || kernel.filter.is_none() {
-        return None;
-    }
-    // The picks' names are joined into one `--kernel-id` argument, which Linux caps at
-    // 128 KiB: a pick with a very long name runs alone.
-    if picked_plain
-        && kernel.filter.as_ref().is_some_and(|f| f.pattern.len() > invocations::MAX_BATCHED_NAME_BYTES)
-    {
-        return None;
-    }
-    let stages = kernel.stage_collections();
-    let source = StageCollection::Named(Stage::Source);
-    if stages.contains(&StageCollection::Discovery) || stages.iter().all(|c| *c == source) {
-        return None;
-    }
-    let mut env = target.env.clone();
-    env.remove(contract::CASE);
-    Some(format!(
-        "{:?}|{:?}|{:?}|{:?}|{}|{:?}|{:?}|{:?}|{}|{:?}",
-        target.program,
-        target.args,
-        target.cwd,
-        env,
-        if picked_plain { "invocations".to_string() } else { format!("{:?}", kernel.window) },
-        kernel.clock_control,
-        kernel.privilege,
-        kernel.stages,
-        kernel.case.is_some(),
-        kernel.census.ncu_range_args(),
-    ))
-}
 
 /// How a batch ended for each of its kernels.
 pub enum Served {
@@ -454,83 +410,6 @@ impl Batch<'_, '_> {
         }]))
     }
 
-    /// Writes member `i`'s own page (`text`; `page`, parsed, for a raw page) and its
-    /// manifest entry, and records the batched command in its `commands.sh`.
-    fn serve(
-        &mut self,
-        i: usize,
-        shared: &Shared<'_>,
-        collection: &StageCollection,
-        text: &str,
-        page: Option<&RawPage>,
-    ) -> Result<()> {
-        let m = &self.members[i];
-        crate::profile::fs::write_atomic(&m.dir.stage_raw_path(collection), text)?;
-        let mut outcome = shared.ran.outcome.clone();
-        let kernels = shared.group.len();
-        outcome.why = Reason::BatchedWith { inner: Box::new(shared.reason.clone()), kernels }.to_string();
-        if collection != shared.collection {
-            outcome.stage = collection.name().to_string();
-            outcome.output = crate::profile::dir::raw_page_rel(collection);
-            outcome.why.push_str(&format!(
-                "; one merged run ({}), this page cut from it by column",
-                shared.collection.label()
-            ));
-        }
-        if let Some(page) = page {
-            outcome.passes = page
-                .launches()
-                .filter_map(|l| l.number("profiler__replayer_passes"))
-                .map(|v| v as u32)
-                .collect();
-            outcome.launches = page.launches().count();
-        }
-        self.manifests[i].stages.push(outcome);
-        append_command(
-            m.dir,
-            &format!(
-                "# Stage {} ran batched with {kernels} kernel(s) of this program, as:\n# {}\n",
-                collection.name(),
-                shell_comment(&shared.cmd.to_string())
-            ),
-        )?;
-        Ok(())
-    }
-
-    /// The follow-up member `i`'s basic rows choose, said, and written to its
-    /// `commands.sh` as the command that runs it alone (the script stays replayable alone).
-    fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, String)> {
-        let m = &self.members[i];
-        let filter = m.kernel.filter.clone().unwrap_or_else(|| KernelFilter::regex(".*"));
-        let (stage, reason) = follow_up(Ok(page), self.rules, &filter)?;
-        self.shell.emit(&Event::FollowUpChosen {
-            kernel: m.kernel.name.clone(),
-            stage: stage.to_string(),
-            why: reason.clone(),
-            batched: true,
-        });
-        let collection = StageCollection::Named(stage);
-        let alone_cmd = stage_command(
-            m.ncu,
-            &StageRun {
-                collection: &collection,
-                filter: Some(&filter),
-                window: m.kernel.window,
-                clock_control: m.kernel.clock_control,
-                log_file: &m.dir.stage_raw_path(&collection),
-                target: m.target,
-                privilege: m.kernel.privilege,
-                ranges: &m.kernel.census.ncu_range_args(),
-                report: None,
-            },
-        );
-        let about = Reason::FollowUp(reason.clone()).script_comment(collection.name());
-        // Numbered after the stages written before the run (basic, and auto's source).
-        let number = m.first.len() + 1;
-        append_command(m.dir, &format!("# Stage {number}: {about}\n{alone_cmd}\n"))?;
-        Ok((stage, reason))
-    }
-
     /// Says which members run alone, writes the served members' manifests, and returns
     /// how the batch ended for each.
     fn finish(self, started: Instant) -> Result<Vec<Served>> {
@@ -565,61 +444,4 @@ fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
 pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
     let parent = first.path().parent().unwrap_or(first.path());
     ProfileDir::at(parent.join(format!(".batch_{}", first.id())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::build::BuildTarget;
-    use crate::model::kinds::CargoTargetKind;
-    use crate::model::stage::StageSelection;
-    use crate::plan::{PlannedTarget, StagePlan};
-
-    /// A harness kernel of the bench `compute`, its case and filter named after it.
-    fn kernel(name: &str, stages: StageSelection, extra: &[Stage]) -> KernelPlan {
-        let target = PlannedTarget::Cargo(BuildTarget {
-            package: "zoo".into(),
-            kind: CargoTargetKind::Bench,
-            name: "compute".into(),
-        });
-        KernelPlan {
-            package: Some("zoo".into()),
-            case: Some(format!("^{name}/")),
-            stages: StagePlan::Stages(stages),
-            extra_stages: extra.to_vec(),
-            ..KernelPlan::synthetic(name, target, Runtime::Harness)
-        }
-    }
-
-    fn key(k: &KernelPlan) -> Option<String> {
-        let mut env: BTreeMap<String, String> = [("KPROF_PROFILE".into(), "1".into())].into();
-        env.insert(contract::CASE.into(), k.case.clone().unwrap());
-        let target = TargetCommand { program: "/ws/compute".into(), args: vec![], env, cwd: "/ws".into() };
-        batch_key(k, &target)
-    }
-
-    /// An A/B check adds counters and source to every kernel: they still batch.
-    #[test]
-    fn kernels_with_the_source_stage_batch() {
-        let ab = [Stage::Counters, Stage::Source];
-        let a = key(&kernel("fp32_fma_chains", StageSelection::Auto, &ab));
-        let b = key(&kernel("hmma_loop", StageSelection::Auto, &ab));
-        assert!(a.is_some() && a == b, "{a:?} {b:?}");
-        let listed = StageSelection::List(vec![Stage::Basic, Stage::Source]);
-        let c = key(&kernel("fp32_fma_chains", listed.clone(), &[]));
-        let d = key(&kernel("sfu_chains", listed, &[]));
-        assert!(c.is_some() && c == d && c != a, "{c:?} {d:?}");
-        let all = key(&kernel("lane_switch", StageSelection::All, &[]));
-        assert!(all.is_some());
-    }
-
-    /// The source page names no launch: alone, it has no raw page to find its kernels by.
-    #[test]
-    fn the_source_stage_alone_or_discovery_does_not_batch() {
-        let only = StageSelection::List(vec![Stage::Source]);
-        assert_eq!(key(&kernel("fp32_fma_chains", only, &[])), None);
-        let mut unknown = kernel("fp32_fma_chains", StageSelection::Auto, &[Stage::Source]);
-        unknown.filter = None;
-        assert_eq!(key(&unknown), None);
-    }
 }

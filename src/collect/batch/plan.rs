@@ -18,7 +18,7 @@ use crate::events::Event;
 use crate::model::stage::Stage;
 use crate::ncu::command::StageCollection;
 use crate::ncu::parse::RawPage;
-use crate::ncu::stages::column_for_stage;
+use crate::ncu::stages::merged::column_for_stage;
 use crate::plan::{KernelPlan, PlannedTarget};
 use crate::profile::history::{self, HistoryKernel, HistoryRun};
 use crate::profile::run_manifest::PlanRecord;
@@ -341,7 +341,7 @@ pub fn first_run(history: &[HistoryRun], members: &[&str]) -> Option<FirstRun> {
     let (wants, costs) = learned.follow_ups(members)?;
     let mut stages: Vec<Stage> = vec![Stage::Basic];
     stages.extend(wants.values().copied().collect::<std::collections::BTreeSet<_>>());
-    if !stages.iter().all(|s| crate::ncu::stages::mergeable(*s)) {
+    if !stages.iter().all(|s| crate::ncu::stages::merged::mergeable(*s)) {
         return None;
     }
     let (terms, passes) = (&learned.terms, &learned.passes);

@@ -20,7 +20,8 @@ pub use census::{census_height, census_png, CENSUS_BARS, CENSUS_WIDTH};
 
 use std::sync::OnceLock;
 
-use panels::{comparison_band, draw_summary, roof_point, RoofPoint};
+use panels::roofline::{roof_point, RoofPoint};
+use panels::{comparison_band, draw_summary};
 
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;

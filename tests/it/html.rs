@@ -221,7 +221,20 @@ fn an_ab_check_shows_its_interval() {
 pub fn merged_zoo() -> &'static Path {
     static ZOO: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     ZOO.get_or_init(|| {
-        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-zoo");
+        // One folder per test process: a runner that starts each test in a process of its
+        // own would otherwise have several rebuild one folder at once. Folders of processes
+        // that have ended are removed first.
+        let parent = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let alive_known = Path::new("/proc/self").exists();
+        for e in std::fs::read_dir(parent).into_iter().flatten().flatten().filter(|_| alive_known) {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("html-zoo-") {
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let tmp = parent.join(format!("html-zoo-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&tmp);
         let shard = tmp.join("zoo");
         copy_dir(&recordings().join("zoo-auto"), &shard);

@@ -53,6 +53,7 @@ mod printed_values;
 mod privilege;
 mod readme;
 mod references;
+mod released_schema;
 mod sass_causes;
 mod setup;
 mod shards;

@@ -33,7 +33,7 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
             name: r.kernel.name.clone(),
             package: r.kernel.package.clone(),
             target: r.kernel.target.to_string(),
-            runtime: r.kernel.runtime.name(),
+            runtime: r.kernel.runtime,
             args: r.kernel.args.clone(),
             case: r.kernel.case.clone(),
             filter: format!("regex:{}", r.kernel.kernel_regex),

@@ -11,6 +11,7 @@
 //! a change of shape is a change of that file, and of [`MESSAGES_SCHEMA_VERSION`] when a
 //! field is renamed or removed.
 
+mod kinds;
 mod payloads;
 mod render;
 #[cfg(test)]
@@ -21,9 +22,11 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::compare::DurationDelta;
+use crate::profile::run_manifest::StageStatus;
 use crate::shell::{Channel, Level, Message};
-use crate::vcs::worktree::BaseRevision;
+use crate::vcs::worktree::{BaseRevision, WorktreeAction};
 
+pub use kinds::*;
 pub use payloads::*;
 
 /// Version of the messages' shapes. 2: `ab-comparison` and `check-finished` have one shape
@@ -50,7 +53,7 @@ pub enum Event {
         /// The stage's name.
         stage: String,
         /// How it ended, as `run_manifest.yaml` spells it.
-        status: &'static str,
+        status: StageStatus,
         /// ncu's replay passes per launch, when the page has a pass column.
         passes: Option<u32>,
         /// Its wall time, ms.
@@ -209,7 +212,7 @@ pub enum Event {
         dir: PathBuf,
         /// `created`, `reused`, `moved`, `recreated` (kprof left it unfinished) or
         /// `restored` (its folder was deleted).
-        action: &'static str,
+        action: WorktreeAction,
     },
     /// A profile directory is written and its first commands are known (a real run).
     ProfilePrepared(Prepared),
@@ -323,7 +326,7 @@ pub enum Event {
         /// Whether ncu runs through `sudo -n`.
         sudo: bool,
         /// The sudo setup guide, when a sudo check failed.
-        guide: Option<&'static str>,
+        guide: Option<DoctorGuide>,
     },
     /// The run failed: the error and its causes, as stderr prints them.
     Error {
@@ -397,9 +400,9 @@ impl Message for Event {
             CheckFinished(c) => Channel::Summary(c.level()),
             BisectStep(_) => Channel::Result { preface: None },
             BisectFinished(b) => Channel::Summary(match b.result {
-                "first-bad" | "range" => Level::Error,
-                "undecided" => Level::Warning,
-                _ => Level::Status,
+                BisectResult::FirstBad | BisectResult::Range => Level::Error,
+                BisectResult::Undecided => Level::Warning,
+                BisectResult::NoRegression => Level::Status,
             }),
             MergeFinished(m) => Channel::Summary(m.level()),
         }
@@ -409,9 +412,9 @@ impl Message for Event {
 impl CheckFinished {
     fn level(&self) -> Level {
         match self.verdict {
-            "regressed" => Level::Error,
-            "ambiguous" => Level::Warning,
-            _ => Level::Status,
+            CheckVerdict::Regressed => Level::Error,
+            CheckVerdict::Ambiguous => Level::Warning,
+            CheckVerdict::Clean => Level::Status,
         }
     }
 }

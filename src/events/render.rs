@@ -89,7 +89,9 @@ impl fmt::Display for Event {
                     None => Ok(()),
                 }
             }
-            DoctorFinished { ready, sudo, guide } => doctor_finished(f, *ready, *sudo, *guide),
+            DoctorFinished { ready, sudo, guide } => {
+                doctor_finished(f, *ready, *sudo, guide.map(DoctorGuide::text))
+            }
         }
     }
 }
@@ -127,15 +129,17 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
                 writeln!(
                     f,
                     "{}: {}, {limiter} ({} confidence, {saving}): {advice}",
-                    v.kernel, v.classification, v.confidence
+                    v.kernel,
+                    v.classification.name(),
+                    v.confidence.name()
                 )?
             }
             _ => writeln!(
                 f,
                 "{}: {} ({} confidence{})",
                 v.kernel,
-                v.classification,
-                v.confidence,
+                v.classification.name(),
+                v.confidence.name(),
                 v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
             )?,
         }
@@ -178,8 +182,8 @@ fn bisect_archive(f: &mut fmt::Formatter<'_>, b: &BisectArchive) -> fmt::Result 
 fn bisect_step(f: &mut fmt::Formatter<'_>, s: &BisectStep) -> fmt::Result {
     let outcome = match (&s.why_skipped, &s.same_build_as) {
         (Some(why), _) => format!("skipped ({why})"),
-        (None, Some(other)) => format!("{} (the same build as {other}: no check)", s.outcome),
-        (None, None) => format!("{} ({} rounds)", s.outcome, s.rounds),
+        (None, Some(other)) => format!("{} (the same build as {other}: no check)", s.outcome.name()),
+        (None, None) => format!("{} ({} rounds)", s.outcome.name(), s.rounds),
     };
     let bad = s.first_bad.as_deref().unwrap_or("?");
     // The check's own message has just said each kernel's line.
@@ -196,17 +200,19 @@ fn bisect_finished(f: &mut fmt::Formatter<'_>, b: &BisectFinished) -> fmt::Resul
     let what =
         format!("{commit} {} ({})", b.subject.as_deref().unwrap_or(""), b.date.as_deref().unwrap_or(""));
     match b.result {
-        "first-bad" => write!(f, "bisect: the first regressed revision is {what} [{checks}]")?,
-        "range" => write!(
+        BisectResult::FirstBad => write!(f, "bisect: the first regressed revision is {what} [{checks}]")?,
+        BisectResult::Range => write!(
             f,
             "bisect: the first regressed revision is between {} and {what}: {} could not be told [{checks}]",
             b.after.as_deref().unwrap_or("--good"),
             b.hidden.join(", ")
         )?,
-        "no-regression" => {
+        BisectResult::NoRegression => {
             write!(f, "bisect: --bad is not slower than --good beyond the tolerance [{checks}]")?
         }
-        _ => write!(f, "bisect: --bad could not be told from --good: nothing to bisect [{checks}]")?,
+        BisectResult::Undecided => {
+            write!(f, "bisect: --bad could not be told from --good: nothing to bisect [{checks}]")?
+        }
     }
     for line in &b.evidence {
         write!(f, "\n  {line}")?;
@@ -227,8 +233,10 @@ fn bisect_finished(f: &mut fmt::Formatter<'_>, b: &BisectFinished) -> fmt::Resul
 fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result {
     let against = c.base.as_ref().map(|b| format!(" against base {b}")).unwrap_or_default();
     match (c.verdict, c.mode) {
-        ("regressed", _) => write!(f, "check: regression in {}{against}", c.regressions.join(", ")),
-        ("ambiguous", _) => write!(
+        (CheckVerdict::Regressed, _) => {
+            write!(f, "check: regression in {}{against}", c.regressions.join(", "))
+        }
+        (CheckVerdict::Ambiguous, _) => write!(
             f,
             "check: cannot tell {} from noise{against} ({}); more --rounds narrow the interval",
             c.ambiguous.join(", "),
@@ -238,8 +246,12 @@ fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result 
                 "exit 14; --ambiguous pass lets it pass"
             }
         ),
-        (_, "ab") => write!(f, "check: {} kernel(s){against}, no regression", c.kernels),
-        _ => write!(f, "check: {} kernel(s), no regression beyond tolerance", c.kernels),
+        (CheckVerdict::Clean, CheckMode::Ab) => {
+            write!(f, "check: {} kernel(s){against}, no regression", c.kernels)
+        }
+        (CheckVerdict::Clean, CheckMode::Baseline) => {
+            write!(f, "check: {} kernel(s), no regression beyond tolerance", c.kernels)
+        }
     }
 }
 
@@ -295,7 +307,7 @@ fn archive_listing(f: &mut fmt::Formatter<'_>, l: &ArchiveListing) -> fmt::Resul
     }
     for file in l.launchers.iter().flat_map(|ls| ls.files.iter().map(move |file| (ls.shards, file))) {
         let (shards, LauncherFile { kind, file }) = file;
-        write!(f, "\n  launcher       {} ({kind}, {shards} shard(s))", file.display())?;
+        write!(f, "\n  launcher       {} ({}, {shards} shard(s))", file.display(), kind.name())?;
     }
     Ok(())
 }
@@ -470,18 +482,18 @@ fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
             units::duration(*head_ns),
             units::pct_signed(*change_pct, 2)
         ),
-        BaseWorktree { commit, asked, dir, action } => match *action {
-            "created" => write!(f, "Base: {commit} ({asked}), a worktree at {}", dir.display()),
-            "reused" => write!(f, "Base: {commit} ({asked}), reusing {}", dir.display()),
-            "recreated" => {
+        BaseWorktree { commit, asked, dir, action } => match action {
+            WorktreeAction::Created => write!(f, "Base: {commit} ({asked}), a worktree at {}", dir.display()),
+            WorktreeAction::Reused => write!(f, "Base: {commit} ({asked}), reusing {}", dir.display()),
+            WorktreeAction::Recreated => {
                 write!(f, "Base: {commit} ({asked}), {} was left unfinished: making it again", dir.display())
             }
-            "restored" => write!(
+            WorktreeAction::Restored => write!(
                 f,
                 "Base: {commit} ({asked}), {} was deleted (cargo clean?): pruning git's record of it, making it again",
                 dir.display()
             ),
-            _ => write!(f, "Base: {commit} ({asked}), moving {} there", dir.display()),
+            WorktreeAction::Moved => write!(f, "Base: {commit} ({asked}), moving {} there", dir.display()),
         },
         _ => Ok(()),
     }

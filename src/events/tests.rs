@@ -80,7 +80,7 @@ fn init_addition() -> InitAddition {
     InitAddition {
         package: "gemm".into(),
         manifest: "gemm/Cargo.toml".into(),
-        runtime: "harness",
+        runtime: crate::model::kinds::Runtime::Harness,
         kernels: vec![InitEntry {
             name: "hgemm".into(),
             target: "bench hgemm".into(),
@@ -131,7 +131,7 @@ fn samples() -> Vec<Event> {
         Event::StageDone {
             kernel: "hgemm".into(),
             stage: "source".into(),
-            status: "ok",
+            status: crate::profile::run_manifest::StageStatus::Ok,
             passes: None,
             wall_ms: 3,
             why: "auto: the hot lines".into(),
@@ -164,7 +164,7 @@ fn samples() -> Vec<Event> {
         Event::AbComparison(Box::new(AbComparison {
             schema_version: MESSAGES_SCHEMA_VERSION,
             kernel: "hgemm".into(),
-            verdict: "unchanged",
+            verdict: crate::model::ab::AbVerdict::Unchanged,
             decided_by: Some("time".into()),
             time: None,
             counters: None,
@@ -177,9 +177,9 @@ fn samples() -> Vec<Event> {
         })),
         Event::CheckFinished(CheckFinished {
             schema_version: MESSAGES_SCHEMA_VERSION,
-            mode: "ab",
+            mode: CheckMode::Ab,
             base: Some("3f2a1c9d0e1b (HEAD~1)".into()),
-            verdict: "clean",
+            verdict: CheckVerdict::Clean,
             exit_code: 0,
             regressions: Vec::new(),
             ambiguous: Vec::new(),
@@ -229,8 +229,8 @@ fn analysed_sample() -> Event {
         report: "p/final_report.md".into(),
         kernels: vec![KernelVerdict {
             kernel: "hgemm".into(),
-            classification: "memory-bound",
-            confidence: "high",
+            classification: crate::model::verdict::Classification::MemoryBound,
+            confidence: crate::model::verdict::Confidence::High,
             rule: Some("r".into()),
             limiter: None,
             advice: None,
@@ -277,13 +277,13 @@ fn measuring_samples() -> Vec<Event> {
             commit: "3f2a1c9d0e1b".into(),
             asked: "HEAD~1".into(),
             dir: "w".into(),
-            action: "reused",
+            action: crate::vcs::worktree::WorktreeAction::Reused,
         },
         Event::BaseWorktree {
             commit: "3f2a1c9d0e1b".into(),
             asked: "HEAD~1".into(),
             dir: "w".into(),
-            action: "restored",
+            action: crate::vcs::worktree::WorktreeAction::Restored,
         },
     ]
 }
@@ -307,7 +307,7 @@ fn more_samples() -> Vec<Event> {
             archive: "a.tar".into(),
             executables: vec![ArchivedExecutable {
                 package: "gemm".into(),
-                kind: "bench",
+                kind: crate::model::kinds::CargoTargetKind::Bench,
                 name: "hgemm".into(),
                 file: "bin/hgemm".into(),
             }],
@@ -319,7 +319,10 @@ fn more_samples() -> Vec<Event> {
             dependency_sources_missing: vec!["/c/registry/src/i/k-0.1.0/src/gone.cu".into()],
             launchers: Some(LauncherFiles {
                 shards: 2,
-                files: vec![LauncherFile { kind: "slurm", file: "a.slurm".into() }],
+                files: vec![LauncherFile {
+                    kind: crate::archive::emit::Launcher::Slurm,
+                    file: "a.slurm".into(),
+                }],
             }),
         }),
         Event::AbArchiveWritten {
@@ -352,7 +355,7 @@ fn bisect_samples() -> Vec<Event> {
             step: 1,
             commit: "3f2a1c9d0e1b".into(),
             subject: "Tile the B loads".into(),
-            outcome: "skipped",
+            outcome: StepOutcome::Skipped,
             why_skipped: Some("the build failed: cargo build exited 101".into()),
             rounds: 12,
             same_build_as: None,
@@ -364,7 +367,7 @@ fn bisect_samples() -> Vec<Event> {
             step: 2,
             commit: "4a1b2c3d4e5f".into(),
             subject: "Reword the README".into(),
-            outcome: "unchanged",
+            outcome: StepOutcome::Unchanged,
             why_skipped: None,
             rounds: 12,
             same_build_as: Some("0a1b2c3d4e5f".into()),
@@ -373,7 +376,7 @@ fn bisect_samples() -> Vec<Event> {
             evidence: vec!["the same build as --good 0a1b2c3d4e5f: no check needed, nothing changed".into()],
         }),
         Event::BisectFinished(Box::new(BisectFinished {
-            result: "first-bad",
+            result: BisectResult::FirstBad,
             commit: Some("3f2a1c9d0e1b".into()),
             subject: Some("Tile the B loads".into()),
             date: Some("2026-11-30T10:00:00+00:00".into()),
@@ -430,7 +433,7 @@ fn every_message_fits_its_definition_in_the_contract() {
             name: "hgemm".into(),
             package: "gemm".into(),
             target: "bench hgemm".into(),
-            runtime: "harness",
+            runtime: crate::model::kinds::Runtime::Harness,
             args: Vec::new(),
             case: String::new(),
             filter: "regex:.*".into(),
@@ -466,7 +469,7 @@ fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
     let e = Event::StageDone {
         kernel: "hgemm".into(),
         stage: "basic".into(),
-        status: "ok",
+        status: crate::profile::run_manifest::StageStatus::Ok,
         passes: Some(9),
         wall_ms: 1200,
         why: "auto: always first".into(),
@@ -527,4 +530,60 @@ fn every_line_the_h200_printed_fits_the_contract() {
             _ => panic!("stage events out of order at {v}"),
         }
     }
+}
+
+#[test]
+fn the_closed_sets_serialise_to_the_words_their_fields_always_had() {
+    use crate::model::ab::AbVerdict;
+    use crate::model::kinds::{CargoTargetKind, Runtime};
+    use crate::model::verdict::{Classification, Confidence};
+    use crate::profile::run_manifest::StageStatus;
+    use crate::vcs::worktree::WorktreeAction;
+    fn word(v: impl serde::Serialize) -> String {
+        serde_json::to_value(v).unwrap().as_str().unwrap().to_string()
+    }
+    let words = |got: Vec<String>, want: &[&str]| assert_eq!(got, want);
+    words(vec![word(StageStatus::Ok), word(StageStatus::NcuFailed)], &["ok", "ncu-failed"]);
+    let actions = [
+        WorktreeAction::Created,
+        WorktreeAction::Reused,
+        WorktreeAction::Moved,
+        WorktreeAction::Recreated,
+        WorktreeAction::Restored,
+    ];
+    words(actions.map(word).to_vec(), &["created", "reused", "moved", "recreated", "restored"]);
+    words(
+        vec![
+            word(Classification::MemoryBound),
+            word(Classification::OccupancyLimited),
+            word(Confidence::High),
+        ],
+        &["memory-bound", "occupancy-limited", "high"],
+    );
+    words(vec![word(AbVerdict::Improved), word(AbVerdict::Ambiguous)], &["improved", "ambiguous"]);
+    words(vec![word(CheckMode::Baseline), word(CheckMode::Ab)], &["baseline", "ab"]);
+    let verdicts = [CheckVerdict::Regressed, CheckVerdict::Ambiguous, CheckVerdict::Clean];
+    words(verdicts.map(word).to_vec(), &["regressed", "ambiguous", "clean"]);
+    words(CargoTargetKind::ALL.map(word).to_vec(), &["bench", "example", "bin"]);
+    let launchers = [
+        crate::archive::emit::Launcher::Slurm,
+        crate::archive::emit::Launcher::K8s,
+        crate::archive::emit::Launcher::Github,
+    ];
+    words(launchers.map(word).to_vec(), &["slurm", "k8s", "github"]);
+    words(Runtime::ALL.map(word).to_vec(), &["harness", "cuda", "command", "python-triton"]);
+    let outcomes = [
+        StepOutcome::Regressed,
+        StepOutcome::Unchanged,
+        StepOutcome::Improved,
+        StepOutcome::Ambiguous,
+        StepOutcome::Skipped,
+    ];
+    words(outcomes.map(word).to_vec(), &outcomes.map(StepOutcome::name));
+    words(outcomes.map(word).to_vec(), &["regressed", "unchanged", "improved", "ambiguous", "skipped"]);
+    let results =
+        [BisectResult::FirstBad, BisectResult::Range, BisectResult::NoRegression, BisectResult::Undecided];
+    words(results.map(word).to_vec(), &["first-bad", "range", "no-regression", "undecided"]);
+    // The guide is its whole text, as the field always held.
+    assert_eq!(word(DoctorGuide::Sudo), crate::ncu::privilege::SUDO_GUIDE);
 }

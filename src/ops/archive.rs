@@ -205,7 +205,7 @@ fn listing(
             .iter()
             .map(|(t, file)| ArchivedExecutable {
                 package: t.package.clone(),
-                kind: t.kind.name(),
+                kind: t.kind,
                 name: t.name.clone(),
                 file: file.clone(),
             })
@@ -222,7 +222,7 @@ fn listing(
             .collect(),
         launchers: launchers.map(|l| LauncherFiles {
             shards: l.shards(),
-            files: l.files().iter().map(|(k, p)| LauncherFile { kind: k.name(), file: p.clone() }).collect(),
+            files: l.files().iter().map(|(k, p)| LauncherFile { kind: *k, file: p.clone() }).collect(),
         }),
     }
 }

@@ -372,9 +372,13 @@ fn finished(results: &[GateResult], code: ExitCode) -> events::CheckFinished {
     let regressions = of(true);
     events::CheckFinished {
         schema_version: events::MESSAGES_SCHEMA_VERSION,
-        mode: "baseline",
+        mode: events::CheckMode::Baseline,
         base: None,
-        verdict: if regressions.is_empty() { "clean" } else { "regressed" },
+        verdict: if regressions.is_empty() {
+            events::CheckVerdict::Clean
+        } else {
+            events::CheckVerdict::Regressed
+        },
         exit_code: code.code(),
         regressions,
         ambiguous: Vec::new(),

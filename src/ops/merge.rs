@@ -177,7 +177,7 @@ fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
         shell.emit(&Event::AbComparison(Box::new(events::AbComparison {
             schema_version: events::MESSAGES_SCHEMA_VERSION,
             kernel: a.kernel.clone(),
-            verdict: a.verdict.name(),
+            verdict: a.verdict,
             decided_by: a.decided_by.clone(),
             time: None,
             counters: None,

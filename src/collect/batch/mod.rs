@@ -308,7 +308,7 @@ impl Unit for Batch<'_, '_> {
         self.shell.emit(&Event::StageDone {
             kernel: shown_names(self.members, &group),
             stage: collection.label(),
-            status: StageStatus::Ok.name(),
+            status: StageStatus::Ok,
             passes: ran.outcome.passes.first().copied(),
             wall_ms: ran.outcome.wall_ms,
             why: reason.brief(),

@@ -400,7 +400,7 @@ fn message(add: &Addition) -> InitAddition {
     InitAddition {
         package: add.package.clone(),
         manifest: add.manifest.clone(),
-        runtime: add.runtime.name(),
+        runtime: add.runtime,
         kernels: add
             .entries
             .iter()

@@ -288,8 +288,8 @@ pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
         .iter()
         .map(|v| KernelVerdict {
             kernel: v.kernel.clone(),
-            classification: v.classification.name(),
-            confidence: v.confidence.name(),
+            classification: v.classification,
+            confidence: v.confidence,
             rule: v.rule.clone(),
             limiter: v.limiter.as_ref().map(|l| l.id.clone()),
             advice: v.limiter.as_ref().map(|l| l.advice_id.as_str().to_string()),

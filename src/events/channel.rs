@@ -1,0 +1,96 @@
+//! Where each message goes ([`Channel`]): progress, a notice, a result, the closing
+//! summary or only its JSON line; and the one message coloured for people.
+
+use super::*;
+
+impl Message for Event {
+    fn colored(&self) -> Option<String> {
+        use crate::shell::{paint, Tone};
+        let Event::DoctorCheck { status, .. } = self else { return None };
+        let tone = match status {
+            CheckStatus::Ok => Tone::Good,
+            CheckStatus::Fail => Tone::Bad,
+            CheckStatus::Unknown => Tone::Unsure,
+        };
+        // The status word coloured, its padding kept outside the colour. The rest carries
+        // no control characters from elsewhere: the line is written as it is, so that the
+        // colour's own escapes survive.
+        let plain = self.to_string();
+        let word = status.word();
+        Some(format!("{}{}", paint(tone, word), crate::shell::printable(&plain[word.len()..])))
+    }
+
+    fn channel(&self) -> Channel {
+        use Event::*;
+        match self {
+            // One line per stage when it ends; its start and the follow-up's whole reason
+            // under -v (a terminal shows the running stage on a spinner).
+            StageStarted { .. } | FollowUpChosen { .. } => Channel::Detail,
+            FollowUpsPlanned { .. } => Channel::Progress,
+            StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
+            BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
+            CensusTaken { .. } | KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
+                Channel::Progress
+            }
+            BaseWorktree { .. } => Channel::Progress,
+            NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
+                Channel::Notice(Level::Warning)
+            }
+            LibraryKernels { .. } => Channel::Notice(Level::Note),
+            NoTiming { .. } => Channel::Notice(Level::Note),
+            DryRun(p) => {
+                // Without --output-dir a kernel's dry runs share one folder (`<kernel>_dry-run`).
+                let reused = p.profile_dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("_dry-run"));
+                let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
+                Channel::Result { preface: Some(format!("Profile directory: {}{note}", p.profile_dir.display())) }
+            }
+            DryRunBatch(b) => Channel::Result {
+                preface: Some(format!(
+                    "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
+                     above replays its kernel alone",
+                    b.kernels.len(),
+                    b.program.display(),
+                    b.kernels.join(", ")
+                )),
+            },
+            Analysed { .. }
+            | Comparison { .. }
+            | AbComparison(_)
+            | ArchiveWritten(_)
+            | AbArchiveWritten { .. }
+            | BisectArchiveWritten(_) => Channel::Result { preface: None },
+            InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
+            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
+            CheckFinished(c) => Channel::Summary(c.level()),
+            BisectStep(_) => Channel::Result { preface: None },
+            BisectFinished(b) => Channel::Summary(match b.result {
+                BisectResult::FirstBad | BisectResult::Range => Level::Error,
+                BisectResult::Undecided => Level::Warning,
+                BisectResult::NoRegression => Level::Status,
+            }),
+            MergeFinished(m) => Channel::Summary(m.level()),
+        }
+    }
+}
+
+impl CheckFinished {
+    fn level(&self) -> Level {
+        match self.verdict {
+            CheckVerdict::Regressed => Level::Error,
+            CheckVerdict::Ambiguous => Level::Warning,
+            CheckVerdict::Clean => Level::Status,
+        }
+    }
+}
+
+impl MergeFinished {
+    fn level(&self) -> Level {
+        if !self.regressions.is_empty() {
+            Level::Error
+        } else if !self.ambiguous.is_empty() {
+            Level::Warning
+        } else {
+            Level::Status
+        }
+    }
+}

@@ -415,6 +415,13 @@ impl Shell {
         }
     }
 
+    /// A line another tool printed for people, passed on to stderr unless `-q`: cargo's
+    /// `Compiling` and `Finished` lines, which kprof reads from its JSON stream. They are
+    /// cargo's words, not kprof's messages, so they have no event.
+    pub fn relay(&self, line: &str) {
+        self.status(line);
+    }
+
     /// Under `-v`: a child process that ran, with its wall time.
     pub fn command_ran(&self, command: &str, wall: Duration, status: &str) {
         if self.verbose >= 1 && !self.quiet {

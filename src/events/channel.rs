@@ -29,38 +29,41 @@ impl Message for Event {
             FollowUpsPlanned { .. } => Channel::Progress,
             StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
             BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
-            CensusTaken { .. } | KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
-                Channel::Progress
-            }
+            CensusTaken { .. }
+            | KernelDiscovered { .. }
+            | TimingStarted { .. }
+            | TimingDone { .. }
+            | RoundDone { .. } => Channel::Progress,
             BaseWorktree { .. } => Channel::Progress,
             NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
                 Channel::Notice(Level::Warning)
             }
             LibraryKernels { .. } => Channel::Notice(Level::Note),
             NoTiming { .. } => Channel::Notice(Level::Note),
-            DryRun(p) => {
-                // Without --output-dir a kernel's dry runs share one folder (`<kernel>_dry-run`).
-                let reused = p.profile_dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("_dry-run"));
-                let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
-                Channel::Result { preface: Some(format!("Profile directory: {}{note}", p.profile_dir.display())) }
+            Notice(n) => Channel::Notice(n.level()),
+            ProfilesRootCreated { .. } => Channel::Notice(Level::Note),
+            RevisionNotPacked(_) => Channel::Notice(Level::Warning),
+            BuildStarted(_) | BuildDone(_) | IndexWritten(_) | BaselineSaved(_) | ResultsWritten(_) => {
+                Channel::Progress
             }
-            DryRunBatch(b) => Channel::Result {
-                preface: Some(format!(
-                    "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
-                     above replays its kernel alone",
-                    b.kernels.len(),
-                    b.program.display(),
-                    b.kernels.join(", ")
-                )),
-            },
+            ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) | TimingPlanned(_) | TimingExtended(_) => {
+                Channel::Progress
+            }
+            BisectStarted(_) | BisectChecking(_) | BisectSameBuild(_) => Channel::Progress,
+            BisectArchiveStarted(_) | RevisionPacked(_) | MergeReading(_) | LaunchShapes(_) => {
+                Channel::Progress
+            }
+            FilesRewritten(_) | PageShown(_) | NoKernelsConfigured => Channel::Progress,
+            InitWritten(_) | InitSkipped { .. } | InitFinished(_) => Channel::Progress,
+            DryRun(_) | DryRunBatch(_) | InitDryRun(_) => Channel::Result { preface: self.preface() },
             Analysed { .. }
             | Comparison { .. }
             | AbComparison(_)
             | ArchiveWritten(_)
             | AbArchiveWritten { .. }
             | BisectArchiveWritten(_) => Channel::Result { preface: None },
-            InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
-            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
+            DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
+            ShardEmpty { .. } | Error { .. } => Channel::Machine,
             CheckFinished(c) => Channel::Summary(c.level()),
             BisectStep(_) => Channel::Result { preface: None },
             BisectFinished(b) => Channel::Summary(match b.result {
@@ -69,6 +72,34 @@ impl Message for Event {
                 BisectResult::NoRegression => Level::Status,
             }),
             MergeFinished(m) => Channel::Summary(m.level()),
+        }
+    }
+}
+
+impl Event {
+    /// The line for people on stderr before a result's text: where a dry run's files are,
+    /// what its batched commands stand for, what `init --dry-run` would append.
+    fn preface(&self) -> Option<String> {
+        match self {
+            Event::DryRun(p) => {
+                // Without --output-dir a kernel's dry runs share one folder (`<kernel>_dry-run`).
+                let reused = p
+                    .profile_dir
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with("_dry-run"));
+                let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
+                Some(format!("Profile directory: {}{note}", p.profile_dir.display()))
+            }
+            Event::DryRunBatch(b) => Some(format!(
+                "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
+                 above replays its kernel alone",
+                b.kernels.len(),
+                b.program.display(),
+                b.kernels.join(", ")
+            )),
+            Event::InitDryRun(a) => Some(a.line("Would append")),
+            _ => None,
         }
     }
 }

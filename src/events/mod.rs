@@ -5,15 +5,27 @@
 //! [`Shell`](crate::shell::Shell) decides how they are shown
 //! ([`Shell::emit`](crate::shell::Shell::emit)), by each event's [`Channel`].
 //!
+//! Every line kprof prints for people is one of these messages: progress, a [`Notice`] (a
+//! note or a warning in words, with the topic it is `about`), a result or the closing
+//! verdict. Only
+//! other tools' lines (cargo's, through [`Shell::relay`](crate::shell::Shell::relay)) are
+//! not. The files: the vocabulary here; the payloads in `payloads.rs` (results),
+//! `progress.rs` and `bisecting.rs` (the drivers' progress, with their words), `notice.rs`
+//! and `kinds.rs` (the closed sets of words the fields hold); the channels in
+//! `channel.rs`; the words of the rest in `render.rs` and `runs.rs`.
+//!
 //! Modelled on cargo's `util/machine_message.rs` (one struct per JSON message) and
 //! nextest's `reporter/events.rs` (typed events, a separate displayer). The shapes are
 //! written down in `contract/messages.schema.json`, and a test holds every variant to it:
 //! a change of shape is a change of that file, and of [`MESSAGES_SCHEMA_VERSION`] when a
 //! field is renamed or removed.
 
+mod bisecting;
 mod channel;
 mod kinds;
+mod notice;
 mod payloads;
+mod progress;
 mod render;
 mod runs;
 #[cfg(test)]
@@ -28,8 +40,11 @@ use crate::profile::run_manifest::StageStatus;
 use crate::shell::{Channel, Level, Message};
 use crate::vcs::worktree::{BaseRevision, WorktreeAction};
 
+pub use bisecting::*;
 pub use kinds::*;
+pub use notice::*;
 pub use payloads::*;
+pub use progress::*;
 
 /// Version of the messages' shapes. 2: `ab-comparison` and `check-finished` have one shape
 /// each, whichever command prints them (the union of the fields they had before).
@@ -330,6 +345,58 @@ pub enum Event {
         /// The sudo setup guide, when a sudo check failed.
         guide: Option<DoctorGuide>,
     },
+    /// A note or a warning in words, on the topic it names.
+    Notice(Notice),
+    /// The workspace's profiles root is created: kprof has just added a folder to the
+    /// user's source tree (a note).
+    ProfilesRootCreated {
+        /// The profiles root.
+        root: PathBuf,
+    },
+    /// A `cargo build` starts.
+    BuildStarted(BuildStarted),
+    /// One side's build is done.
+    BuildDone(BuildDone),
+    /// A profiles root's index is rewritten.
+    IndexWritten(IndexWritten),
+    /// A profile is saved as a baseline.
+    BaselineSaved(BaselineSaved),
+    /// A results file for a benchmark tracker is written (`--bmf`, `--github-benchmark`).
+    ResultsWritten(ResultsWritten),
+    /// An A/B archive's two sides are unpacked.
+    ArchiveUnpacked(ArchiveUnpacked),
+    /// An A/B check starts.
+    AbStarted(AbStarted),
+    /// Both sides of an A/B check are profiled and timed.
+    AbMeasured(AbMeasured),
+    /// An A/B check's timing rounds start.
+    TimingPlanned(TimingPlanned),
+    /// Undecided kernels get as many rounds again.
+    TimingExtended(TimingExtended),
+    /// A bisect starts.
+    BisectStarted(BisectStarted),
+    /// A bisect checks a revision against `--good`.
+    BisectChecking(BisectChecking),
+    /// A revision has a build known already: no check runs.
+    BisectSameBuild(BisectSameBuild),
+    /// A bisect archive is being packed.
+    BisectArchiveStarted(BisectArchiveStarted),
+    /// A revision of a bisect archive is packed.
+    RevisionPacked(RevisionPacked),
+    /// A revision of a bisect archive is not packed (a warning).
+    RevisionNotPacked(RevisionNotPacked),
+    /// A merge reads a profile root.
+    MergeReading(MergeReading),
+    /// A kernel's launches that a batch profiled have several shapes.
+    LaunchShapes(LaunchShapes),
+    /// `report` rewrote files of a profile directory.
+    FilesRewritten(FilesRewritten),
+    /// A report page is opened in a browser, or its URL said.
+    PageShown(PageShown),
+    /// `list` found no kernel configured (for people only: `list`'s JSON is its list).
+    NoKernelsConfigured,
+    /// `init` is done: what to do next.
+    InitFinished(InitFinished),
     /// The run failed: the error and its causes, as stderr prints them.
     Error {
         /// The error.

@@ -55,44 +55,130 @@ impl fmt::Display for Event {
             DryRun(p) => f.write_str(p.script.trim_end()),
             DryRunBatch(b) => dry_run_batch(f, b),
             Analysed { report, kernels, .. } => analysed(f, report, kernels),
-            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Ok(()),
+            ShardEmpty { .. } | Error { .. } => Ok(()),
+            InitWritten(a) => f.write_str(&a.line("Appended")),
+            InitSkipped { package, why } => write!(f, "Skipped package `{package}`: {why}"),
+            Notice(_) | ProfilesRootCreated { .. } | BuildStarted(_) | BuildDone(_) | IndexWritten(_) => {
+                progress(f, self)
+            }
+            BaselineSaved(_) | ResultsWritten(_) | ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) => {
+                progress(f, self)
+            }
+            TimingPlanned(_) | TimingExtended(_) | MergeReading(_) | LaunchShapes(_) => progress(f, self),
+            BisectStarted(_) | BisectChecking(_) | BisectSameBuild(_) | BisectArchiveStarted(_) => {
+                progress(f, self)
+            }
+            RevisionPacked(_) | RevisionNotPacked(_) | FilesRewritten(_) | PageShown(_) => progress(f, self),
+            NoKernelsConfigured | InitFinished(_) => progress(f, self),
             Comparison { kernel, explanation, fix_loop, report, .. } => {
                 comparison(f, kernel, explanation, fix_loop.as_deref(), report)
             }
-            AbComparison(a) => match &a.report {
-                Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
-                None => f.write_str(&a.line),
-            },
+            AbComparison(_) | AbArchiveWritten { .. } | InitDryRun(_) => results(f, self),
+            DoctorCheck { .. } | DoctorFinished { .. } => results(f, self),
             CheckFinished(c) => check_finished(f, c),
             BisectStep(s) => bisect_step(f, s),
             BisectFinished(b) => bisect_finished(f, b),
             ProfileMerged { from, to, .. } => write!(f, "Copied {} -> {}", from.display(), to.display()),
             MergeFinished(m) => merge_finished(f, m),
             ArchiveWritten(l) => archive_listing(f, l),
-            AbArchiveWritten { archive, base, .. } => write!(
-                f,
-                "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
-                 cargo-kprof kprof check --archive {} --workspace-remap DIR",
-                archive.display(),
-                base.short(),
-                base.asked,
-                archive.display()
-            ),
             BisectArchiveWritten(b) => bisect_archive(f, b),
-            InitDryRun(a) => {
-                write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
-            }
-            DoctorCheck { check, status, detail, fix, .. } => {
-                write!(f, "{:<8}{check}: {detail}", status.word())?;
-                match fix {
-                    Some(fix) => write!(f, "\n        fix: {fix}"),
-                    None => Ok(()),
-                }
-            }
-            DoctorFinished { ready, sudo, guide } => {
-                doctor_finished(f, *ready, *sudo, guide.map(DoctorGuide::text))
+        }
+    }
+}
+
+/// The words of the results of A/B checks, A/B archives, `init --dry-run` and `doctor`.
+fn results(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        AbComparison(a) => match &a.report {
+            Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
+            None => f.write_str(&a.line),
+        },
+        AbArchiveWritten { archive, base, .. } => write!(
+            f,
+            "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
+             cargo-kprof kprof check --archive {} --workspace-remap DIR",
+            archive.display(),
+            base.short(),
+            base.asked,
+            archive.display()
+        ),
+        InitDryRun(a) => {
+            write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
+        }
+        DoctorCheck { check, status, detail, fix, .. } => {
+            write!(f, "{:<8}{check}: {detail}", status.word())?;
+            match fix {
+                Some(fix) => write!(f, "\n        fix: {fix}"),
+                None => Ok(()),
             }
         }
+        DoctorFinished { ready, sudo, guide } => {
+            doctor_finished(f, *ready, *sudo, guide.map(DoctorGuide::text))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The progress of the drivers, each payload its own line; the notes that are not notices.
+fn progress(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        Notice(n) => write!(f, "{n}"),
+        ProfilesRootCreated { root } => f.write_str(&crate::profile::dir::profiles_root_created_note(root)),
+        BuildStarted(p) => write!(f, "{p}"),
+        BuildDone(p) => write!(f, "{p}"),
+        IndexWritten(p) => write!(f, "{p}"),
+        BaselineSaved(p) => write!(f, "{p}"),
+        ResultsWritten(p) => write!(f, "{p}"),
+        ArchiveUnpacked(p) => write!(f, "{p}"),
+        AbStarted(p) => write!(f, "{p}"),
+        AbMeasured(p) => write!(f, "{p}"),
+        TimingPlanned(p) => write!(f, "{p}"),
+        TimingExtended(p) => write!(f, "{p}"),
+        MergeReading(p) => write!(f, "{p}"),
+        LaunchShapes(p) => write!(f, "{p}"),
+        BisectStarted(p) => write!(f, "{p}"),
+        BisectChecking(p) => write!(f, "{p}"),
+        BisectSameBuild(p) => write!(f, "{p}"),
+        BisectArchiveStarted(p) => write!(f, "{p}"),
+        RevisionPacked(p) => write!(f, "{p}"),
+        RevisionNotPacked(p) => write!(f, "{p}"),
+        FilesRewritten(p) => write!(f, "{p}"),
+        PageShown(p) => write!(f, "{p}"),
+        NoKernelsConfigured => f.write_str(
+            "no kernels are configured; `cargo kprof init` writes an entry for each harness case and each \
+             other bench, example and bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
+        ),
+        InitFinished(p) => write!(f, "{p}"),
+        _ => Ok(()),
+    }
+}
+
+impl InitAddition {
+    /// Its line for people: `Appended 2 kernel entries to gemm/Cargo.toml (package `gemm`
+    /// (depends on cudarc)): hgemm (case hgemm/m=4096 of bench hgemm), app (bin)`.
+    pub(super) fn line(&self, verb: &str) -> String {
+        let names: Vec<String> = self
+            .kernels
+            .iter()
+            .map(|e| match &e.case {
+                Some(case) => format!("{} (case {case} of {})", e.name, e.target),
+                None => format!("{} ({})", e.name, e.target.split(' ').next().unwrap_or_default()),
+            })
+            .collect();
+        let why = match self.gpu_signs.as_slice() {
+            [] => String::new(),
+            signs => format!(" ({})", signs.join(", ")),
+        };
+        format!(
+            "{verb} {} kernel entr{} to {} (package `{}`{why}): {}",
+            self.kernels.len(),
+            if self.kernels.len() == 1 { "y" } else { "ies" },
+            self.manifest.display(),
+            self.package,
+            names.join(", ")
+        )
     }
 }
 

@@ -402,8 +402,8 @@ impl Batch<'_, '_> {
                 continue;
             };
             self.serve(*i, shared, shared.collection, &text, Some(&own))?;
-            if let Some(line) = invocations::shapes_line(self.members[*i].kernel, &own, shared.first_run) {
-                self.shell.status(line);
+            if let Some(shapes) = invocations::shapes(self.members[*i].kernel, &own, shared.first_run) {
+                self.shell.emit(&Event::LaunchShapes(shapes));
             }
             if let Some(c) = MemberCost::of(&own) {
                 costs.insert(*i, c);

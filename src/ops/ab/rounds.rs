@@ -14,7 +14,7 @@ use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
-use crate::events::{self, CheckMode, CheckVerdict, Event};
+use crate::events::{self, About, CheckMode, CheckVerdict, Event};
 use crate::model::ab::AbVerdict;
 use crate::model::timing::TimingFacts;
 use crate::report::ab::{self as report, AbPages};
@@ -77,7 +77,8 @@ fn judge(p: &AbPair<'_>, timed: Timed, opts: &AbOptions, shell: &Shell) -> Resul
     let rounds = timed.runs.map(|runs| {
         let rounds = super::pair::to_rounds(k, &runs, timed.source);
         if let Err(e) = rounds.check() {
-            shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
+            let warning = format!("`{}`: the rounds are not what the statistics expect: {e}", k.name);
+            shell.emit(&Event::warning(About::Rounds, warning));
         }
         rounds
     });

@@ -29,7 +29,7 @@ use super::check::ResultFiles;
 use crate::compare::ab::verdict::reviewer_line;
 use crate::compare::bisect::{check_bound, Found, Interval, Outcome, Search};
 use crate::error::{exit_code_of, ExitCode};
-use crate::events::{self, BisectResult, Event};
+use crate::events::{self, BisectChecking, BisectResult, BisectSameBuild, Event};
 use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal};
 use crate::report::bisect::{BisectDoc, StepRecord, BISECT_SCHEMA_VERSION};
 use crate::shell::Shell;
@@ -121,26 +121,31 @@ fn search(
             Some(b) if Some(b) == ctx.good_build => {
                 let good = ctx.good_rev.short().to_string();
                 let line = format!("the same build as --good {good}: no check needed, nothing changed");
-                shell.status(format!("Bisect: {} {} has --good's build", commit.short(), commit.subject));
+                shell.emit(&Event::BisectSameBuild(BisectSameBuild {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    same_build_as: good.clone(),
+                    good: true,
+                }));
                 (Outcome::Unchanged, vec![line], Some(good))
             }
             Some(b) if done.contains_key(&(b, rounds)) => {
                 let d = &done[&(b, rounds)];
-                shell.status(format!(
-                    "Bisect: {} {} has the build of {}, checked already",
-                    commit.short(),
-                    commit.subject,
-                    d.commit
-                ));
+                shell.emit(&Event::BisectSameBuild(BisectSameBuild {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    same_build_as: d.commit.clone(),
+                    good: false,
+                }));
                 (d.outcome.clone(), d.evidence.clone(), Some(d.commit.clone()))
             }
             _ => {
-                shell.status(format!(
-                    "Bisect: checking {} {} against --good {} ({rounds} rounds)",
-                    commit.short(),
-                    commit.subject,
-                    ctx.good_rev.short()
-                ));
+                shell.emit(&Event::BisectChecking(BisectChecking {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    good: ctx.good_rev.short().to_string(),
+                    rounds,
+                }));
                 let (outcome, evidence) = check_revision(ctx, revisions, probe.index, rounds, shell)?;
                 if let (Some(b), false) = (build, matches!(outcome, Outcome::Skipped { .. })) {
                     let d = Done {

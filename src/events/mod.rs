@@ -5,9 +5,9 @@
 //! [`Shell`](crate::shell::Shell) decides how they are shown
 //! ([`Shell::emit`](crate::shell::Shell::emit)), by each event's [`Channel`].
 //!
-//! Every line kprof prints for people is one of these messages: progress, a [`Notice`] (a
-//! note or a warning in words, with the topic it is `about`), a result or the closing
-//! verdict. Only
+//! Every line kprof prints for people is one of these messages (`tests/it/layout.rs` keeps
+//! `shell.status` and its kin out of the drivers): progress, a [`Notice`] (a note or a
+//! warning in words, with the topic it is `about`), a result or the closing verdict. Only
 //! other tools' lines (cargo's, through [`Shell::relay`](crate::shell::Shell::relay)) are
 //! not. The files: the vocabulary here; the payloads in `payloads.rs` (results),
 //! `progress.rs` and `bisecting.rs` (the drivers' progress, with their words), `notice.rs`

@@ -36,6 +36,7 @@ mod gpus;
 mod hardening;
 mod hardening3;
 mod html;
+mod json_events;
 mod json_inputs;
 mod json_output;
 mod launchers;

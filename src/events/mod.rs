@@ -18,7 +18,8 @@
 //! nextest's `reporter/events.rs` (typed events, a separate displayer). The shapes are
 //! written down in `contract/messages.schema.json`, and a test holds every variant to it:
 //! a change of shape is a change of that file, and of [`MESSAGES_SCHEMA_VERSION`] when a
-//! field is renamed or removed.
+//! field is renamed or removed. The schema only grows: another test holds it to the shape
+//! released (`contract/released/messages.v2.schema.json`).
 
 mod bisecting;
 mod channel;

@@ -55,6 +55,9 @@ pub enum Level {
     Note,
     /// `warning: ...`, unless `-q`.
     Warning,
+    /// `warning: ...`, also under `-q`: a warning that belongs to a result, such as a
+    /// comparison made under different conditions.
+    Alert,
     /// `error: ...`.
     Error,
 }
@@ -259,6 +262,12 @@ impl Shell {
         Shell { color_out: on, ..self }
     }
 
+    /// The same shell with messages for people only, never JSON: for the messages around
+    /// a command whose JSON is one document (`list`'s list), which stay on stderr.
+    pub fn for_people(&self) -> Shell {
+        Shell { format: MessageFormat::Human, ..self.clone() }
+    }
+
     /// A shell that prints no messages for people (results still go to stdout).
     pub fn quiet() -> Shell {
         Shell { quiet: true, ..Shell::default() }
@@ -411,8 +420,16 @@ impl Shell {
             Level::Status => self.status(text),
             Level::Note => self.note(text),
             Level::Warning => self.warn(text),
+            Level::Alert => self.warn_always(text),
             Level::Error => self.error(text),
         }
+    }
+
+    /// A line another tool printed for people, passed on to stderr unless `-q`: cargo's
+    /// `Compiling` and `Finished` lines, which kprof reads from its JSON stream. They are
+    /// cargo's words, not kprof's messages, so they have no event.
+    pub fn relay(&self, line: &str) {
+        self.status(line);
     }
 
     /// Under `-v`: a child process that ran, with its wall time.

@@ -21,7 +21,8 @@ use crate::error::{ExitCode, Failure};
 pub const DEFAULT_MAX_SHARDS: usize = 8;
 
 /// A launcher `--emit` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Launcher {
     /// `FILE.slurm.sh`: an sbatch job array, and its `submit` and `merge` modes.
     Slurm,

@@ -184,7 +184,7 @@ impl BuildRequest {
                     let pkg = package_name_from_id(&bs.package_id.repr, "".as_ref());
                     out.build_script_out_dirs.push((pkg, bs.out_dir.into()));
                 }
-                Message::TextLine(line) => shell.status(line),
+                Message::TextLine(line) => shell.relay(&line),
                 _ => {}
             }
         };

@@ -324,7 +324,7 @@ impl<'r, 'a> Single<'r, 'a> {
         self.shell.emit(&Event::StageDone {
             kernel: self.run.kernel.name.clone(),
             stage: collection.name().to_string(),
-            status: StageStatus::Ok.name(),
+            status: StageStatus::Ok,
             passes: last.and_then(|s| s.passes.first().copied()),
             wall_ms: last.map_or(0, |s| s.wall_ms),
             why: reason.brief(),

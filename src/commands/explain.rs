@@ -6,6 +6,7 @@ use anyhow::Result;
 
 use crate::cli::ExplainArgs;
 use crate::error::ExitCode;
+use crate::events::{About, Event};
 use crate::references::TopicKind;
 use crate::shell::Shell;
 
@@ -18,7 +19,7 @@ pub(crate) fn explain(args: &ExplainArgs, shell: &Shell) -> Result<ExitCode> {
     };
     let found = crate::ops::explain::explain(topic)?;
     if let Some(note) = &found.note {
-        shell.note(note);
+        shell.emit(&Event::note(About::Topic, note.clone()));
     }
     shell.out(found.text.trim_end());
     Ok(ExitCode::Success)

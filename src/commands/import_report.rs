@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::analyze::AnalyzeOptions;
 use crate::cli::{AnalysisArgs, ImportArgs, ReportArgs};
 use crate::error::{ExitCode, Failure};
+use crate::events::{About, Event, FilesRewritten, PageShown};
 use crate::ops::profile::analysed;
 use crate::profile::ProfileDir;
 use crate::report;
@@ -36,9 +37,7 @@ pub(crate) fn import(args: &ImportArgs, shell: &Shell) -> Result<ExitCode> {
         &args.output_dir,
         &opts,
     )?;
-    for w in &analysis.warnings {
-        shell.warn(w);
-    }
+    warn(&analysis.warnings, shell);
     shell.emit(&analysed(&dir, &analysis.decision));
     Ok(ExitCode::Success)
 }
@@ -58,18 +57,11 @@ pub(crate) fn report(args: &ReportArgs, shell: &Shell) -> Result<ExitCode> {
     let dir = ProfileDir::at(&args.dir);
     let before = crate::profile::fs::file_times(dir.path());
     let analysis = report::refresh(&dir, &options(&args.analysis, std::env::current_dir().ok()))?;
-    for w in &analysis.warnings {
-        shell.warn(w);
-    }
+    warn(&analysis.warnings, shell);
     let rewritten = crate::profile::fs::modified_since(dir.path(), &before);
     if !rewritten.is_empty() {
-        let names: Vec<String> = rewritten.iter().map(|p| p.display().to_string()).collect();
-        shell.status(format!(
-            "Rewrote {} file(s) in {}: {}",
-            names.len(),
-            dir.path().display(),
-            names.join(", ")
-        ));
+        shell
+            .emit(&Event::FilesRewritten(FilesRewritten { dir: dir.path().to_path_buf(), files: rewritten }));
     }
     shell.emit(&analysed(&dir, &analysis.decision));
     if args.open {
@@ -83,15 +75,22 @@ fn open_page(page: &std::path::Path, shell: &Shell) -> Result<()> {
     let page = std::path::absolute(page).unwrap_or_else(|_| page.to_path_buf());
     let url = file_url(&page);
     if !crate::process::browser_available() {
-        shell.status(format!("No browser here (no BROWSER, DISPLAY or WAYLAND_DISPLAY): the page is {url}"));
+        shell.emit(&Event::PageShown(PageShown { url, browser: false }));
         return Ok(());
     }
     crate::process::open_in_browser(&page).map_err(|e| {
         Failure::new(ExitCode::MissingTool, format!("could not open {} in a browser: {e}", page.display()))
             .help(format!("set BROWSER to your browser's command, or open {url} yourself"))
     })?;
-    shell.status(format!("Opening {url} in a browser"));
+    shell.emit(&Event::PageShown(PageShown { url, browser: true }));
     Ok(())
+}
+
+/// The analysis' warnings.
+fn warn(warnings: &[String], shell: &Shell) {
+    for w in warnings {
+        shell.emit(&Event::warning(About::Analysis, w.clone()));
+    }
 }
 
 /// The `file://` URL of an absolute path, with the characters a URL path cannot hold

@@ -4,14 +4,15 @@ use anyhow::Result;
 
 use crate::cli::ListArgs;
 use crate::error::ExitCode;
-use crate::events::{KernelList, ListedKernel};
+use crate::events::{Event, KernelList, ListedKernel};
 use crate::ops::opening::load_workspace;
 use crate::process::shell_quote;
 use crate::shell::Shell;
 
 /// `cargo kprof list`.
 pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
-    let config = load_workspace(args.packages.manifest_path.as_deref(), shell)?.config;
+    // `list`'s JSON is its list, one object: the configuration's warnings stay on stderr.
+    let config = load_workspace(args.packages.manifest_path.as_deref(), &shell.for_people())?.config;
     let mut rows = config.listing(&args.packages.packages)?;
     if let Some(i) = args.index {
         rows.retain(|r| r.index == i);
@@ -20,10 +21,7 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
         }
     }
     if rows.is_empty() && !shell.is_json() {
-        shell.status(
-            "no kernels are configured; `cargo kprof init` writes an entry for each harness case and each \
-             other bench, example and bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
-        );
+        shell.emit(&Event::NoKernelsConfigured);
         return Ok(ExitCode::Success);
     }
     let kernels = rows
@@ -33,7 +31,7 @@ pub(crate) fn list(args: &ListArgs, shell: &Shell) -> Result<ExitCode> {
             name: r.kernel.name.clone(),
             package: r.kernel.package.clone(),
             target: r.kernel.target.to_string(),
-            runtime: r.kernel.runtime.name(),
+            runtime: r.kernel.runtime,
             args: r.kernel.args.clone(),
             case: r.kernel.case.clone(),
             filter: format!("regex:{}", r.kernel.kernel_regex),

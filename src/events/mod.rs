@@ -5,14 +5,30 @@
 //! [`Shell`](crate::shell::Shell) decides how they are shown
 //! ([`Shell::emit`](crate::shell::Shell::emit)), by each event's [`Channel`].
 //!
+//! Every line kprof prints for people is one of these messages (`tests/it/layout.rs` keeps
+//! `shell.status` and its kin out of the drivers): progress, a [`Notice`] (a note or a
+//! warning in words, with the topic it is `about`), a result or the closing verdict. Only
+//! other tools' lines (cargo's, through [`Shell::relay`](crate::shell::Shell::relay)) are
+//! not. The files: the vocabulary here; the payloads in `payloads.rs` (results),
+//! `progress.rs` and `bisecting.rs` (the drivers' progress, with their words), `notice.rs`
+//! and `kinds.rs` (the closed sets of words the fields hold); the channels in
+//! `channel.rs`; the words of the rest in `render.rs` and `runs.rs`.
+//!
 //! Modelled on cargo's `util/machine_message.rs` (one struct per JSON message) and
 //! nextest's `reporter/events.rs` (typed events, a separate displayer). The shapes are
 //! written down in `contract/messages.schema.json`, and a test holds every variant to it:
 //! a change of shape is a change of that file, and of [`MESSAGES_SCHEMA_VERSION`] when a
-//! field is renamed or removed.
+//! field is renamed or removed. The schema only grows: another test holds it to the shape
+//! released (`contract/released/messages.v2.schema.json`).
 
+mod bisecting;
+mod channel;
+mod kinds;
+mod notice;
 mod payloads;
+mod progress;
 mod render;
+mod runs;
 #[cfg(test)]
 mod tests;
 
@@ -21,10 +37,15 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::compare::DurationDelta;
+use crate::profile::run_manifest::StageStatus;
 use crate::shell::{Channel, Level, Message};
-use crate::vcs::worktree::BaseRevision;
+use crate::vcs::worktree::{BaseRevision, WorktreeAction};
 
+pub use bisecting::*;
+pub use kinds::*;
+pub use notice::*;
 pub use payloads::*;
+pub use progress::*;
 
 /// Version of the messages' shapes. 2: `ab-comparison` and `check-finished` have one shape
 /// each, whichever command prints them (the union of the fields they had before).
@@ -50,7 +71,7 @@ pub enum Event {
         /// The stage's name.
         stage: String,
         /// How it ended, as `run_manifest.yaml` spells it.
-        status: &'static str,
+        status: StageStatus,
         /// ncu's replay passes per launch, when the page has a pass column.
         passes: Option<u32>,
         /// Its wall time, ms.
@@ -209,7 +230,7 @@ pub enum Event {
         dir: PathBuf,
         /// `created`, `reused`, `moved`, `recreated` (kprof left it unfinished) or
         /// `restored` (its folder was deleted).
-        action: &'static str,
+        action: WorktreeAction,
     },
     /// A profile directory is written and its first commands are known (a real run).
     ProfilePrepared(Prepared),
@@ -323,8 +344,60 @@ pub enum Event {
         /// Whether ncu runs through `sudo -n`.
         sudo: bool,
         /// The sudo setup guide, when a sudo check failed.
-        guide: Option<&'static str>,
+        guide: Option<DoctorGuide>,
     },
+    /// A note or a warning in words, on the topic it names.
+    Notice(Notice),
+    /// The workspace's profiles root is created: kprof has just added a folder to the
+    /// user's source tree (a note).
+    ProfilesRootCreated {
+        /// The profiles root.
+        root: PathBuf,
+    },
+    /// A `cargo build` starts.
+    BuildStarted(BuildStarted),
+    /// One side's build is done.
+    BuildDone(BuildDone),
+    /// A profiles root's index is rewritten.
+    IndexWritten(IndexWritten),
+    /// A profile is saved as a baseline.
+    BaselineSaved(BaselineSaved),
+    /// A results file for a benchmark tracker is written (`--bmf`, `--github-benchmark`).
+    ResultsWritten(ResultsWritten),
+    /// An A/B archive's two sides are unpacked.
+    ArchiveUnpacked(ArchiveUnpacked),
+    /// An A/B check starts.
+    AbStarted(AbStarted),
+    /// Both sides of an A/B check are profiled and timed.
+    AbMeasured(AbMeasured),
+    /// An A/B check's timing rounds start.
+    TimingPlanned(TimingPlanned),
+    /// Undecided kernels get as many rounds again.
+    TimingExtended(TimingExtended),
+    /// A bisect starts.
+    BisectStarted(BisectStarted),
+    /// A bisect checks a revision against `--good`.
+    BisectChecking(BisectChecking),
+    /// A revision has a build known already: no check runs.
+    BisectSameBuild(BisectSameBuild),
+    /// A bisect archive is being packed.
+    BisectArchiveStarted(BisectArchiveStarted),
+    /// A revision of a bisect archive is packed.
+    RevisionPacked(RevisionPacked),
+    /// A revision of a bisect archive is not packed (a warning).
+    RevisionNotPacked(RevisionNotPacked),
+    /// A merge reads a profile root.
+    MergeReading(MergeReading),
+    /// A kernel's launches that a batch profiled have several shapes.
+    LaunchShapes(LaunchShapes),
+    /// `report` rewrote files of a profile directory.
+    FilesRewritten(FilesRewritten),
+    /// A report page is opened in a browser, or its URL said.
+    PageShown(PageShown),
+    /// `list` found no kernel configured (for people only: `list`'s JSON is its list).
+    NoKernelsConfigured,
+    /// `init` is done: what to do next.
+    InitFinished(InitFinished),
     /// The run failed: the error and its causes, as stderr prints them.
     Error {
         /// The error.
@@ -334,96 +407,4 @@ pub enum Event {
         /// The process exit code.
         exit_code: i32,
     },
-}
-
-impl Message for Event {
-    fn colored(&self) -> Option<String> {
-        use crate::shell::{paint, Tone};
-        let Event::DoctorCheck { status, .. } = self else { return None };
-        let tone = match status {
-            CheckStatus::Ok => Tone::Good,
-            CheckStatus::Fail => Tone::Bad,
-            CheckStatus::Unknown => Tone::Unsure,
-        };
-        // The status word coloured, its padding kept outside the colour. The rest carries
-        // no control characters from elsewhere: the line is written as it is, so that the
-        // colour's own escapes survive.
-        let plain = self.to_string();
-        let word = status.word();
-        Some(format!("{}{}", paint(tone, word), crate::shell::printable(&plain[word.len()..])))
-    }
-
-    fn channel(&self) -> Channel {
-        use Event::*;
-        match self {
-            // One line per stage when it ends; its start and the follow-up's whole reason
-            // under -v (a terminal shows the running stage on a spinner).
-            StageStarted { .. } | FollowUpChosen { .. } => Channel::Detail,
-            FollowUpsPlanned { .. } => Channel::Progress,
-            StageDone { .. } | ProfilePrepared(_) | ProfileMerged { .. } => Channel::Progress,
-            BatchStarted { .. } | RunsAlone { .. } | WindowFitted { .. } => Channel::Progress,
-            CensusTaken { .. } | KernelDiscovered { .. } | TimingStarted { .. } | TimingDone { .. } | RoundDone { .. } => {
-                Channel::Progress
-            }
-            BaseWorktree { .. } => Channel::Progress,
-            NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
-                Channel::Notice(Level::Warning)
-            }
-            LibraryKernels { .. } => Channel::Notice(Level::Note),
-            NoTiming { .. } => Channel::Notice(Level::Note),
-            DryRun(p) => {
-                // Without --output-dir a kernel's dry runs share one folder (`<kernel>_dry-run`).
-                let reused = p.profile_dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.ends_with("_dry-run"));
-                let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
-                Channel::Result { preface: Some(format!("Profile directory: {}{note}", p.profile_dir.display())) }
-            }
-            DryRunBatch(b) => Channel::Result {
-                preface: Some(format!(
-                    "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
-                     above replays its kernel alone",
-                    b.kernels.len(),
-                    b.program.display(),
-                    b.kernels.join(", ")
-                )),
-            },
-            Analysed { .. }
-            | Comparison { .. }
-            | AbComparison(_)
-            | ArchiveWritten(_)
-            | AbArchiveWritten { .. }
-            | BisectArchiveWritten(_) => Channel::Result { preface: None },
-            InitDryRun(_) | DoctorCheck { .. } | DoctorFinished { .. } => Channel::Result { preface: None },
-            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Channel::Machine,
-            CheckFinished(c) => Channel::Summary(c.level()),
-            BisectStep(_) => Channel::Result { preface: None },
-            BisectFinished(b) => Channel::Summary(match b.result {
-                "first-bad" | "range" => Level::Error,
-                "undecided" => Level::Warning,
-                _ => Level::Status,
-            }),
-            MergeFinished(m) => Channel::Summary(m.level()),
-        }
-    }
-}
-
-impl CheckFinished {
-    fn level(&self) -> Level {
-        match self.verdict {
-            "regressed" => Level::Error,
-            "ambiguous" => Level::Warning,
-            _ => Level::Status,
-        }
-    }
-}
-
-impl MergeFinished {
-    fn level(&self) -> Level {
-        if !self.regressions.is_empty() {
-            Level::Error
-        } else if !self.ambiguous.is_empty() {
-            Level::Warning
-        } else {
-            Level::Status
-        }
-    }
 }

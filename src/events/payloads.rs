@@ -5,8 +5,13 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::kinds::{BisectResult, CheckMode, CheckVerdict, StepOutcome};
+use crate::archive::emit::Launcher;
 use crate::compare::ab::counters::CounterChanges;
 use crate::compare::ab::stats::TimeChange;
+use crate::model::ab::AbVerdict;
+use crate::model::kinds::{CargoTargetKind, Runtime};
+use crate::model::verdict::{Classification, Confidence};
 use crate::shell::{Channel, Message};
 use crate::vcs::worktree::BaseRevision;
 
@@ -118,9 +123,9 @@ pub struct KernelVerdict {
     /// The kernel as the page names it.
     pub kernel: String,
     /// Its class (`memory-bound`, ...).
-    pub classification: &'static str,
+    pub classification: Classification,
     /// `high`, `medium` or `low`.
-    pub confidence: &'static str,
+    pub confidence: Confidence,
     /// The rule that decided it.
     pub rule: Option<String>,
     /// The named limiter.
@@ -166,7 +171,7 @@ pub struct AbComparison {
     /// The kernel.
     pub kernel: String,
     /// `improved`, `unchanged`, `regressed` or `ambiguous`.
-    pub verdict: &'static str,
+    pub verdict: AbVerdict,
     /// Which signal decided it.
     pub decided_by: Option<String>,
     /// The timing rounds' verdict.
@@ -193,11 +198,11 @@ pub struct CheckFinished {
     /// Version of this shape.
     pub schema_version: u32,
     /// `baseline` (against saved baselines) or `ab` (against a git revision).
-    pub mode: &'static str,
+    pub mode: CheckMode,
     /// The base revision's label (`ab`).
     pub base: Option<String>,
     /// `regressed`, `ambiguous` or `clean`.
-    pub verdict: &'static str,
+    pub verdict: CheckVerdict,
     /// The process exit code.
     pub exit_code: i32,
     /// The kernels that regressed.
@@ -262,7 +267,7 @@ pub struct ArchivedExecutable {
     /// Its package.
     pub package: String,
     /// `bench`, `example` or `bin`.
-    pub kind: &'static str,
+    pub kind: CargoTargetKind,
     /// The target's name.
     pub name: String,
     /// Its file in the archive.
@@ -291,7 +296,7 @@ pub struct LauncherFiles {
 #[derive(Debug, Clone, Serialize)]
 pub struct LauncherFile {
     /// `slurm`, `k8s` or `github`.
-    pub kind: &'static str,
+    pub kind: Launcher,
     /// The file.
     pub file: PathBuf,
 }
@@ -304,7 +309,7 @@ pub struct InitAddition {
     /// Its manifest.
     pub manifest: PathBuf,
     /// The runtime its entries get.
-    pub runtime: &'static str,
+    pub runtime: Runtime,
     /// The entries.
     pub kernels: Vec<InitEntry>,
     /// The appended text.
@@ -347,7 +352,7 @@ pub struct ListedKernel {
     /// Its target (`bench hgemm`).
     pub target: String,
     /// How it runs.
-    pub runtime: &'static str,
+    pub runtime: Runtime,
     /// Its arguments.
     pub args: Vec<String>,
     /// Its harness case.
@@ -375,7 +380,7 @@ pub struct BisectStep {
     /// Its subject line.
     pub subject: String,
     /// `regressed`, `unchanged`, `improved`, `ambiguous` or `skipped`.
-    pub outcome: &'static str,
+    pub outcome: StepOutcome,
     /// Why it was skipped.
     pub why_skipped: Option<String>,
     /// Timing rounds per side (twice the usual for the retry of an ambiguous check).
@@ -414,7 +419,7 @@ pub struct BisectArchive {
 #[derive(Debug, Clone, Serialize)]
 pub struct BisectFinished {
     /// `first-bad`, `range`, `no-regression` or `undecided`.
-    pub result: &'static str,
+    pub result: BisectResult,
     /// The first regressed revision (`first-bad`), or the first known regressed (`range`).
     pub commit: Option<String>,
     /// Its subject line.

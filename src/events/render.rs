@@ -40,7 +40,7 @@ impl fmt::Display for Event {
                 "`{kernel}`: the source stage failed ({why}): this profile has no hot lines; the verdict \
                  does not need them, and the stage's command is in commands.sh"
             ),
-            CensusTaken { .. } | KernelDiscovered { .. } => census_words(f, self),
+            CensusTaken { .. } | KernelDiscovered { .. } => super::runs::census_words(f, self),
             NoLineInfo { .. }
             | LibraryKernels { .. }
             | HintNarrowed { .. }
@@ -48,49 +48,137 @@ impl fmt::Display for Event {
             | TimingStarted { .. }
             | TimingDone { .. }
             | RoundDone { .. }
-            | BaseWorktree { .. } => measuring(f, self),
+            | BaseWorktree { .. } => super::runs::measuring(f, self),
             ProfilePrepared(p) => prepared(f, p),
             // The dry run's result is its commands, each under its `# Stage N` comment,
             // so that stdout alone is the replayable script.
             DryRun(p) => f.write_str(p.script.trim_end()),
             DryRunBatch(b) => dry_run_batch(f, b),
             Analysed { report, kernels, .. } => analysed(f, report, kernels),
-            ShardEmpty { .. } | InitWritten(_) | InitSkipped { .. } | Error { .. } => Ok(()),
+            ShardEmpty { .. } | Error { .. } => Ok(()),
+            InitWritten(a) => f.write_str(&a.line("Appended")),
+            InitSkipped { package, why } => write!(f, "Skipped package `{package}`: {why}"),
+            Notice(_) | ProfilesRootCreated { .. } | BuildStarted(_) | BuildDone(_) | IndexWritten(_) => {
+                progress(f, self)
+            }
+            BaselineSaved(_) | ResultsWritten(_) | ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) => {
+                progress(f, self)
+            }
+            TimingPlanned(_) | TimingExtended(_) | MergeReading(_) | LaunchShapes(_) => progress(f, self),
+            BisectStarted(_) | BisectChecking(_) | BisectSameBuild(_) | BisectArchiveStarted(_) => {
+                progress(f, self)
+            }
+            RevisionPacked(_) | RevisionNotPacked(_) | FilesRewritten(_) | PageShown(_) => progress(f, self),
+            NoKernelsConfigured | InitFinished(_) => progress(f, self),
             Comparison { kernel, explanation, fix_loop, report, .. } => {
                 comparison(f, kernel, explanation, fix_loop.as_deref(), report)
             }
-            AbComparison(a) => match &a.report {
-                Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
-                None => f.write_str(&a.line),
-            },
+            AbComparison(_) | AbArchiveWritten { .. } | InitDryRun(_) => results(f, self),
+            DoctorCheck { .. } | DoctorFinished { .. } => results(f, self),
             CheckFinished(c) => check_finished(f, c),
             BisectStep(s) => bisect_step(f, s),
             BisectFinished(b) => bisect_finished(f, b),
             ProfileMerged { from, to, .. } => write!(f, "Copied {} -> {}", from.display(), to.display()),
             MergeFinished(m) => merge_finished(f, m),
             ArchiveWritten(l) => archive_listing(f, l),
-            AbArchiveWritten { archive, base, .. } => write!(
-                f,
-                "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
-                 cargo-kprof kprof check --archive {} --workspace-remap DIR",
-                archive.display(),
-                base.short(),
-                base.asked,
-                archive.display()
-            ),
             BisectArchiveWritten(b) => bisect_archive(f, b),
-            InitDryRun(a) => {
-                write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
-            }
-            DoctorCheck { check, status, detail, fix, .. } => {
-                write!(f, "{:<8}{check}: {detail}", status.word())?;
-                match fix {
-                    Some(fix) => write!(f, "\n        fix: {fix}"),
-                    None => Ok(()),
-                }
-            }
-            DoctorFinished { ready, sudo, guide } => doctor_finished(f, *ready, *sudo, *guide),
         }
+    }
+}
+
+/// The words of the results of A/B checks, A/B archives, `init --dry-run` and `doctor`.
+fn results(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        AbComparison(a) => match &a.report {
+            Some(r) => write!(f, "{}\nComparison: {}", a.line, r.display()),
+            None => f.write_str(&a.line),
+        },
+        AbArchiveWritten { archive, base, .. } => write!(
+            f,
+            "Archive: {} (A/B: this tree and base {} ({}))\n  check it on the GPU machine: \
+             cargo-kprof kprof check --archive {} --workspace-remap DIR",
+            archive.display(),
+            base.short(),
+            base.asked,
+            archive.display()
+        ),
+        InitDryRun(a) => {
+            write!(f, "# would be appended to {}:\n{}", a.manifest.display(), a.text.trim_end())
+        }
+        DoctorCheck { check, status, detail, fix, .. } => {
+            write!(f, "{:<8}{check}: {detail}", status.word())?;
+            match fix {
+                Some(fix) => write!(f, "\n        fix: {fix}"),
+                None => Ok(()),
+            }
+        }
+        DoctorFinished { ready, sudo, guide } => {
+            doctor_finished(f, *ready, *sudo, guide.map(DoctorGuide::text))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The progress of the drivers, each payload its own line; the notes that are not notices.
+fn progress(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
+    use Event::*;
+    match e {
+        Notice(n) => write!(f, "{n}"),
+        ProfilesRootCreated { root } => f.write_str(&crate::profile::root::profiles_root_created_note(root)),
+        BuildStarted(p) => write!(f, "{p}"),
+        BuildDone(p) => write!(f, "{p}"),
+        IndexWritten(p) => write!(f, "{p}"),
+        BaselineSaved(p) => write!(f, "{p}"),
+        ResultsWritten(p) => write!(f, "{p}"),
+        ArchiveUnpacked(p) => write!(f, "{p}"),
+        AbStarted(p) => write!(f, "{p}"),
+        AbMeasured(p) => write!(f, "{p}"),
+        TimingPlanned(p) => write!(f, "{p}"),
+        TimingExtended(p) => write!(f, "{p}"),
+        MergeReading(p) => write!(f, "{p}"),
+        LaunchShapes(p) => write!(f, "{p}"),
+        BisectStarted(p) => write!(f, "{p}"),
+        BisectChecking(p) => write!(f, "{p}"),
+        BisectSameBuild(p) => write!(f, "{p}"),
+        BisectArchiveStarted(p) => write!(f, "{p}"),
+        RevisionPacked(p) => write!(f, "{p}"),
+        RevisionNotPacked(p) => write!(f, "{p}"),
+        FilesRewritten(p) => write!(f, "{p}"),
+        PageShown(p) => write!(f, "{p}"),
+        NoKernelsConfigured => f.write_str(
+            "no kernels are configured; `cargo kprof init` writes an entry for each harness case and each \
+             other bench, example and bin target, or see docs/reference.md for [[package.metadata.kprof.kernels]]",
+        ),
+        InitFinished(p) => write!(f, "{p}"),
+        _ => Ok(()),
+    }
+}
+
+impl InitAddition {
+    /// Its line for people: `Appended 2 kernel entries to gemm/Cargo.toml (package `gemm`
+    /// (depends on cudarc)): hgemm (case hgemm/m=4096 of bench hgemm), app (bin)`.
+    pub(super) fn line(&self, verb: &str) -> String {
+        let names: Vec<String> = self
+            .kernels
+            .iter()
+            .map(|e| match &e.case {
+                Some(case) => format!("{} (case {case} of {})", e.name, e.target),
+                None => format!("{} ({})", e.name, e.target.split(' ').next().unwrap_or_default()),
+            })
+            .collect();
+        let why = match self.gpu_signs.as_slice() {
+            [] => String::new(),
+            signs => format!(" ({})", signs.join(", ")),
+        };
+        format!(
+            "{verb} {} kernel entr{} to {} (package `{}`{why}): {}",
+            self.kernels.len(),
+            if self.kernels.len() == 1 { "y" } else { "ies" },
+            self.manifest.display(),
+            self.package,
+            names.join(", ")
+        )
     }
 }
 
@@ -127,15 +215,17 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
                 writeln!(
                     f,
                     "{}: {}, {limiter} ({} confidence, {saving}): {advice}",
-                    v.kernel, v.classification, v.confidence
+                    v.kernel,
+                    v.classification.name(),
+                    v.confidence.name()
                 )?
             }
             _ => writeln!(
                 f,
                 "{}: {} ({} confidence{})",
                 v.kernel,
-                v.classification,
-                v.confidence,
+                v.classification.name(),
+                v.confidence.name(),
                 v.rule.as_ref().map(|r| format!(", rule {r}")).unwrap_or_default()
             )?,
         }
@@ -178,8 +268,8 @@ fn bisect_archive(f: &mut fmt::Formatter<'_>, b: &BisectArchive) -> fmt::Result 
 fn bisect_step(f: &mut fmt::Formatter<'_>, s: &BisectStep) -> fmt::Result {
     let outcome = match (&s.why_skipped, &s.same_build_as) {
         (Some(why), _) => format!("skipped ({why})"),
-        (None, Some(other)) => format!("{} (the same build as {other}: no check)", s.outcome),
-        (None, None) => format!("{} ({} rounds)", s.outcome, s.rounds),
+        (None, Some(other)) => format!("{} (the same build as {other}: no check)", s.outcome.name()),
+        (None, None) => format!("{} ({} rounds)", s.outcome.name(), s.rounds),
     };
     let bad = s.first_bad.as_deref().unwrap_or("?");
     // The check's own message has just said each kernel's line.
@@ -196,17 +286,19 @@ fn bisect_finished(f: &mut fmt::Formatter<'_>, b: &BisectFinished) -> fmt::Resul
     let what =
         format!("{commit} {} ({})", b.subject.as_deref().unwrap_or(""), b.date.as_deref().unwrap_or(""));
     match b.result {
-        "first-bad" => write!(f, "bisect: the first regressed revision is {what} [{checks}]")?,
-        "range" => write!(
+        BisectResult::FirstBad => write!(f, "bisect: the first regressed revision is {what} [{checks}]")?,
+        BisectResult::Range => write!(
             f,
             "bisect: the first regressed revision is between {} and {what}: {} could not be told [{checks}]",
             b.after.as_deref().unwrap_or("--good"),
             b.hidden.join(", ")
         )?,
-        "no-regression" => {
+        BisectResult::NoRegression => {
             write!(f, "bisect: --bad is not slower than --good beyond the tolerance [{checks}]")?
         }
-        _ => write!(f, "bisect: --bad could not be told from --good: nothing to bisect [{checks}]")?,
+        BisectResult::Undecided => {
+            write!(f, "bisect: --bad could not be told from --good: nothing to bisect [{checks}]")?
+        }
     }
     for line in &b.evidence {
         write!(f, "\n  {line}")?;
@@ -227,8 +319,10 @@ fn bisect_finished(f: &mut fmt::Formatter<'_>, b: &BisectFinished) -> fmt::Resul
 fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result {
     let against = c.base.as_ref().map(|b| format!(" against base {b}")).unwrap_or_default();
     match (c.verdict, c.mode) {
-        ("regressed", _) => write!(f, "check: regression in {}{against}", c.regressions.join(", ")),
-        ("ambiguous", _) => write!(
+        (CheckVerdict::Regressed, _) => {
+            write!(f, "check: regression in {}{against}", c.regressions.join(", "))
+        }
+        (CheckVerdict::Ambiguous, _) => write!(
             f,
             "check: cannot tell {} from noise{against} ({}); more --rounds narrow the interval",
             c.ambiguous.join(", "),
@@ -238,8 +332,12 @@ fn check_finished(f: &mut fmt::Formatter<'_>, c: &CheckFinished) -> fmt::Result 
                 "exit 14; --ambiguous pass lets it pass"
             }
         ),
-        (_, "ab") => write!(f, "check: {} kernel(s){against}, no regression", c.kernels),
-        _ => write!(f, "check: {} kernel(s), no regression beyond tolerance", c.kernels),
+        (CheckVerdict::Clean, CheckMode::Ab) => {
+            write!(f, "check: {} kernel(s){against}, no regression", c.kernels)
+        }
+        (CheckVerdict::Clean, CheckMode::Baseline) => {
+            write!(f, "check: {} kernel(s), no regression beyond tolerance", c.kernels)
+        }
     }
 }
 
@@ -295,7 +393,7 @@ fn archive_listing(f: &mut fmt::Formatter<'_>, l: &ArchiveListing) -> fmt::Resul
     }
     for file in l.launchers.iter().flat_map(|ls| ls.files.iter().map(move |file| (ls.shards, file))) {
         let (shards, LauncherFile { kind, file }) = file;
-        write!(f, "\n  launcher       {} ({kind}, {shards} shard(s))", file.display())?;
+        write!(f, "\n  launcher       {} ({}, {shards} shard(s))", file.display(), kind.name())?;
     }
     Ok(())
 }
@@ -355,135 +453,6 @@ impl fmt::Display for KernelList {
             write!(f, "\n{}", line(&cells))?;
         }
         Ok(())
-    }
-}
-
-/// The lines of the runs around the stages: notices, timings, rounds, the base worktree.
-/// The census' two messages: its table, and the kernels it chose.
-fn census_words(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
-    use Event::*;
-    match e {
-        CensusTaken { kernel, launches, capped, total_ns, bounds, kernels } => {
-            census(f, kernel, (*launches, *capped, *total_ns), bounds.as_deref(), kernels)
-        }
-        KernelDiscovered { why, picked, share_pct, .. } => {
-            let each: Vec<String> = picked
-                .iter()
-                .map(|p| format!("{} ({})", p.function, units::pct_fixed(p.share_pct, 0)))
-                .collect();
-            write!(
-                f,
-                "Census: profiling {} kernel{}, {} of GPU time: {} ({why})",
-                picked.len(),
-                if picked.len() == 1 { "" } else { "s" },
-                units::pct_fixed(*share_pct, 0),
-                each.join(", ")
-            )
-        }
-        _ => Ok(()),
-    }
-}
-
-/// How many kernels the census' console table lists; `breakdown.md` has them all.
-const CENSUS_ROWS: usize = 10;
-
-/// The census as a compact table: a heading, then one line per kernel, costliest first.
-fn census(
-    f: &mut fmt::Formatter<'_>,
-    kernel: &str,
-    (launches, capped, total_ns): (usize, bool, f64),
-    bounds: Option<&str>,
-    rows: &[CensusRow],
-) -> fmt::Result {
-    write!(
-        f,
-        "Census of `{kernel}`: {launches} launch{} of {} kernel{}, {} of serialised GPU time{}{}",
-        if launches == 1 { "" } else { "es" },
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        units::duration(total_ns),
-        bounds.map(|b| format!(", {b}")).unwrap_or_default(),
-        if capped { " (stopped at the launch cap: later launches are not counted)" } else { "" }
-    )?;
-    write!(
-        f,
-        "\n  {:>7}  {:>11}  {:>11}  {:>8}  {:<15}  {:<13}  kernel",
-        "share", "total", "mean", "launches", "grid", "block"
-    )?;
-    for r in rows.iter().take(CENSUS_ROWS) {
-        write!(
-            f,
-            "\n  {:>7}  {:>11}  {:>11}  {:>8}  {:<15}  {:<13}  {}",
-            units::pct_fixed(r.share_pct, 1),
-            units::duration(r.total_ns),
-            units::duration(r.mean_ns),
-            r.launches,
-            r.grid,
-            r.block,
-            r.function
-        )?;
-    }
-    if rows.len() > CENSUS_ROWS {
-        write!(f, "\n  ... and {} more kernels (breakdown.md lists them all)", rows.len() - CENSUS_ROWS)?;
-    }
-    Ok(())
-}
-
-fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
-    use Event::*;
-    match e {
-        NoLineInfo { kernels, advice } => write!(
-            f,
-            "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
-             instructions; to see lines, {advice}",
-            kernels.join("`, `")
-        ),
-        LibraryKernels { kernels } => {
-            let named: Vec<String> = kernels.iter().map(|(k, lib)| format!("`{k}` is {lib}'s")).collect();
-            write!(
-                f,
-                "{}: closed libraries ship their kernels without line info, so the hotspots will be SASS \
-                 instructions; there is nothing to rebuild (the report names the library's knobs)",
-                named.join(", ")
-            )
-        }
-        HintNarrowed { hint, kernels, chosen } => write!(
-            f,
-            "`{hint}` matches {} kernels: {}; profiling `{chosen}`, the costliest (pass --kernel ={chosen} or \
-             another exact name to choose)",
-            kernels.len(),
-            kernels.join(", ")
-        ),
-        NoTiming { kernel } => write!(f, "`{kernel}` has no harness: no timing; ncu's duration is compared"),
-        TimingStarted { kernel } => write!(f, "Timing `{kernel}` (harness, no ncu)"),
-        TimingDone { case, mode, median_ns, samples, interval_ns: (lo, hi), .. } => write!(
-            f,
-            "  {case}: {} median ({mode}, {samples} samples, 95 % interval {} .. {})",
-            units::duration(*median_ns),
-            units::duration(*lo),
-            units::duration(*hi)
-        ),
-        RoundDone { kernel, round, base_ns, head_ns, change_pct } => write!(
-            f,
-            "  round {round:>2} `{kernel}`: base {}, head {} ({})",
-            units::duration(*base_ns),
-            units::duration(*head_ns),
-            units::pct_signed(*change_pct, 2)
-        ),
-        BaseWorktree { commit, asked, dir, action } => match *action {
-            "created" => write!(f, "Base: {commit} ({asked}), a worktree at {}", dir.display()),
-            "reused" => write!(f, "Base: {commit} ({asked}), reusing {}", dir.display()),
-            "recreated" => {
-                write!(f, "Base: {commit} ({asked}), {} was left unfinished: making it again", dir.display())
-            }
-            "restored" => write!(
-                f,
-                "Base: {commit} ({asked}), {} was deleted (cargo clean?): pruning git's record of it, making it again",
-                dir.display()
-            ),
-            _ => write!(f, "Base: {commit} ({asked}), moving {} there", dir.display()),
-        },
-        _ => Ok(()),
     }
 }
 

@@ -80,7 +80,7 @@ fn init_addition() -> InitAddition {
     InitAddition {
         package: "gemm".into(),
         manifest: "gemm/Cargo.toml".into(),
-        runtime: "harness",
+        runtime: crate::model::kinds::Runtime::Harness,
         kernels: vec![InitEntry {
             name: "hgemm".into(),
             target: "bench hgemm".into(),
@@ -131,7 +131,7 @@ fn samples() -> Vec<Event> {
         Event::StageDone {
             kernel: "hgemm".into(),
             stage: "source".into(),
-            status: "ok",
+            status: crate::profile::run_manifest::StageStatus::Ok,
             passes: None,
             wall_ms: 3,
             why: "auto: the hot lines".into(),
@@ -164,7 +164,7 @@ fn samples() -> Vec<Event> {
         Event::AbComparison(Box::new(AbComparison {
             schema_version: MESSAGES_SCHEMA_VERSION,
             kernel: "hgemm".into(),
-            verdict: "unchanged",
+            verdict: crate::model::ab::AbVerdict::Unchanged,
             decided_by: Some("time".into()),
             time: None,
             counters: None,
@@ -177,9 +177,9 @@ fn samples() -> Vec<Event> {
         })),
         Event::CheckFinished(CheckFinished {
             schema_version: MESSAGES_SCHEMA_VERSION,
-            mode: "ab",
+            mode: CheckMode::Ab,
             base: Some("3f2a1c9d0e1b (HEAD~1)".into()),
-            verdict: "clean",
+            verdict: CheckVerdict::Clean,
             exit_code: 0,
             regressions: Vec::new(),
             ambiguous: Vec::new(),
@@ -229,8 +229,8 @@ fn analysed_sample() -> Event {
         report: "p/final_report.md".into(),
         kernels: vec![KernelVerdict {
             kernel: "hgemm".into(),
-            classification: "memory-bound",
-            confidence: "high",
+            classification: crate::model::verdict::Classification::MemoryBound,
+            confidence: crate::model::verdict::Confidence::High,
             rule: Some("r".into()),
             limiter: None,
             advice: None,
@@ -277,13 +277,13 @@ fn measuring_samples() -> Vec<Event> {
             commit: "3f2a1c9d0e1b".into(),
             asked: "HEAD~1".into(),
             dir: "w".into(),
-            action: "reused",
+            action: crate::vcs::worktree::WorktreeAction::Reused,
         },
         Event::BaseWorktree {
             commit: "3f2a1c9d0e1b".into(),
             asked: "HEAD~1".into(),
             dir: "w".into(),
-            action: "restored",
+            action: crate::vcs::worktree::WorktreeAction::Restored,
         },
     ]
 }
@@ -307,7 +307,7 @@ fn more_samples() -> Vec<Event> {
             archive: "a.tar".into(),
             executables: vec![ArchivedExecutable {
                 package: "gemm".into(),
-                kind: "bench",
+                kind: crate::model::kinds::CargoTargetKind::Bench,
                 name: "hgemm".into(),
                 file: "bin/hgemm".into(),
             }],
@@ -319,7 +319,10 @@ fn more_samples() -> Vec<Event> {
             dependency_sources_missing: vec!["/c/registry/src/i/k-0.1.0/src/gone.cu".into()],
             launchers: Some(LauncherFiles {
                 shards: 2,
-                files: vec![LauncherFile { kind: "slurm", file: "a.slurm".into() }],
+                files: vec![LauncherFile {
+                    kind: crate::archive::emit::Launcher::Slurm,
+                    file: "a.slurm".into(),
+                }],
             }),
         }),
         Event::AbArchiveWritten {
@@ -352,7 +355,7 @@ fn bisect_samples() -> Vec<Event> {
             step: 1,
             commit: "3f2a1c9d0e1b".into(),
             subject: "Tile the B loads".into(),
-            outcome: "skipped",
+            outcome: StepOutcome::Skipped,
             why_skipped: Some("the build failed: cargo build exited 101".into()),
             rounds: 12,
             same_build_as: None,
@@ -364,7 +367,7 @@ fn bisect_samples() -> Vec<Event> {
             step: 2,
             commit: "4a1b2c3d4e5f".into(),
             subject: "Reword the README".into(),
-            outcome: "unchanged",
+            outcome: StepOutcome::Unchanged,
             why_skipped: None,
             rounds: 12,
             same_build_as: Some("0a1b2c3d4e5f".into()),
@@ -373,7 +376,7 @@ fn bisect_samples() -> Vec<Event> {
             evidence: vec!["the same build as --good 0a1b2c3d4e5f: no check needed, nothing changed".into()],
         }),
         Event::BisectFinished(Box::new(BisectFinished {
-            result: "first-bad",
+            result: BisectResult::FirstBad,
             commit: Some("3f2a1c9d0e1b".into()),
             subject: Some("Tile the B loads".into()),
             date: Some("2026-11-30T10:00:00+00:00".into()),
@@ -417,6 +420,7 @@ fn every_message_fits_its_definition_in_the_contract() {
         .chain(more_samples())
         .chain(bisect_samples())
         .chain(follow_ups_planned())
+        .chain(progress_samples().into_iter().map(|(e, _)| e))
     {
         let v = serde_json::to_value(&e).unwrap();
         let reason = v["reason"].as_str().unwrap().to_string();
@@ -430,7 +434,7 @@ fn every_message_fits_its_definition_in_the_contract() {
             name: "hgemm".into(),
             package: "gemm".into(),
             target: "bench hgemm".into(),
-            runtime: "harness",
+            runtime: crate::model::kinds::Runtime::Harness,
             args: Vec::new(),
             case: String::new(),
             filter: "regex:.*".into(),
@@ -466,7 +470,7 @@ fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
     let e = Event::StageDone {
         kernel: "hgemm".into(),
         stage: "basic".into(),
-        status: "ok",
+        status: crate::profile::run_manifest::StageStatus::Ok,
         passes: Some(9),
         wall_ms: 1200,
         why: "auto: always first".into(),
@@ -527,4 +531,270 @@ fn every_line_the_h200_printed_fits_the_contract() {
             _ => panic!("stage events out of order at {v}"),
         }
     }
+}
+
+#[test]
+fn the_closed_sets_serialise_to_the_words_their_fields_always_had() {
+    use crate::model::ab::AbVerdict;
+    use crate::model::kinds::{CargoTargetKind, Runtime};
+    use crate::model::verdict::{Classification, Confidence};
+    use crate::profile::run_manifest::StageStatus;
+    use crate::vcs::worktree::WorktreeAction;
+    fn word(v: impl serde::Serialize) -> String {
+        serde_json::to_value(v).unwrap().as_str().unwrap().to_string()
+    }
+    let words = |got: Vec<String>, want: &[&str]| assert_eq!(got, want);
+    words(vec![word(StageStatus::Ok), word(StageStatus::NcuFailed)], &["ok", "ncu-failed"]);
+    let actions = [
+        WorktreeAction::Created,
+        WorktreeAction::Reused,
+        WorktreeAction::Moved,
+        WorktreeAction::Recreated,
+        WorktreeAction::Restored,
+    ];
+    words(actions.map(word).to_vec(), &["created", "reused", "moved", "recreated", "restored"]);
+    words(
+        vec![
+            word(Classification::MemoryBound),
+            word(Classification::OccupancyLimited),
+            word(Confidence::High),
+        ],
+        &["memory-bound", "occupancy-limited", "high"],
+    );
+    words(vec![word(AbVerdict::Improved), word(AbVerdict::Ambiguous)], &["improved", "ambiguous"]);
+    words(vec![word(CheckMode::Baseline), word(CheckMode::Ab)], &["baseline", "ab"]);
+    let verdicts = [CheckVerdict::Regressed, CheckVerdict::Ambiguous, CheckVerdict::Clean];
+    words(verdicts.map(word).to_vec(), &["regressed", "ambiguous", "clean"]);
+    words(CargoTargetKind::ALL.map(word).to_vec(), &["bench", "example", "bin"]);
+    let launchers = [
+        crate::archive::emit::Launcher::Slurm,
+        crate::archive::emit::Launcher::K8s,
+        crate::archive::emit::Launcher::Github,
+    ];
+    words(launchers.map(word).to_vec(), &["slurm", "k8s", "github"]);
+    words(Runtime::ALL.map(word).to_vec(), &["harness", "cuda", "command", "python-triton"]);
+    let outcomes = [
+        StepOutcome::Regressed,
+        StepOutcome::Unchanged,
+        StepOutcome::Improved,
+        StepOutcome::Ambiguous,
+        StepOutcome::Skipped,
+    ];
+    words(outcomes.map(word).to_vec(), &outcomes.map(StepOutcome::name));
+    words(outcomes.map(word).to_vec(), &["regressed", "unchanged", "improved", "ambiguous", "skipped"]);
+    let results =
+        [BisectResult::FirstBad, BisectResult::Range, BisectResult::NoRegression, BisectResult::Undecided];
+    words(results.map(word).to_vec(), &["first-bad", "range", "no-regression", "undecided"]);
+    // The guide is its whole text, as the field always held.
+    assert_eq!(word(DoctorGuide::Sudo), crate::ncu::privilege::SUDO_GUIDE);
+}
+
+fn revision(asked: &str, commit: &str) -> crate::vcs::worktree::BaseRevision {
+    crate::vcs::worktree::BaseRevision { asked: asked.into(), commit: commit.into() }
+}
+
+/// One of every message of the drivers' progress, with the line people read (as the
+/// drivers printed it before these lines were messages).
+fn progress_samples() -> Vec<(Event, &'static str)> {
+    let build = |side: Option<&str>, purpose, targets| {
+        Event::BuildStarted(BuildStarted {
+            side: side.map(String::from),
+            build: "bench copy of demo (release, into /t/kprof)".into(),
+            targets,
+            purpose,
+        })
+    };
+    vec![
+        (Event::warning(About::Config, "unknown key `x`"), "unknown key `x`"),
+        (Event::ProfilesRootCreated { root: "/w/profile".into() }, "created /w/profile: it holds"),
+        (build(None, BuildPurpose::LineInfo, 1), "Building with line info: bench copy of demo (release, into /t/kprof)"),
+        (build(Some("the base"), BuildPurpose::LineInfo, 1), "Building the base with line info: bench copy"),
+        (build(None, BuildPurpose::ListCases, 2), "Building bench copy of demo (release, into /t/kprof) to list their cases (a build like a profile's, reused by it; no GPU needed)"),
+        (Event::BuildDone(BuildDone { side: "the base".into(), wall_ms: 1234 }), "  built the base in 1.2 s"),
+        (Event::IndexWritten(IndexWritten { index: "/w/profile/index.md".into() }), "Index: /w/profile/index.md"),
+        (
+            Event::BaselineSaved(BaselineSaved { name: "main".into(), kernel: "copy".into(), path: "/b/copy".into() }),
+            "Baseline `main`: /b/copy",
+        ),
+        (
+            Event::ResultsWritten(ResultsWritten { format: ResultsFormat::GithubBenchmark, path: "g.json".into() }),
+            "Results for --github-benchmark: g.json",
+        ),
+        (
+            Event::MergeReading(MergeReading {
+                root: "/s/profile".into(),
+                partition: Some(crate::model::partition::Partition {
+                    mode: crate::model::partition::PartitionMode::Count,
+                    index: 1,
+                    total: 2,
+                }),
+                remapped_from: Some("/s".into()),
+            }),
+            "Reading /s/profile (shard 1/2 (count)): the profile root of the --workspace-remap directory /s",
+        ),
+        (
+            Event::LaunchShapes(LaunchShapes {
+                kernel: "k".into(),
+                shapes: vec![
+                    LaunchShape { shape: "grid (1, 1, 1) block (32, 1, 1)".into(), launches: 2 },
+                    LaunchShape { shape: "grid (2, 1, 1) block (32, 1, 1)".into(), launches: 1 },
+                ],
+            }),
+            "`k`: the launches profiled have 2 shapes: grid (1, 1, 1) block (32, 1, 1) (2 launch(es)); grid (2, 1, 1) block (32, 1, 1) (1 launch(es))",
+        ),
+        (
+            Event::FilesRewritten(FilesRewritten { dir: "p".into(), files: vec!["p/a.md".into(), "p/b.md".into()] }),
+            "Rewrote 2 file(s) in p: p/a.md, p/b.md",
+        ),
+        (
+            Event::PageShown(PageShown { url: "file:///p/r.html".into(), browser: false }),
+            "No browser here (no BROWSER, DISPLAY or WAYLAND_DISPLAY): the page is file:///p/r.html",
+        ),
+        (Event::PageShown(PageShown { url: "file:///r".into(), browser: true }), "Opening file:///r in a browser"),
+        (Event::NoKernelsConfigured, "no kernels are configured; `cargo kprof init` writes an entry"),
+        (
+            Event::InitFinished(InitFinished { dry_run: false, first_kernel: "hgemm".into() }),
+            "Next: narrow each `regex` to its kernel's function name, then `cargo kprof list` and `cargo kprof --kernel hgemm`",
+        ),
+        (
+            Event::InitFinished(InitFinished { dry_run: true, first_kernel: "hgemm".into() }),
+            "Nothing was written; run again without --dry-run to append these tables",
+        ),
+    ]
+    .into_iter()
+    .chain(ab_progress_samples())
+    .chain(bisect_progress_samples())
+    .collect()
+}
+
+/// The progress of an A/B check.
+fn ab_progress_samples() -> Vec<(Event, &'static str)> {
+    vec![
+        (
+            Event::ArchiveUnpacked(ArchiveUnpacked { archive: "ab.tar".into(), into: "/r".into() }),
+            "Unpacked both sides of ab.tar into /r",
+        ),
+        (
+            Event::AbStarted(AbStarted { base: revision("HEAD~1", "3f2a1c9d0e1b2c3d") }),
+            "A/B: head (this tree) against base 3f2a1c9d0e1b (HEAD~1)",
+        ),
+        (
+            Event::AbMeasured(AbMeasured { kernels: 2, wall_ms: 45_950 }),
+            "A/B: both sides' profiles and the rounds of 2 kernel(s) took 46.0 s (builds excluded)",
+        ),
+        (
+            Event::TimingPlanned(TimingPlanned {
+                kernels: vec!["a".into()],
+                program: Some("zoo".into()),
+                rounds: 12,
+            }),
+            "Timing `a`: 12 interleaved rounds of base and head",
+        ),
+        (
+            Event::TimingPlanned(TimingPlanned {
+                kernels: vec!["a".into(), "b".into()],
+                program: Some("zoo".into()),
+                rounds: 12,
+            }),
+            "Timing 2 kernels of `zoo`: 12 interleaved rounds of base and head",
+        ),
+        (
+            Event::TimingExtended(TimingExtended { kernels: vec!["a".into(), "b".into()], rounds: 12 }),
+            "Timing `a`, `b`: undecided after 12 rounds, where 12 more could decide; running them",
+        ),
+    ]
+}
+
+/// The progress of a bisect and of a bisect archive's packing.
+fn bisect_progress_samples() -> Vec<(Event, &'static str)> {
+    let (good, bad) = (revision("v1", "0a1b2c3d4e5f6a7b"), revision("HEAD", "3f2a1c9d0e1b2c3d"));
+    let started = |builds| {
+        Event::BisectStarted(BisectStarted {
+            good: good.clone(),
+            bad: bad.clone(),
+            revisions: 10,
+            builds,
+            check_bound: 5,
+        })
+    };
+    let same = |good| {
+        Event::BisectSameBuild(BisectSameBuild {
+            commit: "4a1b2c3d4e5f".into(),
+            subject: "c3".into(),
+            same_build_as: "0a1b2c3d4e5f".into(),
+            good,
+        })
+    };
+    let (commit, subject) = (|| "4a1b2c3d4e5f".to_string(), || "c3".to_string());
+    vec![
+        (started(None), "Bisect: 10 first-parent revision(s) after --good 0a1b2c3d4e5f (v1) up to --bad 3f2a1c9d0e1b (HEAD); at most 5 checks"),
+        (started(Some(3)), "Bisect: 10 first-parent revision(s) after --good 0a1b2c3d4e5f (v1) up to --bad 3f2a1c9d0e1b (HEAD), 3 distinct build(s); at most 5 checks"),
+        (
+            Event::BisectChecking(BisectChecking { commit: commit(), subject: subject(), good: "0a1b2c3d4e5f".into(), rounds: 12 }),
+            "Bisect: checking 4a1b2c3d4e5f c3 against --good 0a1b2c3d4e5f (12 rounds)",
+        ),
+        (same(true), "Bisect: 4a1b2c3d4e5f c3 has --good's build"),
+        (same(false), "Bisect: 4a1b2c3d4e5f c3 has the build of 0a1b2c3d4e5f, checked already"),
+        (
+            Event::BisectArchiveStarted(BisectArchiveStarted { good: good.clone(), bad: bad.clone(), revisions: 10 }),
+            "Archive for bisect: --good 0a1b2c3d4e5f (v1) and 10 first-parent revision(s) up to 3f2a1c9d0e1b (HEAD), each built; identical builds are packed once",
+        ),
+        (Event::RevisionPacked(RevisionPacked { commit: commit(), subject: subject(), build: 1 }), "  4a1b2c3d4e5f c3: build 1"),
+        (
+            Event::RevisionNotPacked(RevisionNotPacked { commit: commit(), subject: subject(), why: "does not build".into() }),
+            "4a1b2c3d4e5f c3 is not packed: it does not build",
+        ),
+    ]
+}
+
+#[test]
+fn the_progress_messages_read_as_the_lines_before_them_and_fit_the_contract() {
+    let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+    let defs = schema["$defs"].as_object().unwrap();
+    for (e, line) in progress_samples() {
+        let words = e.to_string();
+        assert!(words.starts_with(line), "{words:?}\ndoes not start with\n{line:?}");
+        let v = serde_json::to_value(&e).unwrap();
+        let reason = v["reason"].as_str().unwrap().to_string();
+        fits(&v, &defs[&reason], &reason).unwrap_or_else(|e| panic!("{e}\n{v}"));
+    }
+}
+
+#[test]
+fn notices_speak_at_their_level_and_conditions_also_under_quiet() {
+    use crate::shell::Level;
+    let level = |e: Event| match e.channel() {
+        Channel::Notice(l) => l,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(level(Event::note(About::Plan, "n")), Level::Note);
+    assert_eq!(level(Event::warning(About::Index, "w")), Level::Warning);
+    assert_eq!(level(Event::warning(About::Conditions, "w")), Level::Alert);
+    assert_eq!(
+        level(Event::RevisionNotPacked(RevisionNotPacked {
+            commit: "c".into(),
+            subject: "s".into(),
+            why: "w".into(),
+        })),
+        Level::Warning
+    );
+    let v = serde_json::to_value(Event::note(About::AutoStages, "auto: basic, then")).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"reason": "notice", "level": "note", "about": "auto-stages", "message": "auto: basic, then"})
+    );
+    // init's lines: the addition's, at its message, and the skipped package's.
+    let a = init_addition();
+    assert_eq!(
+        Event::InitWritten(a.clone()).to_string(),
+        "Appended 1 kernel entry to gemm/Cargo.toml (package `gemm` (depends on cudarc through candle-core)): \
+         hgemm (case hgemm/m=4096 of bench hgemm)"
+    );
+    assert_eq!(Event::InitWritten(a.clone()).channel(), Channel::Progress);
+    let preface =
+        "Would append 1 kernel entry to gemm/Cargo.toml (package `gemm` (depends on cudarc through \
+                   candle-core)): hgemm (case hgemm/m=4096 of bench hgemm)";
+    assert_eq!(Event::InitDryRun(a).channel(), Channel::Result { preface: Some(preface.into()) });
+    let skipped = Event::InitSkipped { package: "docs".into(), why: "no target".into() };
+    assert_eq!(skipped.to_string(), "Skipped package `docs`: no target");
 }

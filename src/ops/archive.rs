@@ -14,7 +14,10 @@ use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build::BuildOutput;
 use crate::config::Config;
 use crate::error::{ExitCode, Failure};
-use crate::events::{ArchiveListing, ArchivedExecutable, Event, LauncherFile, LauncherFiles, SkippedOutDir};
+use crate::events::{
+    About, ArchiveListing, ArchivedExecutable, BuildPurpose, BuildStarted, Event, LauncherFile,
+    LauncherFiles, SkippedOutDir,
+};
 use crate::model::kinds::Privilege;
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
@@ -113,10 +116,13 @@ pub(crate) fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Gra
                 ),
                 None => "cargo fetch".to_string(),
             };
-            shell.warn(format!(
-                "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded, \
+            shell.emit(&Event::warning(
+                About::DependencyGraph,
+                format!(
+                    "could not read the dependency graph ({e}): the libraries cudarc opens itself are not recorded, \
                  and relative file names in dependencies' line info are not followed; `{fetch}` downloads \
                  what is missing, then archive again"
+                ),
             ));
             archive::Graph::default()
         }
@@ -126,10 +132,12 @@ pub(crate) fn graph(manifest_path: Option<&Path>, shell: &Shell) -> archive::Gra
 /// Builds a plan's programs with line info; `side` names the side of an A/B archive.
 pub(crate) fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Option<BuildOutput>> {
     let Some(req) = &plan.build else { return Ok(None) };
-    match side {
-        Some(side) => shell.status(format!("Building the {side} with line info: {}", req.describe())),
-        None => shell.status(format!("Building with line info: {}", req.describe())),
-    }
+    shell.emit(&Event::BuildStarted(BuildStarted {
+        side: side.map(|side| format!("the {side}")),
+        build: req.describe(),
+        targets: req.targets.len(),
+        purpose: BuildPurpose::LineInfo,
+    }));
     Ok(Some(req.run(shell)?))
 }
 
@@ -205,7 +213,7 @@ fn listing(
             .iter()
             .map(|(t, file)| ArchivedExecutable {
                 package: t.package.clone(),
-                kind: t.kind.name(),
+                kind: t.kind,
                 name: t.name.clone(),
                 file: file.clone(),
             })
@@ -222,7 +230,7 @@ fn listing(
             .collect(),
         launchers: launchers.map(|l| LauncherFiles {
             shards: l.shards(),
-            files: l.files().iter().map(|(k, p)| LauncherFile { kind: k.name(), file: p.clone() }).collect(),
+            files: l.files().iter().map(|(k, p)| LauncherFile { kind: *k, file: p.clone() }).collect(),
         }),
     }
 }

@@ -16,7 +16,7 @@ use crate::compare::exports::{self, Measured};
 use crate::compare::gate::{self, BaselineSpec, GateOptions, GateResult};
 use crate::compare::Snapshot;
 use crate::error::{ExitCode, Failure};
-use crate::events::{self, Event};
+use crate::events::{self, About, BaselineSaved, Event, ResultsFormat, ResultsWritten};
 use crate::model::kinds::Runtime;
 use crate::plan::{self, KernelPlan, Plan};
 use crate::profile::ProfileDir;
@@ -77,16 +77,16 @@ impl ResultFiles {
     /// Writes each file whole, none over an existing file.
     fn write(&self, measured: &[Measured], shell: &Shell) -> Result<()> {
         let docs = [
-            (&self.bmf, "--bmf", exports::bmf as fn(&[Measured]) -> serde_json::Value),
-            (&self.github_benchmark, "--github-benchmark", exports::github_benchmark),
+            (&self.bmf, ResultsFormat::Bmf, exports::bmf as fn(&[Measured]) -> serde_json::Value),
+            (&self.github_benchmark, ResultsFormat::GithubBenchmark, exports::github_benchmark),
         ];
-        for (path, flag, format) in docs {
+        for (path, format, document) in docs {
             let Some(path) = path else { continue };
-            let text = serde_json::to_string_pretty(&format(measured))? + "\n";
+            let text = serde_json::to_string_pretty(&document(measured))? + "\n";
             if !crate::profile::fs::write_atomic_new(path, text.as_bytes())? {
-                return Err(taken(flag, path).into());
+                return Err(taken(format.flag(), path).into());
             }
-            shell.status(format!("Results for {flag}: {}", path.display()));
+            shell.emit(&Event::ResultsWritten(ResultsWritten { format, path: path.clone() }));
         }
         Ok(())
     }
@@ -123,11 +123,12 @@ pub fn write_ab_results(
 pub fn report_comparison(r: &GateResult, shell: &Shell) {
     let c = &r.comparison;
     for w in &r.warnings {
-        shell.warn(w);
+        shell.emit(&Event::warning(About::Comparison, w.clone()));
     }
+    // Under JSON the comparison's message carries them.
     if !shell.is_json() {
         for w in &c.warnings {
-            shell.warn_always(w);
+            shell.emit(&Event::warning(About::Conditions, w.clone()));
         }
     }
     shell.emit(&Event::Comparison {
@@ -198,7 +199,7 @@ pub fn compare(o: CompareOptions<'_>, shell: &Shell) -> Result<ExitCode> {
     report_comparison(&result, shell);
     if let Some(name) = o.save_baseline {
         let saved = baseline::save(&profile_root, name, &kernel, &current)?;
-        shell.status(format!("Baseline `{name}`: {}", saved.display()));
+        shell.emit(&saved_as(name, &kernel, saved));
     }
     Ok(if o.fail_on_regression { gate::exit_code(std::slice::from_ref(&result)) } else { ExitCode::Success })
 }
@@ -352,12 +353,17 @@ fn compare_each(
         }
         if let Some(name) = o.save_baseline {
             let saved = baseline::save(&plan.profile_root, name, &kernel.name, dir.path())?;
-            shell.status(format!("Baseline `{name}`: {}", saved.display()));
+            shell.emit(&saved_as(name, &kernel.name, saved));
         }
     }
     // Written whatever the verdict: a regressed run belongs in the history too.
     o.results.write(&measured, shell)?;
     Ok(o.baseline.is_some().then_some(results))
+}
+
+/// The message of a profile saved as the baseline `name`.
+fn saved_as(name: &str, kernel: &str, path: PathBuf) -> Event {
+    Event::BaselineSaved(BaselineSaved { name: name.to_string(), kernel: kernel.to_string(), path })
 }
 
 /// The closing message of a baseline check.
@@ -372,9 +378,13 @@ fn finished(results: &[GateResult], code: ExitCode) -> events::CheckFinished {
     let regressions = of(true);
     events::CheckFinished {
         schema_version: events::MESSAGES_SCHEMA_VERSION,
-        mode: "baseline",
+        mode: events::CheckMode::Baseline,
         base: None,
-        verdict: if regressions.is_empty() { "clean" } else { "regressed" },
+        verdict: if regressions.is_empty() {
+            events::CheckVerdict::Clean
+        } else {
+            events::CheckVerdict::Regressed
+        },
         exit_code: code.code(),
         regressions,
         ambiguous: Vec::new(),

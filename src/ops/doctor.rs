@@ -47,7 +47,7 @@ pub fn doctor(
     shell.emit(&Event::DoctorFinished {
         ready: failed.is_empty(),
         sudo,
-        guide: guide.then_some(privilege::SUDO_GUIDE),
+        guide: guide.then_some(crate::events::DoctorGuide::Sudo),
     });
     match failed.first() {
         None => ExitCode::Success,

@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use crate::compare::gate::{self, GateResult};
 use crate::compare::{Comparison, Conditions, Snapshot};
 use crate::error::{ExitCode, Failure};
-use crate::events::{self, Event};
+use crate::events::{self, About, Event, IndexWritten, MergeReading};
 use crate::model::ab::AbVerdict;
 use crate::model::partition::Partition;
 use crate::profile::fs::{copy_tree_new, read_json};
@@ -130,22 +130,17 @@ fn check_listing(root: &Path, listing: &Listing) -> Result<(), Failure> {
 pub fn run(dirs: &[PathBuf], out: &Path, force: bool, shell: &Shell) -> Result<ExitCode> {
     let merged = merge(dirs, out, force)?;
     for s in &merged.sources {
-        let shard = s.listing.partition.map(|p| p.label()).unwrap_or_else(|| "not a shard".into());
-        if s.remapped {
-            shell.status(format!(
-                "Reading {} ({shard}): the profile root of the --workspace-remap directory {}",
-                s.root.display(),
-                s.given.display()
-            ));
-        } else {
-            shell.status(format!("Reading {} ({shard}): a profile root", s.root.display()));
-        }
+        shell.emit(&Event::MergeReading(MergeReading {
+            root: s.root.clone(),
+            partition: s.listing.partition,
+            remapped_from: s.remapped.then(|| s.given.clone()),
+        }));
     }
     for w in &merged.warnings {
-        shell.warn(w);
+        shell.emit(&Event::warning(About::Merge, w.clone()));
     }
     for f in &merged.record.forced {
-        shell.warn(format!("merged with --force: {f}"));
+        shell.emit(&Event::warning(About::Forced, format!("merged with --force: {f}")));
     }
     for c in &merged.copied {
         shell.emit(&Event::ProfileMerged {
@@ -155,7 +150,7 @@ pub fn run(dirs: &[PathBuf], out: &Path, force: bool, shell: &Shell) -> Result<E
             partition: c.partition.map(|p| p.to_string()),
         });
     }
-    shell.status(format!("Index: {}", crate::profile::root::index_md_path(out).display()));
+    shell.emit(&Event::IndexWritten(IndexWritten { index: crate::profile::root::index_md_path(out) }));
     carry_over(&merged, shell)?;
     let finished = finished(&merged, out);
     shell.emit(&Event::MergeFinished(finished.clone()));
@@ -177,7 +172,7 @@ fn carry_over(merged: &Merged, shell: &Shell) -> Result<()> {
         shell.emit(&Event::AbComparison(Box::new(events::AbComparison {
             schema_version: events::MESSAGES_SCHEMA_VERSION,
             kernel: a.kernel.clone(),
-            verdict: a.verdict.name(),
+            verdict: a.verdict,
             decided_by: a.decided_by.clone(),
             time: None,
             counters: None,

@@ -11,7 +11,7 @@ use cargo_metadata::Metadata;
 use crate::build;
 use crate::config::{self, Config};
 use crate::error::{ExitCode, Failure};
-use crate::events::Event;
+use crate::events::{About, Event, IndexWritten};
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
 
@@ -30,7 +30,7 @@ pub fn load_workspace(manifest_path: Option<&Path>, shell: &Shell) -> Result<Wor
     let metadata = build::metadata(&cargo, manifest_path, shell)?;
     let config = config::load(&metadata)?;
     for w in &config.warnings {
-        shell.status(format!("warning: {w}"));
+        shell.emit(&Event::warning(About::Config, w.to_string()));
     }
     Ok(Workspace { metadata, config })
 }
@@ -79,7 +79,7 @@ pub fn open(
 /// The plan's notes, for people.
 pub fn print_notes(plan: &Plan, shell: &Shell) {
     for note in &plan.notes {
-        shell.note(note);
+        shell.emit(&Event::note(About::Plan, note.clone()));
     }
 }
 
@@ -87,7 +87,7 @@ pub fn print_notes(plan: &Plan, shell: &Shell) {
 /// (only then) says so: kprof has just added a folder to the user's source tree.
 pub fn create_profiles_root(root: &Path, shell: &Shell) -> Result<()> {
     if crate::profile::root::create_profiles_root(root)? {
-        shell.note(crate::profile::root::profiles_root_created_note(root));
+        shell.emit(&Event::ProfilesRootCreated { root: root.to_path_buf() });
     }
     Ok(())
 }
@@ -98,7 +98,9 @@ pub fn empty_shard(plan: &Plan, shell: &Shell) -> Result<ExitCode> {
     if !plan.dry_run {
         crate::profile::root::create_profiles_root(&plan.profile_root)?;
         crate::report::index::write_for_shard(&plan.profile_root, plan.partition)?;
-        shell.status(format!("Index: {}", crate::profile::root::index_md_path(&plan.profile_root).display()));
+        shell.emit(&Event::IndexWritten(IndexWritten {
+            index: crate::profile::root::index_md_path(&plan.profile_root),
+        }));
     }
     shell.emit(&Event::ShardEmpty {
         partition: plan.partition.map(|p| p.to_string()),

@@ -102,7 +102,8 @@ pub fn resolve_as(repo: &Path, flag: &str, asked: &str) -> Result<BaseRevision, 
 }
 
 /// What [`checkout`] does with kprof's worktree of the base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum WorktreeAction {
     /// A new worktree.
     Created,
@@ -116,19 +117,6 @@ pub enum WorktreeAction {
     /// The worktree's folder was deleted (`cargo clean`): git's record of it is pruned
     /// and the tree made again.
     Restored,
-}
-
-impl WorktreeAction {
-    /// `created`, `reused`, `moved`, `recreated` or `restored`.
-    pub fn name(self) -> &'static str {
-        match self {
-            WorktreeAction::Created => "created",
-            WorktreeAction::Reused => "reused",
-            WorktreeAction::Moved => "moved",
-            WorktreeAction::Recreated => "recreated",
-            WorktreeAction::Restored => "restored",
-        }
-    }
 }
 
 /// A worktree of `base` at `dir`, exactly as git checks the commit out: made on first
@@ -285,9 +273,9 @@ mod tests {
     }
 
     /// What `checkout` announced, by name.
-    fn checkout_heard(root: &Path, base: &BaseRevision, wt: &Path) -> Result<Vec<&'static str>, Failure> {
+    fn checkout_heard(root: &Path, base: &BaseRevision, wt: &Path) -> Result<Vec<WorktreeAction>, Failure> {
         let heard = std::cell::RefCell::new(Vec::new());
-        checkout(root, base, wt, &|a| heard.borrow_mut().push(a.name()))?;
+        checkout(root, base, wt, &|a| heard.borrow_mut().push(a))?;
         Ok(heard.into_inner())
     }
 
@@ -307,12 +295,12 @@ mod tests {
         let found = basetree::inspect(&wt, &trees).unwrap();
         assert!(matches!(&found, Found::Incomplete(why) if why.contains("no index")), "{found:?}");
         let heard = checkout_heard(&root, &one, &wt).unwrap();
-        assert_eq!(heard, ["recreated"]);
+        assert_eq!(heard, [WorktreeAction::Recreated]);
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
         assert!(!stale.exists(), "the stopped kprof's temporary tree is removed");
         let listed = git(&root, &["worktree", "list", "--porcelain"]).unwrap();
         assert!(!listed.contains(".tmp-"), "{listed}");
-        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), [WorktreeAction::Reused]);
     }
 
     /// A tracked file edited in the worktree, or a new file there, is never built as the
@@ -328,7 +316,7 @@ mod tests {
         std::fs::create_dir_all(wt.join("target/kprof/debug")).unwrap();
         std::fs::write(wt.join("target/kprof/debug/x"), "built").unwrap();
         std::fs::write(wt.join("Cargo.lock"), "# written by cargo\n").unwrap();
-        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), [WorktreeAction::Reused]);
         std::fs::write(wt.join("a.txt"), "mine\n").unwrap();
         let err = checkout(&root, &one, &wt, &|_| {}).unwrap_err();
         let shown = format!("{err:#}");
@@ -354,7 +342,7 @@ mod tests {
         checkout(&root, &one, &wt, &|_| {}).unwrap();
         std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
         let heard = checkout_heard(&root, &one, &wt).unwrap();
-        assert_eq!(heard, ["restored"]);
+        assert_eq!(heard, [WorktreeAction::Restored]);
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
     }
 
@@ -393,9 +381,9 @@ mod tests {
         assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
         basetree::write_state(&wt, basetree::MOVING).unwrap();
         std::fs::write(wt.join("a.txt"), "two\n").unwrap();
-        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["recreated"]);
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), [WorktreeAction::Recreated]);
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
-        assert_eq!(checkout_heard(&root, &two, &wt).unwrap(), ["moved"]);
+        assert_eq!(checkout_heard(&root, &two, &wt).unwrap(), [WorktreeAction::Moved]);
         assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
     }
 
@@ -413,7 +401,7 @@ mod tests {
         run(&root, &["worktree", "add", "--detach", running.to_str().unwrap(), &one.commit]);
         let unrecorded = tmp.path().join("target/kprof-base.tmp-4194305");
         std::fs::create_dir_all(unrecorded.join("src")).unwrap();
-        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["reused"]);
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), [WorktreeAction::Reused]);
         assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
         assert!(running.join("a.txt").is_file());
         assert!(!unrecorded.exists());
@@ -429,7 +417,7 @@ mod tests {
         let wt = tmp.path().join("target/kprof-base");
         run(&root, &["worktree", "add", "--lock", "--detach", wt.to_str().unwrap(), &one.commit]);
         std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
-        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), ["restored"]);
+        assert_eq!(checkout_heard(&root, &one, &wt).unwrap(), [WorktreeAction::Restored]);
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "one\n");
     }
 

@@ -83,7 +83,7 @@ fn repository_with(kernels: &str) -> Option<Workspace> {
 
 /// `cargo-kprof kprof check --base HEAD ARGS` on `ws`, with nothing of the caller's CI
 /// (step summary, base branch) or ncu leaking in.
-fn check_base(ws: &Workspace, args: &[&str]) -> Command {
+pub(crate) fn check_base(ws: &Workspace, args: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     // Stand-in benches: no GPU needed.
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
@@ -107,7 +107,7 @@ fn with_fake_ncu<'c>(cmd: &'c mut Command, ncu: &Path, argv: &Path, replay: &Pat
 /// The stand-in bench of each side replays its rounds of the recorded A/B check `run`
 /// (`fixtures/h200/ab-runs/<run>/<side>/profile/*/details/rounds/`), keeping its place in
 /// `state`.
-fn with_rounds<'c>(cmd: &'c mut Command, run: &str, state: &Path) -> &'c mut Command {
+pub(crate) fn with_rounds<'c>(cmd: &'c mut Command, run: &str, state: &Path) -> &'c mut Command {
     cmd.env("FAKE_ROUNDS_BASE", recorded_rounds(run, "base"))
         .env("FAKE_ROUNDS_HEAD", recorded_rounds(run, "head"))
         .env("FAKE_STATE", state)

@@ -54,13 +54,6 @@ pub(crate) fn commit_all(ws: &Workspace, first: usize, changes: &[Change]) -> Ve
 /// `head` (`aa-13`'s head: an A/A partner, unchanged), c5 does not build, c6 mends it,
 /// c7 plants the regression (`bank`), c8 to c10 keep it. `None` without git.
 pub(crate) fn history() -> Option<(Workspace, Vec<String>)> {
-    Command::new("git").arg("--version").output().ok()?;
-    let ws = Workspace::with_harness(KERNEL);
-    std::fs::write(ws.root().join(".gitignore"), "/target/\n/profile/\n").unwrap();
-    git(ws.root(), &["init", "-q", "-b", "main"]);
-    for (k, v) in [("user.email", "t@example.com"), ("user.name", "t"), ("commit.gpgsign", "false")] {
-        git(ws.root(), &["config", k, v]);
-    }
     use Change::*;
     let changes = [
         Bench("base"),
@@ -75,7 +68,20 @@ pub(crate) fn history() -> Option<(Workspace, Vec<String>)> {
         Notes,
         Notes,
     ];
-    let hashes = commit_all(&ws, 0, &changes);
+    history_of(&changes)
+}
+
+/// A git repository of the harness package whose commits make `changes`, one each; their
+/// hashes. `None` without git.
+pub(crate) fn history_of(changes: &[Change]) -> Option<(Workspace, Vec<String>)> {
+    Command::new("git").arg("--version").output().ok()?;
+    let ws = Workspace::with_harness(KERNEL);
+    std::fs::write(ws.root().join(".gitignore"), "/target/\n/profile/\n").unwrap();
+    git(ws.root(), &["init", "-q", "-b", "main"]);
+    for (k, v) in [("user.email", "t@example.com"), ("user.name", "t"), ("commit.gpgsign", "false")] {
+        git(ws.root(), &["config", k, v]);
+    }
+    let hashes = commit_all(&ws, 0, changes);
     Some((ws, hashes))
 }
 
@@ -94,12 +100,17 @@ fn bisect(ws: &Workspace, args: &[&str], log: &Path) -> (Output, Vec<serde_json:
 /// their recorded rounds, appending their side to `log`.
 fn bisect_as(ws: &Workspace, args: &[&str], log: &Path) -> Output {
     let state = tempfile::tempdir().unwrap();
+    bisect_command(ws, args, state.path(), log).output().unwrap()
+}
+
+/// The command [`bisect_as`] runs, the benches keeping their places in `state`.
+pub(crate) fn bisect_command(ws: &Workspace, args: &[&str], state: &Path, log: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     cmd.args(["kprof", "bisect", "--timing-only", "-k", "hgemm_tiled"]).args(args);
     cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
     cmd.env("CARGO_TARGET_DIR", ws.root().join("target"));
-    replaying(&mut cmd, state.path(), log);
-    cmd.output().unwrap()
+    replaying(&mut cmd, state, log);
+    cmd
 }
 
 /// The environment of a bisect whose benches replay their recorded rounds, keeping their

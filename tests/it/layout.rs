@@ -1,6 +1,6 @@
 //! The shape of `src/`, kept by tests: the rooms of the pipeline do not import each other
-//! in a circle, no file outgrows a reader, and the names of a profile directory's files
-//! are spelled only in `src/profile/`.
+//! in a circle, no file outgrows a reader, the names of a profile directory's files are
+//! spelled only in `src/profile/`, and only the shell and the events print lines for people.
 //!
 //! A room is a top-level module (`collect`, `analyze`, `profile`, ...); an arrow is any
 //! `crate::room` path in a room's code (tests and comments excluded).
@@ -448,4 +448,36 @@ fn one_command_new_in_src_tests_included() {
     let count: usize =
         rs_files().iter().map(|p| std::fs::read_to_string(p).unwrap().matches("Command::new(").count()).sum();
     assert_eq!(count, 1, "child processes start in src/process.rs only; tests use its runner");
+}
+
+#[test]
+fn only_the_shell_and_the_displayer_print_lines_for_people() {
+    // Every line kprof prints is a typed message (src/events/): progress, a notice, a
+    // result. A driver that called `shell.status("...")` would print a line that
+    // `--message-format json` never carries. Other tools' lines go through `Shell::relay`.
+    let printing = regex::Regex::new(
+        r"(?:\bshell\s*\.\s*|\bShell::)(?:status|note|warn|warn_always)\s*\(|\bwarn_always\s*\(",
+    )
+    .unwrap();
+    let mut found = Vec::new();
+    for (path, code) in sources() {
+        if path == "src/shell.rs" || path.starts_with("src/events/") {
+            continue;
+        }
+        for (n, line) in code.lines().enumerate() {
+            if !line.trim_start().starts_with("//") && printing.is_match(line) {
+                found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "lines for people printed outside the shell and the events (emit a typed Event instead):\n{}",
+        found.join("\n")
+    );
+    // A guard for the guard: the pattern sees the calls it forbids, and not `emit`.
+    for call in ["shell.status(x)", "self.shell.warn(w)", "shell.note(n)", "sh.warn_always(w)"] {
+        assert!(printing.is_match(call), "{call}");
+    }
+    assert!(!printing.is_match("shell.emit(&Event::note(About::Plan, n))"));
 }

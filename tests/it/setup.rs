@@ -411,14 +411,30 @@ fn init_speaks_json_lines() {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
         .collect();
     let reasons: Vec<&str> = lines.iter().map(|v| v["reason"].as_str().unwrap()).collect();
+    // The build that lists the cases, the additions, the note on what could not be listed,
+    // the packages skipped and what to do next.
     assert_eq!(
         reasons,
-        ["init-dry-run", "init-dry-run", "init-dry-run", "init-skipped", "init-skipped", "init-skipped"]
+        [
+            "build-started",
+            "init-dry-run",
+            "init-dry-run",
+            "init-dry-run",
+            "notice",
+            "init-skipped",
+            "init-skipped",
+            "init-skipped",
+            "init-finished"
+        ]
     );
-    assert_eq!(lines[1]["package"], "hb");
-    assert_eq!(lines[1]["runtime"], "harness");
-    assert_eq!(lines[1]["kernels"][0], serde_json::json!({ "name": "hgemm", "target": "bench hgemm" }));
-    assert!(lines[1]["text"].as_str().unwrap().contains("case = \".*\""));
+    let hb = &lines[2];
+    assert_eq!(hb["package"], "hb");
+    assert_eq!(hb["runtime"], "harness");
+    assert_eq!(hb["kernels"][0], serde_json::json!({ "name": "hgemm", "target": "bench hgemm" }));
+    assert!(hb["text"].as_str().unwrap().contains("case = \".*\""));
+    assert_eq!(lines[0]["purpose"], "list-cases");
+    assert_eq!((&lines[4]["level"], &lines[4]["about"]), (&"note".into(), &"init".into()));
+    assert_eq!(lines[8]["dry_run"], true);
     assert!(!std::fs::read_to_string(root.join("hb/Cargo.toml")).unwrap().contains("kprof.kernels"));
 }
 

@@ -14,6 +14,7 @@
 //! own, and `--launch-count` caps the run at that many per pick. A pick left without a
 //! launch runs alone afterwards with its own window.
 
+use crate::events::{LaunchShape, LaunchShapes};
 use crate::model::census::Breakdown;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::{LaunchWindow, Runtime};
@@ -124,8 +125,8 @@ pub fn batched(kernels: &[&KernelPlan]) -> (KernelFilter, LaunchWindow) {
 }
 
 /// For a pick batched by invocation numbers whose rows in the batch's first run have
-/// several launch shapes, the line that says which were profiled.
-pub fn shapes_line(kernel: &KernelPlan, own: &RawPage, first_run: bool) -> Option<String> {
+/// several launch shapes, the message that says which were profiled.
+pub fn shapes(kernel: &KernelPlan, own: &RawPage, first_run: bool) -> Option<LaunchShapes> {
     if !first_run || !applies(kernel) {
         return None;
     }
@@ -141,14 +142,9 @@ pub fn shapes_line(kernel: &KernelPlan, own: &RawPage, first_run: bool) -> Optio
             None => shapes.push((shape, 1)),
         }
     }
-    (shapes.len() > 1).then(|| {
-        let listed: Vec<String> = shapes.iter().map(|(s, n)| format!("{s} ({n} launch(es))")).collect();
-        format!(
-            "`{}`: the launches profiled have {} shapes: {}",
-            kernel.name,
-            shapes.len(),
-            listed.join("; ")
-        )
+    (shapes.len() > 1).then(|| LaunchShapes {
+        kernel: kernel.name.clone(),
+        shapes: shapes.into_iter().map(|(shape, launches)| LaunchShape { shape, launches }).collect(),
     })
 }
 

@@ -264,7 +264,7 @@ impl Unit for Batch<'_, '_> {
         self.shell.emit(&Event::StageDone {
             kernel: shown_names(self.members, &group),
             stage: collection.label(),
-            status: StageStatus::Ok.name(),
+            status: StageStatus::Ok,
             passes: ran.outcome.passes.first().copied(),
             wall_ms: ran.outcome.wall_ms,
             why: reason.brief(),
@@ -358,8 +358,8 @@ impl Batch<'_, '_> {
                 continue;
             };
             self.serve(*i, shared, shared.collection, &text, Some(&own))?;
-            if let Some(line) = invocations::shapes_line(self.members[*i].kernel, &own, shared.first_run) {
-                self.shell.status(line);
+            if let Some(shapes) = invocations::shapes(self.members[*i].kernel, &own, shared.first_run) {
+                self.shell.emit(&Event::LaunchShapes(shapes));
             }
             if let Some(c) = MemberCost::of(&own) {
                 costs.insert(*i, c);

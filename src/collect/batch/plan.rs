@@ -286,7 +286,8 @@ impl Batch<'_, '_> {
     pub(super) fn remember(&self, run: &crate::profile::history::HistoryRun) {
         if !run.kernels.is_empty() {
             if let Err(e) = crate::profile::history::append(&self.root, run) {
-                self.shell.warn(format!("the cost history was not updated ({e:#}); the profile is complete"));
+                let warning = format!("the cost history was not updated ({e:#}); the profile is complete");
+                self.shell.emit(&Event::warning(crate::events::About::CostHistory, warning));
             }
         }
     }

@@ -33,7 +33,7 @@ pub fn base_side(
             commit: base.short().to_string(),
             asked: base.asked.clone(),
             dir: dir.clone(),
-            action: action.name(),
+            action,
         })
     };
     let at = Checkout { repo: &repo, revision: &base, dir: &dir, role: "base" };

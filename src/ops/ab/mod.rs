@@ -24,6 +24,7 @@ use anyhow::Result;
 use super::check::ResultFiles;
 use super::profile::{profile_plan, Extras};
 use crate::error::{ExitCode, Failure};
+use crate::events::{AbMeasured, AbStarted, About, Event};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
 use crate::model::kinds::Runtime;
 use crate::model::stage::Stage;
@@ -52,7 +53,7 @@ pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<Exit
     let from_tree = matches!(from, SidesFrom::Tree { .. });
     let (base, head, other) = sides::sides(from, o.timing_only, shell)?;
     let label = format!("{} ({})", base.short(), base.asked);
-    shell.status(format!("A/B: head (this tree) against base {label}"));
+    shell.emit(&Event::AbStarted(AbStarted { base: base.clone() }));
     let Some((outcome, opts)) = compare_sides(head, other, o, label, from_tree, shell)? else {
         return Ok(ExitCode::Success);
     };
@@ -94,7 +95,7 @@ pub fn compare_sides(
         // Both sides' plans say the same of their stages: once is enough.
         if !notes.contains(&note) {
             notes.push(note);
-            shell.note(note);
+            shell.emit(&Event::note(About::Plan, note.clone()));
         }
     }
     if head.plan.kernels.is_empty() {
@@ -190,11 +191,8 @@ fn run_sides(
     };
     let outcome = rounds::run(&ab_pairs, &opts, shell)?;
     rewrite_index(head, &head_dirs, shell);
-    shell.status(format!(
-        "A/B: both sides' profiles and the rounds of {1} kernel(s) took {0:.1} s (builds excluded)",
-        gpu_began.elapsed().as_secs_f64(),
-        ab_pairs.len()
-    ));
+    let wall_ms = gpu_began.elapsed().as_millis() as u64;
+    shell.emit(&Event::AbMeasured(AbMeasured { kernels: ab_pairs.len(), wall_ms }));
     Ok(Some((outcome, opts)))
 }
 
@@ -211,6 +209,7 @@ fn rewrite_index(
         return;
     }
     if let Err(e) = crate::report::index::write(root) {
-        shell.warn(format!("the profiles index was not updated with the A/B results ({e:#})"));
+        let warning = format!("the profiles index was not updated with the A/B results ({e:#})");
+        shell.emit(&Event::warning(About::Index, warning));
     }
 }

@@ -14,7 +14,7 @@ use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, reviewer_line, KernelAb};
 use crate::compare::Snapshot;
 use crate::error::ExitCode;
-use crate::events::{self, Event};
+use crate::events::{self, About, CheckMode, CheckVerdict, Event};
 use crate::model::ab::AbVerdict;
 use crate::model::timing::TimingFacts;
 use crate::report::ab::{self as report, AbPages};
@@ -77,7 +77,8 @@ fn judge(p: &AbPair<'_>, timed: Timed, opts: &AbOptions, shell: &Shell) -> Resul
     let rounds = timed.runs.map(|runs| {
         let rounds = super::pair::to_rounds(k, &runs, timed.source);
         if let Err(e) = rounds.check() {
-            shell.warn(format!("`{}`: the rounds are not what the statistics expect: {e}", k.name));
+            let warning = format!("`{}`: the rounds are not what the statistics expect: {e}", k.name);
+            shell.emit(&Event::warning(About::Rounds, warning));
         }
         rounds
     });
@@ -134,7 +135,7 @@ fn print_kernel(ab: &KernelAb, p: &AbPair<'_>, shell: &Shell) {
     shell.emit(&Event::AbComparison(Box::new(events::AbComparison {
         schema_version: events::MESSAGES_SCHEMA_VERSION,
         kernel: ab.kernel.clone(),
-        verdict: ab.verdict.name(),
+        verdict: ab.verdict,
         decided_by: Some(ab.decided_by.clone()),
         time: ab.time.clone(),
         counters: ab.counters.clone(),
@@ -154,15 +155,15 @@ pub fn finish(outcome: &AbOutcome, opts: &AbOptions, shell: &Shell) {
     };
     let (regressions, ambiguous) = (of(AbVerdict::Regressed), of(AbVerdict::Ambiguous));
     let verdict = if !regressions.is_empty() {
-        "regressed"
+        CheckVerdict::Regressed
     } else if !ambiguous.is_empty() {
-        "ambiguous"
+        CheckVerdict::Ambiguous
     } else {
-        "clean"
+        CheckVerdict::Clean
     };
     shell.emit(&Event::CheckFinished(events::CheckFinished {
         schema_version: events::MESSAGES_SCHEMA_VERSION,
-        mode: "ab",
+        mode: CheckMode::Ab,
         base: Some(opts.base_label.clone()),
         verdict,
         exit_code: outcome.exit_code.code(),

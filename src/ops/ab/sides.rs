@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use crate::archive::pair;
 use crate::build::{self, BuildOutput};
 use crate::error::{ExitCode, Failure};
+use crate::events::{About, ArchiveUnpacked, BuildDone, BuildPurpose, BuildStarted, Event};
 use crate::model::ab::Side;
 use crate::ops::archive::{unpack_for_check, Machine, Unpack};
 use crate::ops::opening::{self, RequestFn};
@@ -99,9 +100,15 @@ pub fn build_named(name: &str, plan: Plan, shell: &Shell) -> Result<SidePlan> {
     let built = match &plan.build {
         Some(req) => {
             let began = Instant::now();
-            shell.status(format!("Building {name} with line info: {}", req.describe()));
+            shell.emit(&Event::BuildStarted(BuildStarted {
+                side: Some(name.to_string()),
+                build: req.describe(),
+                targets: req.targets.len(),
+                purpose: BuildPurpose::LineInfo,
+            }));
             let b = req.run(shell)?;
-            shell.status(format!("  built {name} in {:.1} s", began.elapsed().as_secs_f64()));
+            let wall_ms = began.elapsed().as_millis() as u64;
+            shell.emit(&Event::BuildDone(BuildDone { side: name.to_string(), wall_ms }));
             Some(b)
         }
         None => None,
@@ -168,7 +175,10 @@ fn from_archive(
             std::fs::remove_dir(dir).ok();
         }
     })?;
-    shell.status(format!("Unpacked both sides of {} into {}", archive.display(), remap.display()));
+    shell.emit(&Event::ArchiveUnpacked(ArchiveUnpacked {
+        archive: archive.to_path_buf(),
+        into: remap.to_path_buf(),
+    }));
     let base = BaseRevision { asked: manifest.base_asked, commit: manifest.base_commit };
     Ok((base, head, other))
 }
@@ -183,9 +193,9 @@ pub fn pair_kernels(head: &mut Plan, base: &mut Plan, shell: &Shell) -> Vec<Stri
         .map(|k| k.name.clone())
         .collect();
     for k in head.kernels.iter().filter(|k| !names.contains(&k.name)) {
-        shell.warn(format!(
-            "`{}` is new in this change: the base has no such kernel, nothing to compare",
-            k.name
+        shell.emit(&Event::warning(
+            About::NewKernel,
+            format!("`{}` is new in this change: the base has no such kernel, nothing to compare", k.name),
         ));
     }
     head.kernels.retain(|k| names.contains(&k.name));

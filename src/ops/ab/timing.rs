@@ -24,6 +24,7 @@ use crate::collect::rounds::{
 };
 use crate::compare::ab::stats::{more_rounds_could_decide, time_change};
 use crate::compare::Snapshot;
+use crate::events::{About, Event, TimingExtended, TimingPlanned};
 use crate::model::ab::Side;
 use crate::model::kinds::{Privilege, Runtime};
 use crate::ncu::TargetCommand;
@@ -125,17 +126,11 @@ fn time_group(
     shell: &Shell,
 ) -> Result<Vec<Vec<SideRun>>> {
     let program = program_name(members[0].head_kernel, &targets.0);
-    match members {
-        [only] => shell.status(format!(
-            "Timing `{}`: {} interleaved rounds of base and head",
-            only.head_kernel.name, opts.rounds
-        )),
-        _ => shell.status(format!(
-            "Timing {} kernels of `{program}`: {} interleaved rounds of base and head",
-            members.len(),
-            opts.rounds
-        )),
-    }
+    shell.emit(&Event::TimingPlanned(TimingPlanned {
+        kernels: members.iter().map(|m| m.head_kernel.name.clone()).collect(),
+        program: Some(program.clone()),
+        rounds: opts.rounds,
+    }));
     // A group of one keeps its own `KPROF_CASE`; more than one select all their cases,
     // and so does a part of such a group.
     let shared = members.len() > 1;
@@ -150,14 +145,10 @@ fn time_group(
     if undecided.is_empty() || opts.rounds == 0 {
         return Ok(runs);
     }
-    let names: Vec<String> =
-        undecided.iter().map(|&i| format!("`{}`", members[i].head_kernel.name)).collect();
-    shell.status(format!(
-        "Timing {}: undecided after {} rounds, where {} more could decide; running them",
-        names.join(", "),
-        opts.rounds,
-        opts.rounds
-    ));
+    shell.emit(&Event::TimingExtended(TimingExtended {
+        kernels: undecided.iter().map(|&i| members[i].head_kernel.name.clone()).collect(),
+        rounds: opts.rounds,
+    }));
     let again: Vec<&AbPair<'_>> = undecided.iter().map(|&i| members[i]).collect();
     let more = run_group(&again, targets, shared, opts.rounds..2 * opts.rounds, opts, shell)?;
     for (i, extra) in undecided.into_iter().zip(more) {
@@ -219,23 +210,34 @@ fn program_name(kernel: &KernelPlan, target: &TargetCommand) -> String {
 /// kernel filter, or no profile to read the window and function from).
 fn ncu_rounds(p: &AbPair<'_>, opts: &AbOptions, shell: &Shell) -> Result<Option<Vec<SideRun>>> {
     let k = p.head_kernel;
-    shell.status(format!("Timing `{}`: {} interleaved rounds of base and head", k.name, opts.rounds));
+    shell.emit(&Event::TimingPlanned(TimingPlanned {
+        kernels: vec![k.name.clone()],
+        program: None,
+        rounds: opts.rounds,
+    }));
     let (head, base) =
         (Snapshot::load(p.head_dir.path(), "head").ok(), Snapshot::load(p.base_dir.path(), "base").ok());
     let (Some(head_filter), Some(base_filter), Some(hs), Some(bs)) =
         (k.filter.as_ref(), p.base_kernel.filter.as_ref(), head, base)
     else {
-        shell.note(format!(
-            "`{}`: no kernel filter or no profile on a side: no timing rounds; the verdict rests on the counters",
-            k.name
+        shell.emit(&Event::note(
+            About::Timing,
+            format!(
+                "`{}`: no kernel filter or no profile on a side: no timing rounds; the verdict rests on the \
+                 counters",
+                k.name
+            ),
         ));
         return Ok(None);
     };
-    shell.note(format!(
-        "`{}` runs as `{}`, not on the harness: its rounds are ncu's durations of the launches in its window, \
-         weaker evidence than harness rounds",
-        k.name,
-        k.runtime.name()
+    shell.emit(&Event::note(
+        About::Timing,
+        format!(
+            "`{}` runs as `{}`, not on the harness: its rounds are ncu's durations of the launches in its \
+             window, weaker evidence than harness rounds",
+            k.name,
+            k.runtime.name()
+        ),
     ));
     let window = |dir: &ProfileDir, plan: &KernelPlan| {
         crate::profile::run_manifest::RunManifest::read(dir)

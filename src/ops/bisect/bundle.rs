@@ -16,6 +16,7 @@ use super::{CheckOptions, Context, Revisions};
 use crate::archive::bisect::{self as bundle, BisectManifest};
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
+use crate::events::{BisectStarted, Event};
 use crate::ops::ab::sides::{self, SidePlan};
 use crate::ops::archive::{unpack_for_check, Machine, Unpack};
 use crate::ops::profile::Extras;
@@ -137,17 +138,13 @@ fn search(from: &FromArchive<'_>, m: &BisectManifest, tars: Vec<PathBuf>, shell:
     let last = m.history.last().expect("a validated bundle has a history");
     let good_rev = BaseRevision { asked: m.good.asked.clone(), commit: m.good.commit.clone() };
     let bad = BaseRevision { asked: m.bad_asked.clone(), commit: last.commit.clone() };
-    shell.status(format!(
-        "Bisect: {} first-parent revision(s) after --good {} ({}) up to --bad {} ({}), {} distinct build(s); \
-         at most {} checks",
-        history.len(),
-        good_rev.short(),
-        good_rev.asked,
-        bad.short(),
-        bad.asked,
-        m.builds,
-        check_bound(history.len())
-    ));
+    shell.emit(&Event::BisectStarted(BisectStarted {
+        good: good_rev.clone(),
+        bad: bad.clone(),
+        revisions: history.len(),
+        builds: Some(m.builds),
+        check_bound: check_bound(history.len()),
+    }));
     let mut builds = Builds { from, tars, history: m.history.clone(), unpacked: HashMap::new() };
     let extras = Extras { timing: false, timing_only: false, dirs_only: from.check.timing_only };
     let machine = Machine { extras, sudo: from.request.sudo };

@@ -29,7 +29,7 @@ use super::check::ResultFiles;
 use crate::compare::ab::verdict::reviewer_line;
 use crate::compare::bisect::{check_bound, Found, Interval, Outcome, Search};
 use crate::error::{exit_code_of, ExitCode};
-use crate::events::{self, Event};
+use crate::events::{self, BisectChecking, BisectResult, BisectSameBuild, Event};
 use crate::model::ab::{AbVerdict, AmbiguousPolicy, GateSignal};
 use crate::report::bisect::{BisectDoc, StepRecord, BISECT_SCHEMA_VERSION};
 use crate::shell::Shell;
@@ -121,26 +121,31 @@ fn search(
             Some(b) if Some(b) == ctx.good_build => {
                 let good = ctx.good_rev.short().to_string();
                 let line = format!("the same build as --good {good}: no check needed, nothing changed");
-                shell.status(format!("Bisect: {} {} has --good's build", commit.short(), commit.subject));
+                shell.emit(&Event::BisectSameBuild(BisectSameBuild {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    same_build_as: good.clone(),
+                    good: true,
+                }));
                 (Outcome::Unchanged, vec![line], Some(good))
             }
             Some(b) if done.contains_key(&(b, rounds)) => {
                 let d = &done[&(b, rounds)];
-                shell.status(format!(
-                    "Bisect: {} {} has the build of {}, checked already",
-                    commit.short(),
-                    commit.subject,
-                    d.commit
-                ));
+                shell.emit(&Event::BisectSameBuild(BisectSameBuild {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    same_build_as: d.commit.clone(),
+                    good: false,
+                }));
                 (d.outcome.clone(), d.evidence.clone(), Some(d.commit.clone()))
             }
             _ => {
-                shell.status(format!(
-                    "Bisect: checking {} {} against --good {} ({rounds} rounds)",
-                    commit.short(),
-                    commit.subject,
-                    ctx.good_rev.short()
-                ));
+                shell.emit(&Event::BisectChecking(BisectChecking {
+                    commit: commit.short().to_string(),
+                    subject: commit.subject.clone(),
+                    good: ctx.good_rev.short().to_string(),
+                    rounds,
+                }));
                 let (outcome, evidence) = check_revision(ctx, revisions, probe.index, rounds, shell)?;
                 if let (Some(b), false) = (build, matches!(outcome, Outcome::Skipped { .. })) {
                     let d = Done {
@@ -177,7 +182,7 @@ fn emit_step(
         step: search.steps().len(),
         commit: commit.short().to_string(),
         subject: commit.subject.clone(),
-        outcome: step.outcome.name(),
+        outcome: events::StepOutcome::from(&step.outcome),
         why_skipped: match &step.outcome {
             Outcome::Skipped { reason } => Some(reason.clone()),
             _ => None,
@@ -265,21 +270,21 @@ fn judge(outcome: &AbOutcome) -> (Outcome, Vec<String>) {
 
 /// The result's kind, its revision (by index), the last good one before a range, the
 /// hidden revisions of a range, a second regression and the exit code.
-type Answer = (&'static str, Option<usize>, Option<String>, Vec<String>, Option<usize>, ExitCode);
+type Answer = (BisectResult, Option<usize>, Option<String>, Vec<String>, Option<usize>, ExitCode);
 
 fn answer(ctx: &Context<'_>, found: &Found) -> Answer {
     let short = |i: usize| ctx.history[i].short().to_string();
     match found {
         Found::FirstBad { index, second } => {
-            ("first-bad", Some(*index), None, vec![], *second, ExitCode::Regression)
+            (BisectResult::FirstBad, Some(*index), None, vec![], *second, ExitCode::Regression)
         }
         Found::Range { after, through, hidden, second } => {
             let after = Some(after.map_or_else(|| ctx.good_rev.short().to_string(), short));
             let hidden = hidden.iter().map(|&i| short(i)).collect();
-            ("range", Some(*through), after, hidden, *second, ExitCode::Regression)
+            (BisectResult::Range, Some(*through), after, hidden, *second, ExitCode::Regression)
         }
-        Found::NoRegression => ("no-regression", None, None, vec![], None, ExitCode::Success),
-        Found::Undecided => ("undecided", None, None, vec![], None, ExitCode::Ambiguous),
+        Found::NoRegression => (BisectResult::NoRegression, None, None, vec![], None, ExitCode::Success),
+        Found::Undecided => (BisectResult::Undecided, None, None, vec![], None, ExitCode::Ambiguous),
     }
 }
 
@@ -292,11 +297,13 @@ fn finish(ctx: &Context<'_>, search: &Search, steps: Vec<StepRecord>, shell: &Sh
     };
     let at_commit = at.map(|i| &ctx.history[i]);
     let summary = match at_commit {
-        Some(c) if kind == "first-bad" => {
+        Some(c) if kind == BisectResult::FirstBad => {
             format!("First regressed revision: {} {} ({})", c.short(), c.subject, c.date)
         }
         Some(c) => format!("The first regressed revision is one of {} and {}", hidden.join(", "), c.short()),
-        None if kind == "no-regression" => "--bad is not slower than --good beyond the tolerance".to_string(),
+        None if kind == BisectResult::NoRegression => {
+            "--bad is not slower than --good beyond the tolerance".to_string()
+        }
         None => "--bad could not be told from --good".to_string(),
     };
     let skipped: Vec<(String, String)> = steps

@@ -20,7 +20,7 @@ use crate::archive::bisect::{self as bundle, BisectManifest, GoodRevision, Revis
 use crate::archive::contents::{self, Contents};
 use crate::build::BuildOutput;
 use crate::error::{ExitCode, Failure};
-use crate::events::{BisectArchive, Event};
+use crate::events::{BisectArchive, BisectArchiveStarted, Event, RevisionNotPacked, RevisionPacked};
 use crate::ops::ab::base::{self, Checkout};
 use crate::ops::archive::PackOptions;
 use crate::ops::opening::RequestFn;
@@ -90,14 +90,11 @@ fn pack_range(
         .help("narrow the range: bisect a part of it first, e.g. with cargo kprof bisect on a GPU machine with cargo")
         .into());
     }
-    shell.status(format!(
-        "Archive for bisect: --good {} ({}) and {} first-parent revision(s) up to {} ({}), each built; identical builds are packed once",
-        good_rev.short(),
-        good_rev.asked,
-        commits.len(),
-        bad_rev.short(),
-        bad_rev.asked
-    ));
+    shell.emit(&Event::BisectArchiveStarted(BisectArchiveStarted {
+        good: good_rev.clone(),
+        bad: bad_rev.clone(),
+        revisions: commits.len(),
+    }));
     let _deferral = crate::process::defer_signals();
     let mut builds = Builds { out: o.output, tmps: Vec::new(), fingerprints: Vec::new() };
     let packer = Packer { o, repo: &repo, request, head, shell };
@@ -169,10 +166,11 @@ impl Packer<'_> {
         let mut history = Vec::new();
         for c in commits {
             let build = self.one(&c.revision(), builds)?;
-            match &build {
-                Ok(n) => self.shell.status(format!("  {} {}: build {n}", c.short(), c.subject)),
-                Err(why) => self.shell.warn(format!("{} {} is not packed: it {why}", c.short(), c.subject)),
-            }
+            let (commit, subject) = (c.short().to_string(), c.subject.clone());
+            self.shell.emit(&match &build {
+                Ok(n) => Event::RevisionPacked(RevisionPacked { commit, subject, build: *n }),
+                Err(why) => Event::RevisionNotPacked(RevisionNotPacked { commit, subject, why: why.clone() }),
+            });
             history.push(Revision {
                 commit: c.commit.clone(),
                 subject: bundle::printable(&c.subject),

@@ -10,6 +10,7 @@ use anyhow::Result;
 use super::{CheckOptions, Context, Revisions, BISECT_TREE};
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
+use crate::events::{BisectStarted, Event};
 use crate::ops::ab::base::{self, Checkout};
 use crate::ops::ab::sides::{self, SidePlan};
 use crate::ops::opening::{self, RequestFn};
@@ -77,15 +78,13 @@ pub fn bisect(request: RequestFn<'_>, o: &Bisect<'_>, shell: &Shell) -> Result<E
     let good_rev = worktree::resolve_as(&repo, "--good", o.good)?;
     let bad_rev = worktree::resolve_as(&repo, "--bad", o.bad)?;
     let commits = history::first_parent(&repo, &good_rev, &bad_rev)?;
-    shell.status(format!(
-        "Bisect: {} first-parent revision(s) after --good {} ({}) up to --bad {} ({}); at most {} checks",
-        commits.len(),
-        good_rev.short(),
-        good_rev.asked,
-        bad_rev.short(),
-        bad_rev.asked,
-        check_bound(commits.len())
-    ));
+    shell.emit(&Event::BisectStarted(BisectStarted {
+        good: good_rev.clone(),
+        bad: bad_rev.clone(),
+        revisions: commits.len(),
+        builds: None,
+        check_bound: check_bound(commits.len()),
+    }));
     let (_, good_plan, _) = base::base_side(&request, &head, o.manifest_path, o.good, shell)?;
     opening::create_profiles_root(&head.profile_root, shell)?;
     sides::share_ncu_path(&head.profile_root, &good_plan.profile_root)?;

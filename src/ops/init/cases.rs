@@ -17,6 +17,7 @@ use cargo_metadata::{Metadata, Package};
 
 use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::config::targets::RunnableTarget;
+use crate::events::{BuildPurpose, BuildStarted, Event};
 use crate::process::{self, ProcessBuilder, RunOptions};
 use crate::shell::Shell;
 
@@ -69,11 +70,12 @@ pub(super) fn list(
         targets: to_build.iter().map(|(t, _)| build_target(t)).collect(),
         user_nvcc_append_flags: std::env::var("NVCC_APPEND_FLAGS").ok(),
     };
-    shell.status(format!(
-        "Building {} to list {} cases (a build like a profile's, reused by it; no GPU needed)",
-        request.describe(),
-        if to_build.len() == 1 { "its" } else { "their" },
-    ));
+    shell.emit(&Event::BuildStarted(BuildStarted {
+        side: None,
+        build: request.describe(),
+        targets: request.targets.len(),
+        purpose: BuildPurpose::ListCases,
+    }));
     let built = match request.run(shell) {
         Ok(built) => built,
         Err(e) => {

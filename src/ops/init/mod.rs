@@ -26,7 +26,7 @@ mod cases;
 use crate::config::targets::{self, RunnableTarget};
 use crate::config::{self, Runtime};
 use crate::error::{ExitCode, Failure};
-use crate::events::{Event, InitAddition, InitEntry};
+use crate::events::{About, Event, InitAddition, InitEntry, InitFinished};
 use crate::shell::Shell;
 
 /// What `init` appends to one manifest.
@@ -84,9 +84,12 @@ fn look_below(
                 signs.extend(targets::gpu_deps_below(&full, &package.id));
             }
         }
-        Err(e) => shell.note(format!(
-            "only direct dependencies were looked at for GPU code: the dependency graph could not be \
-             read offline ({e:#}); `cargo fetch` first lets init look below them"
+        Err(e) => shell.emit(&Event::note(
+            About::DependencyGraph,
+            format!(
+                "only direct dependencies were looked at for GPU code: the dependency graph could not be \
+                 read offline ({e:#}); `cargo fetch` first lets init look below them"
+            ),
         )),
     }
 }
@@ -400,7 +403,7 @@ fn message(add: &Addition) -> InitAddition {
     InitAddition {
         package: add.package.clone(),
         manifest: add.manifest.clone(),
-        runtime: add.runtime.name(),
+        runtime: add.runtime,
         kernels: add
             .entries
             .iter()
@@ -415,7 +418,8 @@ fn message(add: &Addition) -> InitAddition {
     }
 }
 
-/// What was (or would be) written, what was skipped and why, and the next commands.
+/// What could not be listed, what was skipped and why, and the next command. (What was,
+/// or would be, appended is said by each addition's own message.)
 fn summarise(
     additions: &[Addition],
     skipped: &[(String, String)],
@@ -423,35 +427,6 @@ fn summarise(
     dry_run: bool,
     shell: &Shell,
 ) {
-    for (package, why) in skipped {
-        shell.emit(&Event::InitSkipped { package: package.clone(), why: why.clone() });
-    }
-    if shell.is_json() {
-        return;
-    }
-    let verb = if dry_run { "Would append" } else { "Appended" };
-    for add in additions {
-        let names: Vec<String> = add
-            .entries
-            .iter()
-            .map(|e| match &e.case {
-                Some(case) => format!("{} (case {case} of {} {})", e.name, e.target.kind, e.target.name),
-                None => format!("{} ({})", e.name, e.target.kind),
-            })
-            .collect();
-        let why = match add.signs.as_slice() {
-            [] => String::new(),
-            signs => format!(" ({})", signs.join(", ")),
-        };
-        shell.status(format!(
-            "{verb} {} kernel entr{} to {} (package `{}`{why}): {}",
-            add.entries.len(),
-            if add.entries.len() == 1 { "y" } else { "ies" },
-            add.manifest.display(),
-            add.package,
-            names.join(", ")
-        ));
-    }
     for add in additions {
         for (t, harness, why) in &add.unlisted {
             let what = if *harness {
@@ -459,25 +434,20 @@ fn summarise(
             } else {
                 "one entry as a plain program (`runtime = \"cuda\"`)"
             };
-            shell.note(format!("{} `{}` of `{}`: {what}: {why}", t.kind.name(), t.name, t.package));
+            let note = format!("{} `{}` of `{}`: {what}: {why}", t.kind.name(), t.name, t.package);
+            shell.emit(&Event::note(About::Init, note));
         }
     }
     for (package, why) in skipped {
-        shell.status(format!("Skipped package `{package}`: {why}"));
+        shell.emit(&Event::InitSkipped { package: package.clone(), why: why.clone() });
     }
     if !any_gpu {
-        shell.note(
+        shell.emit(&Event::note(
+            About::Init,
             "no package shows a sign of GPU code (a cudarc, cust, cubecl or kprof-harness dependency, \
              a build script, a .cu file), so every target got an entry",
-        );
-    }
-    let first = &additions[0].entries[0].name;
-    if dry_run {
-        shell.status("Nothing was written; run again without --dry-run to append these tables");
-    } else {
-        shell.status(format!(
-            "Next: narrow each `regex` to its kernel's function name, then `cargo kprof list` and \
-             `cargo kprof --kernel {first}`"
         ));
     }
+    let first_kernel = additions[0].entries[0].name.clone();
+    shell.emit(&Event::InitFinished(InitFinished { dry_run, first_kernel }));
 }

@@ -16,7 +16,9 @@ use crate::build::BuildOutput;
 use crate::collect;
 use crate::collect::prepare::{prepare_in_place, prepare_kernel, prepare_picked, PreparedKernel};
 use crate::error::ExitCode;
-use crate::events::{Event, KernelVerdict, Prepared, StageCommand};
+use crate::events::{
+    About, BuildPurpose, BuildStarted, Event, IndexWritten, KernelVerdict, Prepared, StageCommand,
+};
 use crate::model::kinds::Privilege;
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
@@ -77,12 +79,17 @@ pub fn profile_plan<'a>(
     if extras.runs_ncu() && plan.kernels.iter().any(|k| k.stages.is_auto()) {
         // What `auto` collects and what it costs, said once, and only once the machine can
         // run it: a run that cannot start leads with what is missing.
-        shell.note(crate::ncu::stages::auto_choice());
+        shell.emit(&Event::note(About::AutoStages, crate::ncu::stages::auto_choice()));
     }
     let built = match (&plan.build, prebuilt) {
         (_, Some(b)) => Some(b),
         (Some(req), None) => {
-            shell.status(format!("Building with line info: {}", req.describe()));
+            shell.emit(&Event::BuildStarted(BuildStarted {
+                side: None,
+                build: req.describe(),
+                targets: req.targets.len(),
+                purpose: BuildPurpose::LineInfo,
+            }));
             Some(req.run(shell)?)
         }
         (None, None) => None,
@@ -129,7 +136,7 @@ fn profile_picked(
     }
     if let (Some(d), 1) = (&plan.output_dir, plan.kernels.len()) {
         // `--output-dir` named the one profile directory, and nothing is written beside it.
-        shell.warn(census::not_beside(d, &picked));
+        shell.emit(&Event::warning(About::Census, census::not_beside(d, &picked)));
         return Ok(());
     }
     let mut more = Vec::new();
@@ -236,7 +243,9 @@ fn record_endings(
     shell: &Shell,
 ) -> Result<()> {
     // Recording the ending must not hide how the run ended.
-    let unrecorded = |e: anyhow::Error| shell.warn(format!("could not record how the run ended: {e:#}"));
+    let unrecorded = |e: anyhow::Error| {
+        shell.emit(&Event::warning(About::RunManifest, format!("could not record how the run ended: {e:#}")))
+    };
     let mut ended_at: Vec<bool> = vec![false; prepared.len()];
     let mut failed: Option<(usize, anyhow::Error)> = None;
     for (i, ended) in results {
@@ -274,10 +283,13 @@ fn write_index(plan: &Plan, prepared: &[PreparedKernel<'_>], shell: &Shell) {
     // The index is derived from the profiles: failing to rewrite it loses nothing, and
     // must not turn a finished profile into a failed run.
     match crate::report::index::write(root) {
-        Ok(()) => shell.status(format!("Index: {}", root::index_md_path(root).display())),
-        Err(e) => shell.warn(format!(
-            "the profiles index was not updated ({e:#}); the profile itself is complete, \
-             and the next run rewrites the index"
+        Ok(()) => shell.emit(&Event::IndexWritten(IndexWritten { index: root::index_md_path(root) })),
+        Err(e) => shell.emit(&Event::warning(
+            About::Index,
+            format!(
+                "the profiles index was not updated ({e:#}); the profile itself is complete, \
+                 and the next run rewrites the index"
+            ),
         )),
     }
 }
@@ -289,8 +301,8 @@ pub fn analysed(dir: &ProfileDir, decision: &BottleneckDecision) -> Event {
         .iter()
         .map(|v| KernelVerdict {
             kernel: v.kernel.clone(),
-            classification: v.classification.name(),
-            confidence: v.confidence.name(),
+            classification: v.classification,
+            confidence: v.confidence,
             rule: v.rule.clone(),
             limiter: v.limiter.as_ref().map(|l| l.id.clone()),
             advice: v.limiter.as_ref().map(|l| l.advice_id.as_str().to_string()),

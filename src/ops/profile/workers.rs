@@ -13,7 +13,7 @@ use crate::analyze::rules::Rules;
 use crate::analyze::AnalyzeOptions;
 use crate::collect::prepare::PreparedKernel;
 use crate::collect::{self, batch, environment, timing, KernelRun};
-use crate::events::{BatchPlanned, StageCommand};
+use crate::events::{About, BatchPlanned, Event, StageCommand};
 use crate::model::stage::Stage;
 use crate::ncu::StageCollection;
 use crate::plan::{self, KernelPlan, Plan};
@@ -255,7 +255,7 @@ impl Ctx<'_, '_> {
         };
         let analysis = report::refresh(&p.dir, &opts)?;
         for w in &analysis.warnings {
-            self.shell.warn(w);
+            self.shell.emit(&Event::warning(About::Analysis, w.clone()));
         }
         self.shell.emit(&super::analysed(&p.dir, &analysis.decision));
         Ok(())

@@ -64,6 +64,11 @@ impl Workspace {
     /// `KPROF_PLAN=fixed` unless given, and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
     /// may run in (they would choose a shard).
     pub fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        self.command(args, env).output().unwrap()
+    }
+
+    /// The command [`Workspace::kprof`] runs, not started.
+    pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
         cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
         cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
@@ -78,7 +83,7 @@ impl Workspace {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        cmd.output().unwrap()
+        cmd
     }
 
     /// [`Workspace::kprof`] with the fake ncu `ncu` replaying the recordings in `replay` and

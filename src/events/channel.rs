@@ -46,9 +46,8 @@ impl Message for Event {
             BuildStarted(_) | BuildDone(_) | IndexWritten(_) | BaselineSaved(_) | ResultsWritten(_) => {
                 Channel::Progress
             }
-            ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) | TimingPlanned(_) | TimingExtended(_) => {
-                Channel::Progress
-            }
+            ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) | TimingPlanned(_) | TimingExtended(_)
+            | TimingStopped(_) => Channel::Progress,
             BisectStarted(_) | BisectChecking(_) | BisectSameBuild(_) => Channel::Progress,
             BisectArchiveStarted(_) | RevisionPacked(_) | MergeReading(_) | LaunchShapes(_) => {
                 Channel::Progress

@@ -374,6 +374,8 @@ pub enum Event {
     TimingPlanned(TimingPlanned),
     /// Undecided kernels get as many rounds again.
     TimingExtended(TimingExtended),
+    /// Kernels inside the tolerance before the planned rounds stop there.
+    TimingStopped(TimingStopped),
     /// A bisect starts.
     BisectStarted(BisectStarted),
     /// A bisect checks a revision against `--good`.

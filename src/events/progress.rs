@@ -224,6 +224,32 @@ impl fmt::Display for TimingExtended {
     }
 }
 
+/// Kernels whose rounds already put them inside the tolerance stop before the planned
+/// count ([`crate::compare::ab::early_stop`]); the others go on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TimingStopped {
+    /// The kernels that stop.
+    pub kernels: Vec<String>,
+    /// The rounds they ran.
+    pub after: u32,
+    /// The rounds planned.
+    pub planned: u32,
+}
+
+impl fmt::Display for TimingStopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<String> = self.kernels.iter().map(|k| format!("`{k}`")).collect();
+        write!(
+            f,
+            "Timing {}: inside the tolerance after {} of {} rounds; no more rounds for {}",
+            names.join(", "),
+            self.after,
+            self.planned,
+            if self.kernels.len() == 1 { "it" } else { "them" }
+        )
+    }
+}
+
 /// A profile root a merge reads.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MergeReading {

@@ -64,7 +64,9 @@ impl fmt::Display for Event {
             BaselineSaved(_) | ResultsWritten(_) | ArchiveUnpacked(_) | AbStarted(_) | AbMeasured(_) => {
                 progress(f, self)
             }
-            TimingPlanned(_) | TimingExtended(_) | MergeReading(_) | LaunchShapes(_) => progress(f, self),
+            TimingPlanned(_) | TimingExtended(_) | TimingStopped(_) | MergeReading(_) | LaunchShapes(_) => {
+                progress(f, self)
+            }
             BisectStarted(_) | BisectChecking(_) | BisectSameBuild(_) | BisectArchiveStarted(_) => {
                 progress(f, self)
             }
@@ -136,6 +138,7 @@ fn progress(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
         AbMeasured(p) => write!(f, "{p}"),
         TimingPlanned(p) => write!(f, "{p}"),
         TimingExtended(p) => write!(f, "{p}"),
+        TimingStopped(p) => write!(f, "{p}"),
         MergeReading(p) => write!(f, "{p}"),
         LaunchShapes(p) => write!(f, "{p}"),
         BisectStarted(p) => write!(f, "{p}"),

@@ -702,6 +702,10 @@ fn ab_progress_samples() -> Vec<(Event, &'static str)> {
             Event::TimingExtended(TimingExtended { kernels: vec!["a".into(), "b".into()], rounds: 12 }),
             "Timing `a`, `b`: undecided after 12 rounds, where 12 more could decide; running them",
         ),
+        (
+            Event::TimingStopped(TimingStopped { kernels: vec!["a".into()], after: 8, planned: 12 }),
+            "Timing `a`: inside the tolerance after 8 of 12 rounds; no more rounds for it",
+        ),
     ]
 }
 

@@ -56,6 +56,10 @@ const KINDS: &[(&str, &str)] = &[
     ("archive-unpacked", r"^Unpacked both sides of "),
     ("ab-started", r"^A/B: head \(this tree\) against base "),
     ("ab-measured", r"^A/B: both sides' profiles and the rounds of "),
+    (
+        "timing-stopped",
+        r"^Timing .*: inside the tolerance after \d+ of \d+ rounds; no more rounds for (it|them)$",
+    ),
     ("timing-extended", r"^Timing .*: undecided after \d+ rounds"),
     ("timing-planned", r"^Timing .*: \d+ interleaved rounds of base and head$"),
     ("bisect-started", r"^Bisect: \d+ first-parent revision"),

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::compare::ab::counters::{compare_counters, CounterClass, DURATION};
+use crate::compare::ab::early_stop::{decided_early, FIRST_LOOK};
 use crate::compare::ab::rounds::{Rounds, SideSample};
 use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, KernelAb};
@@ -300,4 +301,117 @@ fn the_known_changes_are_caught_by_the_second_sweeps_build() {
     let dram =
         py[0].today.counters.iter().flat_map(|c| &c.changes).find(|c| c.label == "DRAM bytes read").unwrap();
     assert!(dram.gated && (dram.change_pct.unwrap() - 100.0).abs() < 0.5, "{dram:?}");
+}
+
+/// A reproducible stream of numbers for resampling (splitmix64): the test must give the
+/// same counts on every machine.
+struct Draws(u64);
+
+impl Draws {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        ((z ^ (z >> 31)) % n as u64) as usize
+    }
+}
+
+/// Rounds whose log ratios are `d`.
+fn rounds_of(d: &[f64]) -> Rounds {
+    let mut r = Rounds::new("k", None, "hot", "harness");
+    let sample = |ns: f64| SideSample { median_ns: ns, samples: 1, rel_noise: 0.0, sm_clock_mhz: None };
+    for x in d {
+        r.push(sample(1000.0), sample(1000.0 * x.exp()));
+    }
+    r
+}
+
+/// The verdict of `d` (12 rounds) with early looks, and the rounds it used.
+fn with_looks(d: &[f64]) -> (AbVerdict, usize) {
+    for n in FIRST_LOOK..d.len() {
+        if let Some(v) = decided_early(&rounds_of(&d[..n]), 2.0, d.len()) {
+            return (v, n);
+        }
+    }
+    (time_change(&rounds_of(d), 2.0).verdict, d.len())
+}
+
+/// What early looks do to the A/A checks, kernel by kernel: each kernel's recorded log
+/// ratios, centred on zero (an A/A pair did not change, so any offset is noise), drawn 12
+/// at a time with replacement 2,000 times, and judged once with looks and once with the
+/// ordinary 12-round rule. Returns, per kernel, (regressed or improved with looks, the same
+/// without, mean rounds used with looks).
+fn resampled_false_alarms(checks: &[&str], centred: bool) -> Vec<(String, usize, usize, f64)> {
+    const DRAWS: usize = 2000;
+    let mut out = Vec::new();
+    let mut draws = Draws(46);
+    for check in checks {
+        let m = messages(check);
+        let kernels: Vec<String> =
+            of_reason(&m, "ab-comparison").map(|p| p["kernel"].as_str().unwrap().to_string()).collect();
+        for (kernel, r) in rounds(&m, &kernels) {
+            let d = crate::compare::ab::stats::kept_log_ratios(&r);
+            let centre = if centred { time_change(&r, 2.0).estimate_pct / 100.0 } else { 0.0 };
+            let d: Vec<f64> = d.iter().map(|x| x - centre.ln_1p()).collect();
+            let (mut looks, mut fixed, mut used) = (0, 0, 0);
+            for _ in 0..DRAWS {
+                let sample: Vec<f64> = (0..12).map(|_| d[draws.below(d.len())]).collect();
+                let alarm = |v: AbVerdict| matches!(v, AbVerdict::Regressed | AbVerdict::Improved);
+                let (v, n) = with_looks(&sample);
+                looks += usize::from(alarm(v));
+                used += n;
+                fixed += usize::from(alarm(time_change(&rounds_of(&sample), 2.0).verdict));
+            }
+            out.push((format!("{check}/{kernel}"), looks, fixed, used as f64 / DRAWS as f64));
+        }
+    }
+    out
+}
+
+/// The early-stop rule against the recorded A/A rounds of both zoo sweeps and the demo:
+/// on the same draws, looks never add a false alarm to the ordinary rule's, and every
+/// kernel stays at 1 % (20 of 2,000 draws) or under where the ordinary rule does. Looks
+/// stop only on `unchanged`, which no later round could have turned into an alarm on its
+/// own: the rounds saved are those of kernels already inside the tolerance.
+#[test]
+fn early_looks_raise_no_false_alarm_on_the_recorded_a_a_rounds() {
+    let checks = ["zoo-aa", "zoo-aa-2", "demo-aa"];
+    for centred in [true, false] {
+        let rows = resampled_false_alarms(&checks, centred);
+        assert_eq!(rows.len(), 28 + 28 + 7);
+        let mean: f64 = rows.iter().map(|r| r.3).sum::<f64>() / rows.len() as f64;
+        eprintln!("centred {centred}: {mean:.2} rounds of 12 on average with looks");
+        for (kernel, looks, fixed, used) in &rows {
+            eprintln!("  {kernel}: {looks} false alarms with looks, {fixed} without; {used:.2} rounds");
+        }
+        for (kernel, looks, fixed, _) in &rows {
+            assert!(looks <= fixed, "{kernel}: {looks} false alarms with looks, {fixed} without");
+            assert!(*looks <= 20 || looks == fixed, "{kernel}: {looks} false alarms in 2000 draws");
+        }
+        if centred {
+            assert!(mean < 10.0, "the looks save little: {mean:.2} rounds of 12");
+        }
+    }
+}
+
+/// The known changes with looks, their rounds in the order they ran: each timing verdict
+/// is the ordinary rule's (the slowdowns run every round; the instruction change, which
+/// its counters catch, may stop as unchanged).
+#[test]
+fn the_known_changes_keep_their_timing_verdicts_with_looks() {
+    for check in ["bank", "slow3", "insts", "bank-2", "slow3-2", "insts-2", "py-slow"] {
+        let m = messages(check);
+        let kernels: Vec<String> =
+            of_reason(&m, "ab-comparison").map(|p| p["kernel"].as_str().unwrap().to_string()).collect();
+        for (kernel, r) in rounds(&m, &kernels) {
+            let d = crate::compare::ab::stats::kept_log_ratios(&r);
+            let (looks, used) = with_looks(&d[..12]);
+            let ordinary = time_change(&rounds_of(&d[..12]), 2.0).verdict;
+            assert_eq!(looks, ordinary, "{check}/{kernel}");
+            if ordinary == AbVerdict::Regressed {
+                assert_eq!(used, 12, "{check}/{kernel}");
+            }
+        }
+    }
 }

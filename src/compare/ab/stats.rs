@@ -201,7 +201,17 @@ pub fn interval_rank(n: usize) -> Option<(usize, f64)> {
     if n > EXACT_UP_TO {
         return Some(normal_rank(n));
     }
-    let tail = (1.0 - LEVEL) / 2.0;
+    interval_rank_at(n, LEVEL)
+}
+
+/// [`interval_rank`] at another two-sided `level` (`0.9875` for the looks of
+/// [`super::early_stop`]), counted exactly: `None` where no rank reaches the level (too few
+/// rounds for it) and beyond [`EXACT_UP_TO`] rounds.
+pub fn interval_rank_at(n: usize, level: f64) -> Option<(usize, f64)> {
+    if n > EXACT_UP_TO {
+        return None;
+    }
+    let tail = (1.0 - level) / 2.0;
     let mut best = None;
     let mut below = 0.0;
     for (w, p) in signed_rank_pmf(n).into_iter().enumerate() {
@@ -212,6 +222,20 @@ pub fn interval_rank(n: usize) -> Option<(usize, f64)> {
         best = Some((w + 1, 1.0 - 2.0 * below));
     }
     best
+}
+
+/// The log ratios `ln(head / base)` of the rounds [`time_change`] keeps (after clock
+/// screening), in the order they ran.
+pub fn kept_log_ratios(rounds: &Rounds) -> Vec<f64> {
+    screen(&rounds.rounds).kept.iter().map(|r| (r.head.median_ns / r.base.median_ns).ln()).collect()
+}
+
+/// The signed-rank interval of the log ratios `d` at two-sided `level`, as percent
+/// `(lo, hi)`; `None` where `d` is too short for that level.
+pub fn interval_pct_at(d: &[f64], level: f64) -> Option<(f64, f64)> {
+    let (k, _) = interval_rank_at(d.len(), level)?;
+    let walsh = walsh_averages(d);
+    Some((pct(walsh[k - 1]), pct(walsh[walsh.len() - k])))
 }
 
 /// `P(W+ = w)` for `w = 0..=n(n+1)/2` under the null hypothesis: the number of subsets of

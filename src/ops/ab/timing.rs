@@ -22,9 +22,10 @@ use crate::collect::prepare::target_command;
 use crate::collect::rounds::{
     run_ncu_rounds, run_rounds, MemberSide, NcuRoundSide, RoundMember, RoundSide, SideRun,
 };
+use crate::compare::ab::early_stop::{decided_early, FIRST_LOOK};
 use crate::compare::ab::stats::{more_rounds_could_decide, time_change};
 use crate::compare::Snapshot;
-use crate::events::{About, Event, TimingExtended, TimingPlanned};
+use crate::events::{About, Event, TimingExtended, TimingPlanned, TimingStopped};
 use crate::model::ab::Side;
 use crate::model::kinds::{Privilege, Runtime};
 use crate::ncu::TargetCommand;
@@ -134,7 +135,7 @@ fn time_group(
     // A group of one keeps its own `KPROF_CASE`; more than one select all their cases,
     // and so does a part of such a group.
     let shared = members.len() > 1;
-    let mut runs = run_group(members, targets, shared, 0..opts.rounds, opts, shell)?;
+    let mut runs = rounds_with_looks(members, targets, shared, opts, shell)?;
     let undecided: Vec<usize> = (0..members.len())
         .filter(|&i| {
             let k = members[i].head_kernel;
@@ -153,6 +154,46 @@ fn time_group(
     let more = run_group(&again, targets, shared, opts.rounds..2 * opts.rounds, opts, shell)?;
     for (i, extra) in undecided.into_iter().zip(more) {
         runs[i].extend(extra);
+    }
+    Ok(runs)
+}
+
+/// The planned rounds of `members`, each kernel's stopping early once its rounds put it
+/// inside the tolerance ([`decided_early`]): the first [`FIRST_LOOK`] rounds together,
+/// then one round at a time for the kernels still going. Each member's runs, in order.
+fn rounds_with_looks(
+    members: &[&AbPair<'_>],
+    targets: &Targets,
+    shared: bool,
+    opts: &AbOptions,
+    shell: &Shell,
+) -> Result<Vec<Vec<SideRun>>> {
+    let first = opts.rounds.min(FIRST_LOOK as u32);
+    let mut runs = run_group(members, targets, shared, 0..first, opts, shell)?;
+    let mut going: Vec<usize> = (0..members.len()).collect();
+    for round in first..opts.rounds {
+        let (stop, go): (Vec<usize>, Vec<usize>) = going.iter().partition(|&&i| {
+            let k = members[i].head_kernel;
+            let rounds = super::pair::to_rounds(k, &runs[i], "harness");
+            decided_early(&rounds, opts.tolerance_pct.unwrap_or(k.tolerance_pct), opts.rounds as usize)
+                .is_some()
+        });
+        if !stop.is_empty() {
+            shell.emit(&Event::TimingStopped(TimingStopped {
+                kernels: stop.iter().map(|&i| members[i].head_kernel.name.clone()).collect(),
+                after: round,
+                planned: opts.rounds,
+            }));
+        }
+        going = go;
+        if going.is_empty() {
+            break;
+        }
+        let part: Vec<&AbPair<'_>> = going.iter().map(|&i| members[i]).collect();
+        let more = run_group(&part, targets, shared, round..round + 1, opts, shell)?;
+        for (&i, extra) in going.iter().zip(more) {
+            runs[i].extend(extra);
+        }
     }
     Ok(runs)
 }

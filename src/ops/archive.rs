@@ -304,17 +304,13 @@ fn privilege_here(kernels: &mut [crate::plan::KernelPlan], sudo: bool, notes: &m
 /// `cargo-kprof kprof run --archive FILE`; an A/B archive is refused, pointing to
 /// `check --archive`, which compares its two sides.
 pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
-    archive::bisect::refuse_bundle(u.archive, "run --archive")?;
-    if archive::pair::read_manifest(u.archive)?.is_some() {
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "{} is an A/B archive (packed with `archive --base REV`): it holds two sides to compare",
-                u.archive.display()
-            ),
-        )
-        .help(format!("check it with `cargo-kprof kprof check --archive {}`", u.archive.display()))
-        .into());
+    match archive::open(u.archive)? {
+        archive::Opened::Build => {}
+        archive::Opened::Bisect(_) => return Err(archive::bisect::refused(u.archive, "run --archive").into()),
+        archive::Opened::Pair(manifest) => {
+            manifest?;
+            return Err(an_ab_archive(u.archive).into());
+        }
     }
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = u.request.output_dir.as_deref().map(plan::absolute).transpose()?;
@@ -328,6 +324,18 @@ pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
         return opening::empty_shard(&plan, shell);
     }
     super::profile::profile(&plan, Some(built), shell)
+}
+
+/// The refusal of an A/B archive given to `run --archive`, naming `check --archive`.
+fn an_ab_archive(archive: &Path) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "{} is an A/B archive (packed with `archive --base REV`): it holds two sides to compare",
+            archive.display()
+        ),
+    )
+    .help(format!("check it with `cargo-kprof kprof check --archive {}`", archive.display()))
 }
 
 /// What an archive's kernels need of the machine, checked before it is unpacked.

@@ -449,3 +449,47 @@ fn one_command_new_in_src_tests_included() {
         rs_files().iter().map(|p| std::fs::read_to_string(p).unwrap().matches("Command::new(").count()).sum();
     assert_eq!(count, 1, "child processes start in src/process.rs only; tests use its runner");
 }
+
+/// Each non-comment line of non-test code under `src/`, with its file and line number.
+fn code_lines() -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for (path, code) in sources() {
+        for (n, line) in code.lines().enumerate() {
+            if !line.trim_start().starts_with("//") {
+                out.push((path.clone(), n + 1, line.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_archive_s_kind_is_told_in_one_function() {
+    // Telling an archive's kind (one build, an A/B pair, a bisect bundle) is reading its
+    // first entry and comparing that entry's name with the name of a bundle's manifest.
+    // Textually: those names are spelled, as string literals, in `src/archive/outer.rs`
+    // only, and the function there that reads the first entry, `sniff`, is called from one
+    // place, `archive::open`, which every command that is handed an archive calls.
+    let markers = ["\"kprof-ab.json\"", "\"kprof-bisect.json\""];
+    let mut spelled = Vec::new();
+    let mut calls = Vec::new();
+    for (path, n, line) in code_lines() {
+        if path != "src/archive/outer.rs" && markers.iter().any(|m| line.contains(m)) {
+            spelled.push(format!("{path}:{n}: {}", line.trim()));
+        }
+        if line.contains("sniff(") && !line.contains("fn sniff(") {
+            calls.push(format!("{path}:{n}: {}", line.trim()));
+        }
+    }
+    assert!(
+        spelled.is_empty(),
+        "the names of a bundle's manifest spelled outside src/archive/outer.rs (tell an archive's kind \
+         with archive::open):\n{}",
+        spelled.join("\n")
+    );
+    assert!(
+        calls.len() == 1 && calls[0].starts_with("src/archive/mod.rs:"),
+        "an archive's first entry is read by archive::open only (call it, and match on what it holds):\n{}",
+        calls.join("\n")
+    );
+}

@@ -41,6 +41,9 @@ pub enum SidesFrom<'a> {
     Archive {
         /// The archive.
         archive: &'a Path,
+        /// Its manifest, as [`crate::archive::open`] read it; `None` for an archive of one
+        /// build, which is refused.
+        pair: Option<pair::PairManifest>,
         /// `--workspace-remap`.
         remap: PathBuf,
         /// The command line's changes to the archived plans.
@@ -60,8 +63,8 @@ pub fn sides(
         SidesFrom::Tree { request, manifest_path, asked } => {
             from_tree(timing_only, request, manifest_path, asked, shell)
         }
-        SidesFrom::Archive { archive, remap, request, timeout } => {
-            from_archive(timing_only, archive, &remap, &request, timeout, shell)
+        SidesFrom::Archive { archive, pair, remap, request, timeout } => {
+            from_archive(timing_only, (archive, pair), &remap, &request, timeout, shell)
         }
     }
 }
@@ -114,13 +117,13 @@ pub fn build_named(name: &str, plan: Plan, shell: &Shell) -> Result<SidePlan> {
 /// that the retry finds `--workspace-remap` as it was.
 fn from_archive(
     timing_only: bool,
-    archive: &Path,
+    (archive, pair): (&Path, Option<pair::PairManifest>),
     remap: &Path,
     request: &Request,
     timeout: Option<std::time::Duration>,
     shell: &Shell,
 ) -> Result<(BaseRevision, SidePlan, SidePlan)> {
-    let Some(manifest) = pair::read_manifest(archive)? else {
+    let Some(manifest) = pair else {
         return Err(Failure::new(
             ExitCode::Config,
             format!("{} holds one side only: --base needs an A/B archive", archive.display()),

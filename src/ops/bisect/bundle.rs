@@ -14,6 +14,7 @@ use anyhow::{Context as _, Result};
 
 use super::{CheckOptions, Context, Revisions};
 use crate::archive::bisect::{self as bundle, BisectManifest};
+use crate::archive::Opened;
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
 use crate::ops::ab::sides::{self, SidePlan};
@@ -98,8 +99,10 @@ impl Revisions for Builds<'_> {
 
 /// Runs the bisect an archive holds; exit codes as [`super::bisect`]'s.
 pub fn bisect_archive(from: &FromArchive<'_>, shell: &Shell) -> Result<ExitCode> {
-    let Some(m) = bundle::read_manifest(from.archive)? else {
-        return Err(not_a_bundle(from.archive).into());
+    let m = match crate::archive::open(from.archive)? {
+        Opened::Bisect(m) => m?,
+        Opened::Pair(m) => return Err(not_a_bundle(from.archive, m.is_ok()).into()),
+        Opened::Build => return Err(not_a_bundle(from.archive, false).into()),
     };
     // Absolute: each program runs in its package's folder, and its files are named from
     // this folder.
@@ -176,9 +179,9 @@ fn search(from: &FromArchive<'_>, m: &BisectManifest, tars: Vec<PathBuf>, shell:
     super::run(&ctx, &mut builds, shell)
 }
 
-/// The refusal of an archive that is not a bisect archive, naming what it is for.
-fn not_a_bundle(archive: &Path) -> Failure {
-    let pair = matches!(crate::archive::pair::read_manifest(archive), Ok(Some(_)));
+/// The refusal of an archive that is not a bisect archive, naming what it is for: an A/B
+/// archive (`pair`, one whose manifest reads), or any other.
+fn not_a_bundle(archive: &Path, pair: bool) -> Failure {
     let (what, help) = if pair {
         (
             "an A/B archive (packed with `archive --base REV`)",

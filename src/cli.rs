@@ -11,11 +11,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use crate::build::Features;
-use crate::config::{CargoTargetKind, ClockControl};
-use crate::error::Failure;
-use crate::ncu::StageCollection;
-use crate::plan::{Request, StagePlan};
+use crate::config::ClockControl;
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
 pub use ab::AbArgs;
@@ -33,6 +29,7 @@ mod init;
 mod kernel;
 mod launchers;
 mod merge;
+mod request;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -503,52 +500,6 @@ pub struct ProfileArgs {
     /// Arguments passed to the profiled program
     #[arg(last = true, value_name = "BENCH_ARGS")]
     pub bench_args: Vec<String>,
-}
-
-impl ProfileArgs {
-    /// The typed request [`crate::plan::resolve`] takes.
-    pub fn request(&self) -> Result<Request, Failure> {
-        let kernel = self.kernel.request()?;
-        let target = self
-            .bench
-            .as_ref()
-            .map(|n| (CargoTargetKind::Bench, n.clone()))
-            .or(self.example.as_ref().map(|n| (CargoTargetKind::Example, n.clone())))
-            .or(self.bin.as_ref().map(|n| (CargoTargetKind::Bin, n.clone())));
-        let stages = if self.set.is_some() || !self.sections.is_empty() {
-            Some(StagePlan::Custom(StageCollection::Custom {
-                set: self.set.clone(),
-                sections: self.sections.clone(),
-            }))
-        } else {
-            kernel.stages.clone()
-        };
-        Ok(Request {
-            packages: self.packages.packages.clone(),
-            workspace: self.packages.workspace,
-            target,
-            features: Features {
-                features: self
-                    .features
-                    .iter()
-                    .flat_map(|f| f.split([',', ' ']))
-                    .filter(|f| !f.is_empty())
-                    .map(String::from)
-                    .collect(),
-                all_features: self.all_features,
-                no_default_features: self.no_default_features,
-            },
-            profile: self.profile.clone(),
-            target_dir: self.target_dir.clone(),
-            index: self.index,
-            stages,
-            clock_control: self.clock_control,
-            timeout: self.timeout.map(std::time::Duration::from_secs),
-            sudo: self.sudo,
-            bench_args: self.bench_args.clone(),
-            ..kernel
-        })
-    }
 }
 
 fn clap_cargo_styles() -> clap::builder::Styles {

@@ -28,7 +28,7 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
 
 /// `cargo-kprof kprof run --archive FILE`.
 pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
-    let request = crate::plan::Request { sudo: r.sudo, ..r.kernel.request()? };
+    let request = r.kernel.archived_request(r.sudo)?;
     let unpack = Unpack {
         archive: &r.archive,
         remap: &r.workspace_remap,

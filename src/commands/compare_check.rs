@@ -117,7 +117,7 @@ fn check_ab(
             archive,
             pair,
             remap: remap(c),
-            request: Box::new(crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? }),
+            request: Box::new(c.profile.archived_request()?),
             timeout: c.profile.timeout.map(Duration::from_secs),
         },
         None => SidesFrom::Tree {
@@ -142,7 +142,7 @@ fn unpack<'a>(c: &'a CheckArgs, archive: &'a Path) -> Result<Unpack<'a>> {
     Ok(Unpack {
         archive,
         remap: c.workspace_remap.as_deref().unwrap_or(Path::new(DEFAULT_REMAP)),
-        request: crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? },
+        request: c.profile.archived_request()?,
         timeout: c.profile.timeout.map(Duration::from_secs),
     })
 }

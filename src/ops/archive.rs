@@ -63,10 +63,11 @@ pub fn open_to_pack(
                  cargo-kprof kprof run --archive FILE --partition {}",
                 shard.partition
             ))),
-            None => Ok(Request {
-                pack_to: Some(o.output.to_path_buf()),
-                ..every_configured_unless_selected(request)
-            }),
+            None => {
+                let mut request = every_configured_unless_selected(request);
+                request.pack_to = Some(o.output.to_path_buf());
+                Ok(request)
+            }
         }
     });
     opening::open(o.manifest_path, whole, Shard::AsGiven, shell)

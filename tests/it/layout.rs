@@ -562,3 +562,31 @@ fn the_modules_of_each_room_import_each_other_in_no_circle() {
     let has = |from: &str, to: &str| ops.get(from).is_some_and(|t| t.contains(to));
     assert!(has("ab", "archive") && has("ab", "check") && has("bisect", "ab"), "{ops:#?}");
 }
+
+#[test]
+fn a_request_is_written_out_in_one_file() {
+    // A `plan::Request` is made from the command line in `src/cli/request.rs`, and the
+    // commands call it there; no other code writes one out as a struct literal
+    // (`Request { .. }`; `BuildRequest` and `LauncherRequest` are other types, and a
+    // return type, the definition and an `impl` are no literal). Tests make their own.
+    let name = regex::Regex::new(r"\bRequest \{").unwrap();
+    let mut found = Vec::new();
+    for (path, n, line) in code_lines() {
+        if path == "src/cli/request.rs" {
+            continue;
+        }
+        for m in name.find_iter(&line) {
+            let before = line[..m.start()].trim_end();
+            let declared = ["->", "struct", "impl", "for"].iter().any(|w| before.ends_with(w));
+            if !declared {
+                found.push(format!("{path}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a Request written out outside src/cli/request.rs (call KernelOptions::request, \
+         ProfileArgs::request or ProfileArgs::archived_request, or set the field):\n{}",
+        found.join("\n")
+    );
+}

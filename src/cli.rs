@@ -238,8 +238,8 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FILE")]
     pub details: Option<PathBuf>,
     /// Analyse only kernels matching this hint (regex `.*HINT.*`); default: every kernel
-    #[arg(long, value_name = "HINT")]
-    pub kernel: Option<String>,
+    #[arg(long, value_name = "HINT", value_parser = kernel::parse_kernel_hint)]
+    pub kernel: Option<crate::model::filter::KernelHint>,
     /// The profile directory to create (must not exist or be empty)
     #[arg(long, value_name = "DIR", required = true)]
     pub output_dir: PathBuf,
@@ -532,6 +532,7 @@ where
 mod tests {
     use super::kernel::StagesArg;
     use super::*;
+    use crate::model::filter::KernelHint;
     use crate::model::stage::{Stage, StageSelection};
 
     fn parse(line: &str) -> Result<KprofArgs, clap::Error> {
@@ -541,7 +542,7 @@ mod tests {
     #[test]
     fn valid_command_lines() {
         let a = parse("kprof --kernel hgemm --dry-run").unwrap();
-        assert_eq!(a.profile.kernel.kernels, ["hgemm"]);
+        assert_eq!(a.profile.kernel.kernels, [KernelHint::parse("hgemm")]);
         assert!(a.profile.kernel.dry_run);
         assert_eq!(a.profile.profile, "release");
 
@@ -555,7 +556,7 @@ mod tests {
         let a = parse("kprof -p demo --bench hgemm -k hgemm -k copy --stages basic,memory --launch-count 3 --env NO_GRAPH=1 -- --m 4096").unwrap();
         assert_eq!(a.profile.packages.packages, ["demo"]);
         assert_eq!(a.profile.bench.as_deref(), Some("hgemm"));
-        assert_eq!(a.profile.kernel.kernels, ["hgemm", "copy"]);
+        assert_eq!(a.profile.kernel.kernels, [KernelHint::parse("hgemm"), KernelHint::parse("copy")]);
         let basic_memory = StageSelection::List(vec![Stage::Basic, Stage::Memory]);
         assert_eq!(a.profile.kernel.stages, Some(StagesArg(Ok(basic_memory))));
         assert_eq!(a.profile.kernel.launch_count, Some(3));
@@ -587,7 +588,7 @@ mod tests {
         match parse("kprof import --raw a.csv --raw b.csv --output-dir out --kernel gemm").unwrap().command {
             Some(Command::Import(i)) => {
                 assert_eq!(i.raw.len(), 2);
-                assert_eq!(i.kernel.as_deref(), Some("gemm"));
+                assert_eq!(i.kernel, Some(KernelHint::parse("gemm")));
             }
             other => panic!("expected import, got {other:?}"),
         }
@@ -607,7 +608,7 @@ mod tests {
                 let k = &r.kernel;
                 assert_eq!(
                     (k.kernels.as_slice(), k.kernel_regex.as_deref()),
-                    (&["copy".to_string()][..], Some("c.py"))
+                    (&[KernelHint::parse("copy")][..], Some("c.py"))
                 );
                 let memory = StagesArg(Ok(StageSelection::List(vec![Stage::Memory])));
                 assert_eq!(

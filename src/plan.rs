@@ -18,7 +18,7 @@ use kprof_contract::env as contract;
 use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::config::{CargoTargetKind, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
-use crate::model::filter::KernelFilter;
+use crate::model::filter::{KernelFilter, KernelHint};
 use crate::model::kinds::WindowOrigin;
 use crate::model::partition::{Partition, Shard};
 use crate::model::stage::StageSelection;
@@ -78,7 +78,7 @@ pub struct Request {
     /// `--target-dir`.
     pub target_dir: Option<PathBuf>,
     /// `--kernel` hints.
-    pub kernels: Vec<String>,
+    pub kernels: Vec<KernelHint>,
     /// `--kernel-regex`.
     pub kernel_regex: Option<String>,
     /// `--index`.
@@ -216,7 +216,7 @@ impl KernelPlan {
             args: Vec::new(),
             env: BTreeMap::new(),
             cwd: "/ws".into(),
-            filter: Some(KernelFilter::from_hint(name)),
+            filter: Some(KernelFilter::containing(name)),
             case: Some(name.into()),
             window: match runtime {
                 Runtime::Harness => LaunchWindow::HarnessRange { launch_count: 1 },

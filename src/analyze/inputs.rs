@@ -222,7 +222,7 @@ fn describe_import(dir: &ProfileDir, record: &ImportRecord, prov: &mut Provenanc
         }
         None => "none: every kernel in the files".into(),
     };
-    prov.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
+    prov.title = record.kernel.as_ref().map_or_else(|| "imported kernels".into(), |k| k.to_string());
     prov.commands = format!(
         "cargo kprof import {} --output-dir {}",
         record

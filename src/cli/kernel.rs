@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use crate::model::filter::KernelHint;
 use crate::model::partition::Partition;
 use crate::model::stage::{StageSelection, UnknownStage};
 use crate::plan::GpuList;
@@ -22,8 +23,8 @@ pub struct KernelOptions {
     ///
     /// Selects the kernel of that name and becomes the ncu filter regex `.*NAME.*`; `=NAME`
     /// matches the function exactly.
-    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
-    pub kernels: Vec<String>,
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", value_parser = parse_kernel_hint, help_heading = "Profiling Options")]
+    pub kernels: Vec<KernelHint>,
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
     #[arg(hide_short_help = true, long, value_name = "RE", help_heading = "Profiling Options")]
     pub kernel_regex: Option<String>,
@@ -87,6 +88,12 @@ pub struct KernelOptions {
 /// [`KernelOptions::request`], see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StagesArg(pub Result<StageSelection, UnknownStage>);
+
+/// Parses `--kernel`: `NAME` (part of a name) or `=NAME` (exactly that function). A hint
+/// is read here, once, and carried typed; it is checked when the request is made.
+pub fn parse_kernel_hint(s: &str) -> Result<KernelHint, String> {
+    Ok(KernelHint::parse(s))
+}
 
 /// Parses `--stages`: `auto`, `all` or a comma-separated list of stage names.
 pub fn parse_stages(s: &str) -> Result<StagesArg, String> {

@@ -19,7 +19,7 @@ impl KernelOptions {
     /// the hints and the stage list (the regex is checked by whoever applies it).
     pub fn request(&self) -> Result<Request, Failure> {
         for k in &self.kernels {
-            crate::model::names::check_kernel_hint(k)?;
+            crate::model::names::check_kernel_hint(&k.to_string())?;
         }
         let stages = match &self.stages {
             Some(StagesArg(Ok(selection))) => Some(StagePlan::Stages(selection.clone())),

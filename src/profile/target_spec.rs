@@ -54,7 +54,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ExitCode, Failure};
 pub use crate::model::filter::FilterMode;
-use crate::model::filter::KernelFilter;
+use crate::model::filter::{KernelFilter, KernelHint};
 use crate::model::kinds::{CargoTargetKind, ClockControl, LaunchWindow, Privilege, Runtime};
 use crate::model::stage::StageSelection;
 
@@ -196,12 +196,13 @@ fn yes() -> bool {
 }
 
 impl KernelSection {
-    /// The default section for a hint: a `.*<escaped hint>.*` regex, discovery allowed.
-    pub fn from_hint(name: &str) -> Self {
+    /// The default section for a hint: a `.*<escaped hint>.*` regex (`=NAME`: the
+    /// function), discovery allowed.
+    pub fn from_hint(hint: &KernelHint) -> Self {
         KernelSection {
-            name: name.to_string(),
+            name: hint.to_string(),
             filter_mode: FilterMode::Regex,
-            filter: KernelFilter::from_hint(name).pattern,
+            filter: KernelFilter::from_hint(hint).pattern,
             allow_discovery_fallback: true,
             case: None,
         }
@@ -520,7 +521,7 @@ mod tests {
                 cargo_target: Some(CargoTarget { kind: CargoTargetKind::Bench, name: "hgemm".to_string() }),
                 build_profile: Some("release".to_string()),
             },
-            kernel: KernelSection::from_hint("hgemm"),
+            kernel: KernelSection::from_hint(&KernelHint::parse("hgemm")),
             launch: LaunchWindow::HarnessRange { launch_count: 1 },
             privilege: PrivilegeSection::default(),
             profiling: ProfilingSection {

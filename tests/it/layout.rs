@@ -590,3 +590,38 @@ fn a_request_is_written_out_in_one_file() {
         found.join("\n")
     );
 }
+
+#[test]
+fn a_kernel_hint_is_read_in_one_function() {
+    // A `--kernel` hint is read once, where it enters, into a `KernelHint { name, exact }`
+    // and carried typed. Reading one is looking at its leading `=` (`=NAME`: exactly that
+    // function): that happens in `KernelHint::parse` only, which the command line's value
+    // parser in `src/cli/` calls, and `import.json`'s reader beside it (the file keeps the
+    // hint as it was given). Nothing else strips, or looks for, a leading `=`.
+    let reads = regex::Regex::new(r#"(strip_prefix|starts_with|trim_start_matches)\((?:'='|"=")\)"#).unwrap();
+    let mut found = Vec::new();
+    let mut calls = Vec::new();
+    for (path, n, line) in code_lines() {
+        if reads.is_match(&line)
+            && !(path == "src/model/filter.rs" && line.contains("text.strip_prefix('=')"))
+        {
+            found.push(format!("{path}:{n}: {}", line.trim()));
+        }
+        if line.contains("KernelHint::parse(") && !line.contains("fn parse(") {
+            calls.push((path, format!("{n}: {}", line.trim())));
+        }
+    }
+    assert!(found.is_empty(), "a kernel hint's `=` read outside KernelHint::parse:\n{}", found.join("\n"));
+    let elsewhere: Vec<String> = calls
+        .iter()
+        .filter(|(p, _)| !p.starts_with("src/cli/") && p != "src/model/filter.rs")
+        .map(|(p, l)| format!("{p}:{l}"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "a kernel hint read from text outside the command line (src/cli/) and import.json's reader; \
+         carry the KernelHint instead:\n{}",
+        elsewhere.join("\n")
+    );
+    assert!(calls.iter().any(|(p, _)| p.starts_with("src/cli/")), "the command line reads hints: {calls:?}");
+}

@@ -277,8 +277,8 @@ pub struct ArchiveArgs {
     pub output: PathBuf,
     /// Also build and pack git revision REV, for `check --archive` to compare with (no REV:
     /// the merge base with the upstream branch, or with origin/$GITHUB_BASE_REF in GitHub Actions)
-    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto")]
-    pub base: Option<String>,
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = ab::MERGE_BASE, value_parser = ab::parse_base)]
+    pub base: Option<crate::model::ab::BaseRev>,
     /// Build and pack every first-parent revision of GOOD..BAD (GOOD alone: up to HEAD),
     /// identical builds once, for `bisect --archive` to search (needs -k KERNEL)
     #[arg(long, value_name = "GOOD..BAD", conflicts_with = "base")]

@@ -11,6 +11,7 @@ use crate::archive::{pair::PairManifest, Opened};
 use crate::cli::{CheckArgs, CompareArgs};
 use crate::compare::gate::{BaselineSpec, GateOptions};
 use crate::error::{ExitCode, Failure};
+use crate::model::ab::BaseRev;
 use crate::ops::ab::{self, sides::SidesFrom, AbCheck};
 use crate::ops::archive::Unpack;
 use crate::ops::check::{self, BaselineCheck, CheckFrom, CompareOptions, ResultFiles};
@@ -123,7 +124,7 @@ fn check_ab(
         None => SidesFrom::Tree {
             request: Box::new(|| c.profile.request()),
             manifest_path: c.profile.packages.manifest_path.as_deref(),
-            asked: c.ab.base.as_deref().unwrap_or("auto"),
+            asked: c.ab.base.as_ref().unwrap_or(&BaseRev::MergeBase),
         },
     };
     let opts = AbCheck {

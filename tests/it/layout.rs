@@ -625,3 +625,44 @@ fn a_kernel_hint_is_read_in_one_function() {
     );
     assert!(calls.iter().any(|(p, _)| p.starts_with("src/cli/")), "the command line reads hints: {calls:?}");
 }
+
+#[test]
+fn the_merge_base_sentinel_is_spelled_in_its_parser_only() {
+    // Three things are called `auto`: the stage keyword (`--stages auto`, a manifest's
+    // `stages`), the baseline (`compare --baseline auto`: the newest saved one), and what
+    // clap is handed for `--base` given with no revision (the merge base). The last is
+    // read into `BaseRev::MergeBase` by `--base`'s value parser in `src/cli/ab.rs` and is
+    // spelled there only. Textually: the literal `"auto"` appears, outside tests, exactly
+    // in these files, this many times, each for its own meaning.
+    let expected: BTreeMap<&str, (usize, &str)> = [
+        ("src/cli/ab.rs", (1, "the merge base: `--base` with no revision (MERGE_BASE)")),
+        ("src/model/stage.rs", (2, "the stage keyword, read and shown")),
+        ("src/config/table.rs", (1, "the stage keyword in a manifest's list")),
+        ("src/compare/gate.rs", (1, "the baseline `auto`")),
+        ("src/cli.rs", (1, "`compare --baseline`'s default, on its `auto|DIR|NAME` line")),
+    ]
+    .into_iter()
+    .collect();
+    let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, n, line) in code_lines() {
+        for _ in line.matches("\"auto\"") {
+            found.entry(path.clone()).or_default().push(format!("{path}:{n}: {}", line.trim()));
+        }
+    }
+    let mut wrong = BTreeSet::new();
+    for (path, lines) in &found {
+        match expected.get(path.as_str()) {
+            Some((count, _)) if *count == lines.len() => {}
+            _ => wrong.extend(lines.iter().cloned()),
+        }
+        if path == "src/cli.rs" {
+            wrong.extend(lines.iter().filter(|l| !l.contains("auto|DIR|NAME")).cloned());
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "`\"auto\"` spelled where it is not one of {expected:#?}\n(the merge base is \
+         BaseRev::MergeBase past src/cli/ab.rs; use cli::ab::MERGE_BASE for clap):\n{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}

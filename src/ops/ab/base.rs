@@ -8,18 +8,19 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::side::{Checkout, Tree};
+use crate::model::ab::BaseRev;
 use crate::plan::{Plan, Request};
 use crate::profile::ab::base_profiles_root;
 use crate::vcs::worktree;
 
-/// The base `asked` names (`auto`: the merge base with the upstream branch), resolved in
+/// The base `asked` names (the merge base with the upstream branch when it names none), resolved in
 /// the repository of `head`, to check out as [`super::side::SideSource::Revision`]: into kprof's
 /// worktree of the base, its profiles under the head's profiles root.
 pub fn checkout<'a>(
     request: &'a Request,
     head: &'a Plan,
     manifest: Option<&'a Path>,
-    asked: &str,
+    asked: &BaseRev,
 ) -> Result<Checkout<'a>> {
     let repo = worktree::repository_root(&head.workspace_root)?;
     let github_base = std::env::var("GITHUB_BASE_REF").ok();

@@ -10,13 +10,14 @@ use crate::archive::{self, contents};
 use crate::config::IncludeGlob;
 use crate::error::{ExitCode, Failure};
 use crate::events::Event;
+use crate::model::ab::BaseRev;
 use crate::ops::archive::{build, graph, open_to_pack, PackOptions};
 use crate::ops::opening::RequestFn;
 use crate::plan::{Plan, Request};
 use crate::shell::Shell;
 
-/// `cargo kprof archive --base REV -o FILE` (`auto`: the merge base).
-pub fn pack(asked: RequestFn<'_>, o: &PackOptions<'_>, base: &str, shell: &Shell) -> Result<ExitCode> {
+/// `cargo kprof archive --base [REV] -o FILE`.
+pub fn pack(asked: RequestFn<'_>, o: &PackOptions<'_>, base: &BaseRev, shell: &Shell) -> Result<ExitCode> {
     let (plan, request, ws) = open_to_pack(asked, o, shell)?;
     pack_pair(o, base, &request, plan, &ws.config.include, shell)
 }
@@ -24,7 +25,7 @@ pub fn pack(asked: RequestFn<'_>, o: &PackOptions<'_>, base: &str, shell: &Shell
 /// Both sides built and packed, each as a one-sided archive, then the two put in one file.
 fn pack_pair(
     o: &PackOptions<'_>,
-    asked: &str,
+    asked: &BaseRev,
     request: &Request,
     head: Plan,
     include: &[IncludeGlob],
@@ -62,7 +63,9 @@ fn pack_pair(
             kprof_version: env!("CARGO_PKG_VERSION").into(),
             base_asked: revision.asked.clone(),
             base_commit: revision.commit.clone(),
-            head_commit: crate::vcs::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
+            head_commit: crate::vcs::worktree::resolve(&repo, &BaseRev::Named("HEAD".into()), None)
+                .ok()
+                .map(|r| r.commit),
         };
         archive::pair::write(&pair, &head_tmp, &base_tmp, o.output)
     })();

@@ -10,7 +10,7 @@ use anyhow::Result;
 use super::side::{Archived, Side, SideSource};
 use crate::archive::pair;
 use crate::error::{ExitCode, Failure};
-use crate::model::ab::Side as Role;
+use crate::model::ab::{BaseRev, Side as Role};
 use crate::ops::archive::{Machine, Unpack};
 use crate::ops::opening::{self, RequestFn};
 use crate::ops::profile::Extras;
@@ -25,8 +25,8 @@ pub enum SidesFrom<'a> {
         request: RequestFn<'a>,
         /// `--manifest-path`.
         manifest_path: Option<&'a Path>,
-        /// The base revision as asked (`auto` for the merge base).
-        asked: &'a str,
+        /// The base revision as asked.
+        asked: &'a BaseRev,
     },
     /// An A/B archive (`cargo kprof archive --base`).
     Archive {
@@ -72,7 +72,7 @@ fn from_tree(
     timing_only: bool,
     request: RequestFn<'_>,
     manifest: Option<&Path>,
-    asked: &str,
+    asked: &BaseRev,
     shell: &Shell,
 ) -> Result<(Side, Side)> {
     let ws = opening::load_workspace(manifest, shell)?;

@@ -207,8 +207,7 @@ fn target_spec_for(
         },
         kernel: KernelSection {
             name: kernel.name.clone(),
-            filter_mode: filter.mode,
-            filter: filter.pattern.clone(),
+            filter: filter.clone(),
             allow_discovery_fallback: true,
             case: kernel.case.clone(),
         },

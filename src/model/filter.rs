@@ -93,12 +93,7 @@ impl std::error::Error for InvalidRegex {}
 impl TryFrom<FilterText> for KernelFilter {
     type Error = InvalidRegex;
     fn try_from(text: FilterText) -> Result<Self, InvalidRegex> {
-        match text.mode {
-            FilterMode::Regex => KernelFilter::try_regex(text.pattern),
-            // Names, ids and NVTX ranges are ncu's to read; the analysis tries them as a
-            // regex, as it always has, and one that is none matches nothing.
-            mode => Ok(KernelFilter::lenient(mode, text.pattern)),
-        }
+        KernelFilter::read(text.mode, text.pattern)
     }
 }
 
@@ -210,6 +205,17 @@ impl KernelFilter {
     /// An ncu kernel id (`context:stream:[regex:]name:invocation`) kprof built itself.
     pub fn kernel_id(id: impl Into<String>) -> Self {
         KernelFilter::lenient(FilterMode::KernelId, id.into())
+    }
+
+    /// A filter as a file keeps it (`profile-target.yaml`, a plan's JSON): a regex is
+    /// refused when it does not compile. Names, ids and NVTX ranges are ncu's to read; the
+    /// analysis tries them as a regex, as it always has, and one that is none matches
+    /// nothing.
+    pub fn read(mode: FilterMode, pattern: String) -> Result<Self, InvalidRegex> {
+        match mode {
+            FilterMode::Regex => KernelFilter::try_regex(pattern),
+            mode => Ok(KernelFilter::lenient(mode, pattern)),
+        }
     }
 
     /// A filter from a user-written regex, used as given: refused when it does not compile.

@@ -175,20 +175,58 @@ pub struct CargoTarget {
 
 /// `kernel`: which kernel ncu profiles.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(try_from = "KernelText", into = "KernelText")]
 pub struct KernelSection {
     /// The kernel hint as the user wrote it.
     pub name: String,
-    /// How `filter` is matched.
-    pub filter_mode: FilterMode,
-    /// The filter: a regex, a name, a kernel id or an NVTX range, per `filter_mode`.
-    pub filter: String,
+    /// The filter (`filter_mode` and `filter` in the file): a regex, a name, a kernel id
+    /// or an NVTX range. Checked when the file is read: a regex that is none is refused,
+    /// naming the file, and never matches nothing unseen.
+    pub filter: KernelFilter,
     /// Whether kernel discovery may run when the filter matches nothing.
-    #[serde(default = "yes")]
     pub allow_discovery_fallback: bool,
     /// The harness case regex (harness runtime only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub case: Option<String>,
+}
+
+/// `kernel` as written.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelText {
+    name: String,
+    /// How `filter` is matched.
+    filter_mode: FilterMode,
+    /// The filter: a regex, a name, a kernel id or an NVTX range, per `filter_mode`.
+    filter: String,
+    #[serde(default = "yes")]
+    allow_discovery_fallback: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    case: Option<String>,
+}
+
+impl TryFrom<KernelText> for KernelSection {
+    type Error = String;
+    fn try_from(t: KernelText) -> Result<Self, String> {
+        let filter = KernelFilter::read(t.filter_mode, t.filter).map_err(|e| format!("kernel.filter {e}"))?;
+        Ok(KernelSection {
+            name: t.name,
+            filter,
+            allow_discovery_fallback: t.allow_discovery_fallback,
+            case: t.case,
+        })
+    }
+}
+
+impl From<KernelSection> for KernelText {
+    fn from(k: KernelSection) -> Self {
+        KernelText {
+            name: k.name,
+            filter_mode: k.filter.mode,
+            filter: k.filter.pattern,
+            allow_discovery_fallback: k.allow_discovery_fallback,
+            case: k.case,
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -201,8 +239,7 @@ impl KernelSection {
     pub fn from_hint(hint: &KernelHint) -> Self {
         KernelSection {
             name: hint.to_string(),
-            filter_mode: FilterMode::Regex,
-            filter: KernelFilter::from_hint(hint).pattern,
+            filter: KernelFilter::from_hint(hint),
             allow_discovery_fallback: true,
             case: None,
         }
@@ -437,7 +474,7 @@ impl TargetSpec {
         if self.kernel.name.trim().is_empty() {
             return Err("kernel.name must not be empty".to_string());
         }
-        if self.kernel.filter.trim().is_empty() {
+        if self.kernel.filter.pattern.trim().is_empty() {
             return Err("kernel.filter must not be empty".to_string());
         }
         if self.launch.launch_count() == 0 {
@@ -456,6 +493,11 @@ impl TargetSpec {
                      `password_storage: forbidden` is the only value; for counter access \
                      configure a NOPASSWD sudoers rule for the ncu named in profile/ncu_path",
                 );
+            } else if message.contains("kernel.filter `") {
+                failure = failure.help(format!(
+                    "write a valid regex as `filter` under `kernel` in {FILE_NAME} (escape \
+                     metacharacters, e.g. `gemm\\(`), or profile the kernel again to write it afresh"
+                ));
             } else if message.contains("unknown field") {
                 failure = failure.help(
                     "fields cargo kprof does not know are refused so that typos are not ignored; \
@@ -544,7 +586,7 @@ mod tests {
 
         let mut other = sample();
         other.target.runtime = Runtime::PythonTriton;
-        other.kernel.filter_mode = FilterMode::KernelId;
+        other.kernel.filter = KernelFilter::kernel_id(other.kernel.filter.pattern.clone());
         other.kernel.case = Some("hgemm_.*".to_string());
         other.launch = LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 };
         other.privilege.mode = Privilege::Sudo;

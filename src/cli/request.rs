@@ -11,8 +11,7 @@ use crate::config::CargoTargetKind;
 use crate::error::{ExitCode, Failure};
 use crate::model::census::{CensusPlan, Pick};
 use crate::model::partition::Shard;
-use crate::ncu::StageCollection;
-use crate::plan::{Request, StagePlan};
+use crate::plan::{CustomStage, Request, StagePlan};
 
 impl KernelOptions {
     /// These options as a [`Request`] (everything else left at its default), checked:
@@ -102,10 +101,7 @@ impl ProfileArgs {
             .or(self.example.as_ref().map(|n| (CargoTargetKind::Example, n.clone())))
             .or(self.bin.as_ref().map(|n| (CargoTargetKind::Bin, n.clone())));
         let stages = if self.set.is_some() || !self.sections.is_empty() {
-            Some(StagePlan::Custom(StageCollection::Custom {
-                set: self.set.clone(),
-                sections: self.sections.clone(),
-            }))
+            Some(StagePlan::Custom(CustomStage { set: self.set.clone(), sections: self.sections.clone() }))
         } else {
             kernel.stages.clone()
         };

@@ -13,14 +13,14 @@ use cargo_metadata::Metadata;
 
 use super::targets::target_package;
 use super::{absolute, apply_shard, kernel_regex_filter, merged_env, package_dir};
-use super::{KernelPlan, Plan, PlannedTarget, Request, StagePlan};
+use super::{CustomStage, KernelPlan, Plan, PlannedTarget, Request, StagePlan};
 use crate::build::{BuildRequest, BuildTarget};
 use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime, Settings};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::{KernelFilter, KernelHint};
 use crate::model::stage::StageSelection;
 use crate::model::window::{defaults, window_for, window_origin};
-use crate::ncu::{ClockControl, StageCollection};
+use crate::ncu::ClockControl;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -109,7 +109,7 @@ fn request_notes(args: &Request, build: Option<&BuildRequest>) -> Vec<String> {
             ));
         }
     }
-    if let Some(StagePlan::Custom(StageCollection::Custom { set: Some(set), sections })) = &args.stages {
+    if let Some(StagePlan::Custom(CustomStage { set: Some(set), sections })) = &args.stages {
         if !sections.is_empty() {
             notes.push(format!(
                 "--set {set} and --sections {} both apply: ncu collects the set's sections and these",

@@ -52,7 +52,7 @@ use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
 use super::follow_up::follow_up;
 use super::queue::{drive, Next, Unit};
-use super::reason::Reason;
+use super::reason::{FollowUpWhy, Reason};
 use super::run::{append_command, KernelRun, StageRan};
 use super::source_split::{lacking_line_info, split_source};
 use crate::analyze::rules::Rules;
@@ -287,7 +287,7 @@ impl Unit for Batch<'_, '_> {
             self.shell,
         )?;
         self.ncu_ms += ran.outcome.wall_ms;
-        if matches!(reason, Reason::FollowUp(_)) {
+        if matches!(reason, Reason::FollowUp(_) | Reason::FollowUps(_)) {
             self.follow_up_ms += ran.outcome.wall_ms;
         }
         let first_run = std::mem::replace(&mut self.first_run, false);
@@ -391,7 +391,7 @@ impl Batch<'_, '_> {
     fn share(&mut self, shared: &Shared<'_>, page: &RawPage) -> Result<Next<BatchStage>> {
         let rows = split_rows(page, self.members, shared.group);
         let basic = self.auto && *shared.collection == StageCollection::Named(Stage::Basic);
-        let mut wants: BTreeMap<usize, (Stage, String)> = BTreeMap::new();
+        let mut wants: BTreeMap<usize, (Stage, FollowUpWhy)> = BTreeMap::new();
         let mut costs: BTreeMap<usize, MemberCost> = BTreeMap::new();
         for i in shared.group {
             let Some((text, own)) = own_page(page, shared.text, &rows[i]) else {
@@ -412,7 +412,7 @@ impl Batch<'_, '_> {
             functions.extend(own.launches().map(|l| function_name(l.kernel_name())));
             if basic {
                 let (stage, reason) = self.follow_up_of(*i, own)?;
-                wants.insert(*i, (stage, format!("`{}`: {reason}", self.members[*i].kernel.name)));
+                wants.insert(*i, (stage, reason));
             }
         }
         let chosen: BTreeMap<usize, Stage> = wants.iter().map(|(i, (s, _))| (*i, *s)).collect();
@@ -499,14 +499,14 @@ impl Batch<'_, '_> {
 
     /// The follow-up member `i`'s basic rows choose, said, and written to its
     /// `commands.sh` as the command that runs it alone (the script stays replayable alone).
-    fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, String)> {
+    fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, FollowUpWhy)> {
         let m = &self.members[i];
         let filter = m.kernel.filter.clone().unwrap_or_else(|| KernelFilter::regex(".*"));
         let (stage, reason) = follow_up(Ok(page), self.rules, &filter)?;
         self.shell.emit(&Event::FollowUpChosen {
             kernel: m.kernel.name.clone(),
             stage: stage.to_string(),
-            why: reason.clone(),
+            why: reason.to_string(),
             batched: true,
         });
         let collection = StageCollection::Named(stage);

@@ -666,3 +666,34 @@ fn the_merge_base_sentinel_is_spelled_in_its_parser_only() {
         wrong.into_iter().collect::<Vec<_>>().join("\n")
     );
 }
+
+#[test]
+fn archives_are_written_by_two_functions() {
+    // An archive of one build is written through `archive::builder` (every file a plain
+    // entry); the outer tar of an A/B pair or a bisect bundle, which holds such archives,
+    // by `archive::outer::write` only, for both. No other code starts a tar writer.
+    let mut found = Vec::new();
+    for (path, n, line) in code_lines() {
+        if line.contains("tar::Builder::new(") {
+            found.push(format!("{path}:{n}"));
+        }
+    }
+    let allowed = ["src/archive/mod.rs", "src/archive/outer.rs"];
+    let (ours, others): (Vec<&String>, Vec<&String>) =
+        found.iter().partition(|f| allowed.iter().any(|a| f.starts_with(&format!("{a}:"))));
+    assert!(
+        others.is_empty() && ours.len() == 2,
+        "tar writers outside archive::builder and archive::outer::write (write a bundle with \
+         outer::write):\n{}",
+        found.join("\n")
+    );
+    for (file, f) in [("src/archive/mod.rs", "fn builder"), ("src/archive/outer.rs", "fn write")] {
+        let code = sources().into_iter().find(|(p, _)| p == file).unwrap().1;
+        let start = code.find(f).unwrap_or_else(|| panic!("no `{f}` in {file}"));
+        let next = code[start + 2..]
+            .find("\nfn ")
+            .or(code[start + 2..].find("\npub"))
+            .map_or(code.len(), |i| start + 2 + i);
+        assert!(code[start..next].contains("tar::Builder::new("), "{file}: the tar writer is not in `{f}`");
+    }
+}

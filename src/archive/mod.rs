@@ -340,7 +340,7 @@ fn claimed(dir: &Path, pid: &str) -> Failure {
 #[derive(Debug)]
 pub enum Opened {
     /// One build (`archive -o FILE`); its entries and plan are checked when it is
-    /// unpacked ([`check`]).
+    /// unpacked ([`check()`]).
     Build,
     /// Two builds for an A/B check (`archive --base REV`).
     Pair(Result<pair::PairManifest, Failure>),

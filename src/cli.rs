@@ -11,11 +11,7 @@ use std::path::PathBuf;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand};
 
-use crate::build::Features;
-use crate::config::{CargoTargetKind, ClockControl};
-use crate::error::Failure;
-use crate::ncu::StageCollection;
-use crate::plan::{Request, StagePlan};
+use crate::config::ClockControl;
 use crate::shell::Shell;
 pub use crate::shell::{ColorChoice, MessageFormat};
 pub use ab::AbArgs;
@@ -33,6 +29,7 @@ mod init;
 mod kernel;
 mod launchers;
 mod merge;
+mod request;
 
 /// `cargo` as clap sees it: cargo runs us as `cargo-kprof kprof ...`.
 #[derive(Debug, Parser)]
@@ -241,8 +238,8 @@ pub struct ImportArgs {
     #[arg(long, value_name = "FILE")]
     pub details: Option<PathBuf>,
     /// Analyse only kernels matching this hint (regex `.*HINT.*`); default: every kernel
-    #[arg(long, value_name = "HINT")]
-    pub kernel: Option<String>,
+    #[arg(long, value_name = "HINT", value_parser = kernel::parse_kernel_hint)]
+    pub kernel: Option<crate::model::filter::KernelHint>,
     /// The profile directory to create (must not exist or be empty)
     #[arg(long, value_name = "DIR", required = true)]
     pub output_dir: PathBuf,
@@ -280,8 +277,8 @@ pub struct ArchiveArgs {
     pub output: PathBuf,
     /// Also build and pack git revision REV, for `check --archive` to compare with (no REV:
     /// the merge base with the upstream branch, or with origin/$GITHUB_BASE_REF in GitHub Actions)
-    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto")]
-    pub base: Option<String>,
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = ab::MERGE_BASE, value_parser = ab::parse_base)]
+    pub base: Option<crate::model::ab::BaseRev>,
     /// Build and pack every first-parent revision of GOOD..BAD (GOOD alone: up to HEAD),
     /// identical builds once, for `bisect --archive` to search (needs -k KERNEL)
     #[arg(long, value_name = "GOOD..BAD", conflicts_with = "base")]
@@ -505,52 +502,6 @@ pub struct ProfileArgs {
     pub bench_args: Vec<String>,
 }
 
-impl ProfileArgs {
-    /// The typed request [`crate::plan::resolve`] takes.
-    pub fn request(&self) -> Result<Request, Failure> {
-        let kernel = self.kernel.request()?;
-        let target = self
-            .bench
-            .as_ref()
-            .map(|n| (CargoTargetKind::Bench, n.clone()))
-            .or(self.example.as_ref().map(|n| (CargoTargetKind::Example, n.clone())))
-            .or(self.bin.as_ref().map(|n| (CargoTargetKind::Bin, n.clone())));
-        let stages = if self.set.is_some() || !self.sections.is_empty() {
-            Some(StagePlan::Custom(StageCollection::Custom {
-                set: self.set.clone(),
-                sections: self.sections.clone(),
-            }))
-        } else {
-            kernel.stages.clone()
-        };
-        Ok(Request {
-            packages: self.packages.packages.clone(),
-            workspace: self.packages.workspace,
-            target,
-            features: Features {
-                features: self
-                    .features
-                    .iter()
-                    .flat_map(|f| f.split([',', ' ']))
-                    .filter(|f| !f.is_empty())
-                    .map(String::from)
-                    .collect(),
-                all_features: self.all_features,
-                no_default_features: self.no_default_features,
-            },
-            profile: self.profile.clone(),
-            target_dir: self.target_dir.clone(),
-            index: self.index,
-            stages,
-            clock_control: self.clock_control,
-            timeout: self.timeout.map(std::time::Duration::from_secs),
-            sudo: self.sudo,
-            bench_args: self.bench_args.clone(),
-            ..kernel
-        })
-    }
-}
-
 fn clap_cargo_styles() -> clap::builder::Styles {
     use clap::builder::styling::{AnsiColor, Effects};
     clap::builder::Styles::styled()
@@ -581,6 +532,7 @@ where
 mod tests {
     use super::kernel::StagesArg;
     use super::*;
+    use crate::model::filter::KernelHint;
     use crate::model::stage::{Stage, StageSelection};
 
     fn parse(line: &str) -> Result<KprofArgs, clap::Error> {
@@ -590,7 +542,7 @@ mod tests {
     #[test]
     fn valid_command_lines() {
         let a = parse("kprof --kernel hgemm --dry-run").unwrap();
-        assert_eq!(a.profile.kernel.kernels, ["hgemm"]);
+        assert_eq!(a.profile.kernel.kernels, [KernelHint::parse("hgemm")]);
         assert!(a.profile.kernel.dry_run);
         assert_eq!(a.profile.profile, "release");
 
@@ -604,7 +556,7 @@ mod tests {
         let a = parse("kprof -p demo --bench hgemm -k hgemm -k copy --stages basic,memory --launch-count 3 --env NO_GRAPH=1 -- --m 4096").unwrap();
         assert_eq!(a.profile.packages.packages, ["demo"]);
         assert_eq!(a.profile.bench.as_deref(), Some("hgemm"));
-        assert_eq!(a.profile.kernel.kernels, ["hgemm", "copy"]);
+        assert_eq!(a.profile.kernel.kernels, [KernelHint::parse("hgemm"), KernelHint::parse("copy")]);
         let basic_memory = StageSelection::List(vec![Stage::Basic, Stage::Memory]);
         assert_eq!(a.profile.kernel.stages, Some(StagesArg(Ok(basic_memory))));
         assert_eq!(a.profile.kernel.launch_count, Some(3));
@@ -636,7 +588,7 @@ mod tests {
         match parse("kprof import --raw a.csv --raw b.csv --output-dir out --kernel gemm").unwrap().command {
             Some(Command::Import(i)) => {
                 assert_eq!(i.raw.len(), 2);
-                assert_eq!(i.kernel.as_deref(), Some("gemm"));
+                assert_eq!(i.kernel, Some(KernelHint::parse("gemm")));
             }
             other => panic!("expected import, got {other:?}"),
         }
@@ -656,7 +608,7 @@ mod tests {
                 let k = &r.kernel;
                 assert_eq!(
                     (k.kernels.as_slice(), k.kernel_regex.as_deref()),
-                    (&["copy".to_string()][..], Some("c.py"))
+                    (&[KernelHint::parse("copy")][..], Some("c.py"))
                 );
                 let memory = StagesArg(Ok(StageSelection::List(vec![Stage::Memory])));
                 assert_eq!(

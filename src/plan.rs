@@ -18,7 +18,7 @@ use kprof_contract::env as contract;
 use crate::build::{BuildRequest, BuildTarget, Features};
 use crate::config::{CargoTargetKind, Privilege, Runtime};
 use crate::error::{ExitCode, Failure};
-use crate::model::filter::KernelFilter;
+use crate::model::filter::{KernelFilter, KernelHint};
 use crate::model::kinds::WindowOrigin;
 use crate::model::partition::{Partition, Shard};
 use crate::model::stage::StageSelection;
@@ -78,7 +78,7 @@ pub struct Request {
     /// `--target-dir`.
     pub target_dir: Option<PathBuf>,
     /// `--kernel` hints.
-    pub kernels: Vec<String>,
+    pub kernels: Vec<KernelHint>,
     /// `--kernel-regex`.
     pub kernel_regex: Option<String>,
     /// `--index`.
@@ -128,7 +128,42 @@ pub enum StagePlan {
     /// Our stages.
     Stages(StageSelection),
     /// One stage collecting exactly what the user asked ncu for.
-    Custom(StageCollection),
+    Custom(CustomStage),
+}
+
+/// `--set`/`--sections`: one stage collecting exactly what the user asked ncu for. Kept
+/// in a plan's JSON as the ncu collection it is (`{"Custom": {"set": .., "sections":
+/// [..]}}`, as before); any other collection there is refused.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(into = "StageCollection", try_from = "StageCollection")]
+pub struct CustomStage {
+    /// `--set NAME`, if any.
+    pub set: Option<String>,
+    /// `--sections`.
+    pub sections: Vec<String>,
+}
+
+impl CustomStage {
+    /// The ncu collection of this stage.
+    pub fn collection(&self) -> StageCollection {
+        StageCollection::Custom { set: self.set.clone(), sections: self.sections.clone() }
+    }
+}
+
+impl From<CustomStage> for StageCollection {
+    fn from(c: CustomStage) -> Self {
+        StageCollection::Custom { set: c.set, sections: c.sections }
+    }
+}
+
+impl TryFrom<StageCollection> for CustomStage {
+    type Error = String;
+    fn try_from(c: StageCollection) -> Result<Self, String> {
+        match c {
+            StageCollection::Custom { set, sections } => Ok(CustomStage { set, sections }),
+            other => Err(format!("a custom stage is --set/--sections, not the {} stage", other.label())),
+        }
+    }
 }
 
 impl StagePlan {
@@ -216,7 +251,7 @@ impl KernelPlan {
             args: Vec::new(),
             env: BTreeMap::new(),
             cwd: "/ws".into(),
-            filter: Some(KernelFilter::from_hint(name)),
+            filter: Some(KernelFilter::containing(name)),
             case: Some(name.into()),
             window: match runtime {
                 Runtime::Harness => LaunchWindow::HarnessRange { launch_count: 1 },
@@ -258,7 +293,7 @@ impl KernelPlan {
     fn requested_collections(&self) -> Vec<StageCollection> {
         use crate::model::stage::Stage;
         match &self.stages {
-            StagePlan::Custom(c) => vec![c.clone()],
+            StagePlan::Custom(c) => vec![c.collection()],
             // Basic; its hot lines come after the extra stages (see `stage_collections`).
             StagePlan::Stages(StageSelection::Auto) => vec![StageCollection::Named(Stage::Basic)],
             StagePlan::Stages(StageSelection::All) => Stage::ALL
@@ -332,4 +367,29 @@ pub fn merged_env(
     let mut env = configured.clone();
     env.extend(cli.iter().cloned());
     env
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--set`/`--sections` in an archived plan's JSON read as they always have, and a
+    /// plan whose custom stage is any other collection (never written) is refused.
+    #[test]
+    fn a_custom_stage_keeps_its_json_and_holds_only_set_and_sections() {
+        let custom = CustomStage { set: Some("full".into()), sections: vec!["SourceCounters".into()] };
+        let as_before = serde_json::json!({
+            "Custom": serde_json::to_value(StageCollection::Custom {
+                set: Some("full".into()),
+                sections: vec!["SourceCounters".into()],
+            })
+            .unwrap()
+        });
+        assert_eq!(serde_json::to_value(StagePlan::Custom(custom.clone())).unwrap(), as_before);
+        assert_eq!(serde_json::from_value::<StagePlan>(as_before).unwrap(), StagePlan::Custom(custom));
+        let other =
+            serde_json::json!({ "Custom": serde_json::to_value(StageCollection::Discovery).unwrap() });
+        let err = serde_json::from_value::<StagePlan>(other).unwrap_err().to_string();
+        assert!(err.contains("a custom stage is --set/--sections, not the discovery stage"), "{err}");
+    }
 }

@@ -134,8 +134,10 @@ pub fn describe(dir: &ProfileDir) -> Result<(Provenance, Option<regex::Regex>)> 
     let mut prov = Provenance { privilege_mode: "n/a".into(), ..Default::default() };
     let kernel_filter = if let Some(record) = ImportRecord::read(dir)? {
         describe_import(dir, &record, &mut prov)
-    } else if let Ok(spec) = TargetSpec::read_from(&dir.target_spec_path()) {
-        describe_run(dir, &spec, &mut prov)
+    } else if dir.target_spec_path().is_file() {
+        // A file that cannot be read (its filter no regex, say) is refused, naming it: its
+        // kernels are not guessed at.
+        describe_run(dir, &TargetSpec::read_from(&dir.target_spec_path())?, &mut prov)
     } else {
         None
     };
@@ -222,7 +224,7 @@ fn describe_import(dir: &ProfileDir, record: &ImportRecord, prov: &mut Provenanc
         }
         None => "none: every kernel in the files".into(),
     };
-    prov.title = record.kernel.clone().unwrap_or_else(|| "imported kernels".into());
+    prov.title = record.kernel.as_ref().map_or_else(|| "imported kernels".into(), |k| k.to_string());
     prov.commands = format!(
         "cargo kprof import {} --output-dir {}",
         record
@@ -247,7 +249,7 @@ fn describe_run(dir: &ProfileDir, spec: &TargetSpec, prov: &mut Provenance) -> O
         spec.target.runtime.name(),
         spec.target.cwd.display()
     );
-    prov.kernel_filter = format!("`{}:{}`", spec.kernel.filter_mode, spec.kernel.filter);
+    prov.kernel_filter = format!("`{}:{}`", spec.kernel.filter.mode, spec.kernel.filter.pattern);
     prov.privilege_mode = match spec.privilege.mode {
         Privilege::None => "none".into(),
         Privilege::Sudo => "full_sudo".into(),
@@ -255,7 +257,7 @@ fn describe_run(dir: &ProfileDir, spec: &TargetSpec, prov: &mut Provenance) -> O
     prov.clock_control = Some(spec.profiling.clock_control.name().to_string());
     prov.commands = std::fs::read_to_string(dir.commands_script_path()).unwrap_or_default();
     prov.selection = Some(selection(spec));
-    regex::Regex::new(&spec.kernel.filter).ok()
+    spec.kernel.filter.compiled().cloned()
 }
 
 /// The `cargo kprof` command that selects the kernel of `spec` again: its cargo target

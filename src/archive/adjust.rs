@@ -15,7 +15,7 @@
 //! kernels of one shard.
 
 use crate::error::{ExitCode, Failure};
-use crate::model::filter::KernelFilter;
+use crate::model::filter::{KernelFilter, KernelHint};
 use crate::ncu::LaunchWindow;
 use crate::plan::{self, KernelPlan, PlannedTarget, Request};
 
@@ -58,9 +58,9 @@ pub fn adjust(
 }
 
 /// The kernel one `--kernel` hint selects, with its filter.
-fn by_hint(kernels: &[KernelPlan], given: &str, regex: Option<&str>) -> Result<KernelPlan, Failure> {
+fn by_hint(kernels: &[KernelPlan], given: &KernelHint, regex: Option<&str>) -> Result<KernelPlan, Failure> {
     // `=NAME` selects only the kernel named exactly so, and filters its function exactly.
-    let (hint, exact_only) = crate::model::filter::parse_hint(given);
+    let (hint, exact_only) = (given.name.as_str(), given.exact);
     let needle = hint.to_lowercase();
     let exact = kernels.iter().find(|k| k.name == hint);
     let containing: Vec<&KernelPlan> = if exact_only {
@@ -194,7 +194,7 @@ mod tests {
 
     fn req(kernels: &[&str], regex: Option<&str>) -> Request {
         Request {
-            kernels: kernels.iter().map(|s| s.to_string()).collect(),
+            kernels: kernels.iter().map(|s| KernelHint::parse(s)).collect(),
             kernel_regex: regex.map(String::from),
             ..Request::default()
         }

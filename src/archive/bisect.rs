@@ -11,14 +11,15 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use super::outer::{self, Layout};
 use super::pair::{commit, text};
 use crate::error::{ExitCode, Failure};
 
 /// The bundle's manifest, its first entry.
-pub const BISECT_MANIFEST: &str = "kprof-bisect.json";
+const BISECT_MANIFEST: &str = Layout::Bisect.manifest();
 /// Where the builds are put while the bisect runs (inside `--workspace-remap`).
 const INNER_DIR: &str = ".kprof-bisect-archives";
 /// The most revisions one bundle holds. Each is a build on the packing machine, so a range
@@ -165,40 +166,14 @@ pub fn temporary(out: &Path, n: usize) -> Result<PathBuf, Failure> {
 /// Writes the bundle to `out` (never over an existing file) from the builds' archives,
 /// `builds[n]` being build `n`, and removes those.
 pub fn write(manifest: &BisectManifest, builds: &[PathBuf], out: &Path) -> Result<()> {
-    let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
-            .help("archives are never overwritten: pick a new file name")
-    })?;
-    let written = (|| -> Result<()> {
-        let mut tar = tar::Builder::new(file);
-        let json = serde_json::to_vec_pretty(manifest)?;
-        let mut header = tar::Header::new_gnu();
-        header.set_size(json.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        tar.append_data(&mut header, BISECT_MANIFEST, json.as_slice())?;
-        for (n, path) in builds.iter().enumerate() {
-            let mut f =
-                std::fs::File::open(path).with_context(|| format!("could not read {}", path.display()))?;
-            tar.append_file(BisectManifest::build_name(n), &mut f)
-                .with_context(|| format!("could not pack {}", path.display()))?;
-        }
-        tar.into_inner()?.sync_all().ok();
-        Ok(())
-    })();
-    if written.is_err() {
-        std::fs::remove_file(out).ok();
-    }
-    written?;
-    for b in builds {
-        std::fs::remove_file(b).ok();
-    }
-    Ok(())
+    let inner: Vec<(String, &Path)> =
+        builds.iter().enumerate().map(|(n, p)| (BisectManifest::build_name(n), p.as_path())).collect();
+    outer::write(Layout::Bisect, manifest, &inner, out)
 }
 
-/// The bundle's manifest when `archive` is a bisect archive; `None` for any other.
-pub fn read_manifest(archive: &Path) -> Result<Option<BisectManifest>, Failure> {
-    let Some(bytes) = super::pair::first_entry(archive, BISECT_MANIFEST)? else { return Ok(None) };
+/// The bundle's manifest, from the bytes of `archive`'s first entry (see
+/// [`super::open`]), read and checked.
+pub(super) fn parse_manifest(archive: &Path, bytes: &[u8]) -> Result<BisectManifest, Failure> {
     let read = super::pair::Bundle {
         archive,
         manifest: BISECT_MANIFEST,
@@ -206,7 +181,7 @@ pub fn read_manifest(archive: &Path) -> Result<Option<BisectManifest>, Failure> 
         verb: "search",
         unchanged: "pass the file that `archive --bisect GOOD..BAD` wrote, unchanged",
     };
-    let m: BisectManifest = serde_json::from_slice(&bytes).map_err(|e| {
+    let m: BisectManifest = serde_json::from_slice(bytes).map_err(|e| {
         Failure::new(
             ExitCode::Config,
             format!("{}: {BISECT_MANIFEST} cannot be read: {e}", archive.display()),
@@ -214,23 +189,20 @@ pub fn read_manifest(archive: &Path) -> Result<Option<BisectManifest>, Failure> 
         .help(read.unchanged)
     })?;
     read.check(m.schema_version, m.validate())?;
-    Ok(Some(m))
+    Ok(m)
 }
 
-/// Refuses a bisect archive given to `command` (`run --archive`, `check --archive`),
-/// naming `bisect --archive`, which searches it.
-pub fn refuse_bundle(archive: &Path, command: &str) -> Result<(), Failure> {
-    match super::pair::first_entry(archive, BISECT_MANIFEST) {
-        Ok(Some(_)) => Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "{} is a bisect archive (packed with `archive --bisect GOOD..BAD`): {command} takes one build",
-                archive.display()
-            ),
-        )
-        .help(format!("search it with `cargo-kprof kprof bisect --archive {}`", archive.display()))),
-        _ => Ok(()),
-    }
+/// The refusal of a bisect archive given to `command` (`run --archive`, `check
+/// --archive`), naming `bisect --archive`, which searches it.
+pub fn refused(archive: &Path, command: &str) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "{} is a bisect archive (packed with `archive --bisect GOOD..BAD`): {command} takes one build",
+            archive.display()
+        ),
+    )
+    .help(format!("search it with `cargo-kprof kprof bisect --archive {}`", archive.display()))
 }
 
 /// Extracts every build of the bundle into `<dir>/.kprof-bisect-archives/`, refusing any
@@ -244,7 +216,7 @@ pub fn extract_builds(archive: &Path, dir: &Path, builds: usize) -> Result<Vec<P
     };
     let names: Vec<String> = (0..builds).map(BisectManifest::build_name).collect();
     let inner = dir.join(INNER_DIR);
-    let seen = super::pair::extract_inner(archive, &inner, BISECT_MANIFEST, &names, &|name| {
+    let seen = outer::extract_inner(archive, &inner, Layout::Bisect, &names, &|name| {
         refuse(format!(
             "entry `{}` is not {BISECT_MANIFEST} or one of build-0.tar .. build-{}.tar (plain files, once each)",
             crate::process::shell_comment(name),
@@ -367,7 +339,10 @@ mod tests {
         write(&manifest(), &builds, &out).unwrap();
         assert!(builds.iter().all(|b| !b.exists()), "the temporaries are removed");
         assert!(temporary(&out, 0).is_err(), "the bundle is never overwritten");
-        assert_eq!(read_manifest(&out).unwrap(), Some(manifest()));
+        let super::super::Opened::Bisect(read) = super::super::open(&out).unwrap() else {
+            panic!("not a bundle")
+        };
+        assert_eq!(read.unwrap(), manifest());
         let remap = dir.path().join("remap");
         let paths = extract_builds(&out, &remap, 2).unwrap();
         assert_eq!(std::fs::read_to_string(&paths[1]).unwrap(), "build 1");

@@ -25,6 +25,7 @@ pub mod deps;
 pub mod emit;
 pub mod libs;
 pub mod loader;
+pub mod outer;
 pub mod pair;
 pub use contents::Contents;
 
@@ -333,26 +334,32 @@ fn claimed(dir: &Path, pid: &str) -> Failure {
     )
 }
 
-/// What an archive holds, told by its first entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// One build (`archive -o FILE`).
+/// An archive, opened once: what it holds, told by its first entry ([`outer::sniff`]),
+/// with its manifest when it is an outer archive (read and checked, or why it cannot be:
+/// the command that is handed the other kind says what it is first).
+#[derive(Debug)]
+pub enum Opened {
+    /// One build (`archive -o FILE`); its entries and plan are checked when it is
+    /// unpacked ([`check()`]).
     Build,
     /// Two builds for an A/B check (`archive --base REV`).
-    Pair,
+    Pair(Result<pair::PairManifest, Failure>),
     /// A bisect bundle (`archive --bisect GOOD..BAD`).
-    Bisect,
+    Bisect(Result<bisect::BisectManifest, Failure>),
 }
 
-/// The kind of `archive` (see [`Kind`]).
-pub fn kind(archive: &Path) -> Result<Kind, Failure> {
-    if pair::first_entry(archive, bisect::BISECT_MANIFEST)?.is_some() {
-        return Ok(Kind::Bisect);
-    }
-    if pair::first_entry(archive, pair::PAIR_MANIFEST)?.is_some() {
-        return Ok(Kind::Pair);
-    }
-    Ok(Kind::Build)
+/// Opens `archive` and tells what it holds (see [`Opened`]): the one place its kind is
+/// read.
+pub fn open(archive: &Path) -> Result<Opened, Failure> {
+    Ok(match outer::sniff(archive)? {
+        outer::Sniffed::Build => Opened::Build,
+        outer::Sniffed::Outer(outer::Layout::Pair, text) => {
+            Opened::Pair(pair::parse_manifest(archive, &text))
+        }
+        outer::Sniffed::Outer(outer::Layout::Bisect, text) => {
+            Opened::Bisect(bisect::parse_manifest(archive, &text))
+        }
+    })
 }
 
 /// The plan of an archive, once every entry is checked (nothing is written).

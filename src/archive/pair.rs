@@ -6,16 +6,16 @@
 //! side is then unpacked, and checked entry by entry, exactly as a one-sided archive is:
 //! the pair adds no way to write outside `--workspace-remap`.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
+use super::outer::{self, Layout};
 use crate::error::{ExitCode, Failure};
 
 /// The pair's manifest.
-pub const PAIR_MANIFEST: &str = "kprof-ab.json";
+const PAIR_MANIFEST: &str = Layout::Pair.manifest();
 const HEAD: &str = "head.tar";
 const BASE: &str = "base.tar";
 /// Where the two inner archives are put while they are unpacked (inside `--workspace-remap`).
@@ -39,33 +39,7 @@ pub struct PairManifest {
 /// Writes the pair to `out` (never over an existing file) from two archives already
 /// written, and removes those.
 pub fn write(manifest: &PairManifest, head: &Path, base: &Path, out: &Path) -> Result<()> {
-    let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
-        Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
-            .help("archives are never overwritten: pick a new file name")
-    })?;
-    let written = (|| -> Result<()> {
-        let mut tar = tar::Builder::new(file);
-        let json = serde_json::to_vec_pretty(manifest)?;
-        let mut header = tar::Header::new_gnu();
-        header.set_size(json.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        tar.append_data(&mut header, PAIR_MANIFEST, json.as_slice())?;
-        for (path, name) in [(head, HEAD), (base, BASE)] {
-            let mut f =
-                std::fs::File::open(path).with_context(|| format!("could not read {}", path.display()))?;
-            tar.append_file(name, &mut f).with_context(|| format!("could not pack {}", path.display()))?;
-        }
-        tar.into_inner()?.sync_all().ok();
-        Ok(())
-    })();
-    if written.is_err() {
-        std::fs::remove_file(out).ok();
-    }
-    written?;
-    std::fs::remove_file(head).ok();
-    std::fs::remove_file(base).ok();
-    Ok(())
+    outer::write(Layout::Pair, manifest, &[(HEAD.to_string(), head), (BASE.to_string(), base)], out)
 }
 
 /// The side archives' temporary names next to `out` while the pair is made; refused when
@@ -84,10 +58,10 @@ pub fn temporaries(out: &Path) -> Result<(PathBuf, PathBuf), Failure> {
     Ok((head, base))
 }
 
-/// The pair's manifest when `archive` is an A/B archive; `None` for a one-sided one.
-pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
-    let Some(text) = first_entry(archive, PAIR_MANIFEST)? else { return Ok(None) };
-    let m: PairManifest = serde_json::from_slice(&text).map_err(|e| {
+/// The pair's manifest, from the bytes of `archive`'s first entry (see [`super::open`]),
+/// read and checked.
+pub(super) fn parse_manifest(archive: &Path, text: &[u8]) -> Result<PairManifest, Failure> {
+    let m: PairManifest = serde_json::from_slice(text).map_err(|e| {
         Failure::new(ExitCode::Config, format!("{}: {PAIR_MANIFEST} cannot be read: {e}", archive.display()))
     })?;
     let read = Bundle {
@@ -98,7 +72,7 @@ pub fn read_manifest(archive: &Path) -> Result<Option<PairManifest>, Failure> {
         unchanged: "pass the file `cargo kprof archive --base` wrote, unchanged",
     };
     read.check(m.schema_version, m.validate())?;
-    Ok(Some(m))
+    Ok(m)
 }
 
 /// How a bundle's manifest (an A/B or a bisect archive's) is refused, once parsed.
@@ -131,25 +105,6 @@ impl Bundle<'_> {
                 .help(self.unchanged)
         })
     }
-}
-
-/// The first MiB of `archive`'s first entry when that entry is called `name`; `None` when
-/// it is not (or the archive is empty).
-pub(super) fn first_entry(archive: &Path, name: &str) -> Result<Option<Vec<u8>>, Failure> {
-    let unreadable = |e: String| {
-        Failure::new(ExitCode::Config, format!("{} is not a readable tar archive: {e}", archive.display()))
-            .help("pass the tar file `cargo kprof archive -o FILE` wrote, complete and unchanged")
-    };
-    let mut tar = tar::Archive::new(super::check::open(archive)?);
-    let mut entries = tar.entries().map_err(|e| unreadable(e.to_string()))?;
-    let Some(first) = entries.next() else { return Ok(None) };
-    let mut first = first.map_err(|e| unreadable(e.to_string()))?;
-    if first.path_bytes().as_ref() != name.as_bytes() {
-        return Ok(None);
-    }
-    let mut text = Vec::new();
-    first.by_ref().take(1 << 20).read_to_end(&mut text).map_err(|e| unreadable(e.to_string()))?;
-    Ok(Some(text))
 }
 
 /// The longest `base_asked` kept: a revision as typed, or `merge base of HEAD and <branch>`.
@@ -219,7 +174,7 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
     };
     let inner = dir.join(INNER_DIR);
     let allowed = [HEAD.to_string(), BASE.to_string()];
-    let seen = extract_inner(archive, &inner, PAIR_MANIFEST, &allowed, &|name| {
+    let seen = outer::extract_inner(archive, &inner, Layout::Pair, &allowed, &|name| {
         refuse(format!(
             "entry `{}` is not one of {PAIR_MANIFEST}, {HEAD}, {BASE} (plain files, once each)",
             crate::process::shell_comment(name)
@@ -231,44 +186,6 @@ pub fn extract_sides(archive: &Path, dir: &Path) -> Result<(PathBuf, PathBuf)> {
         }
     }
     Ok((inner.join(HEAD), inner.join(BASE)))
-}
-
-/// Copies the inner archives `allowed` of a bundle (an A/B or a bisect archive) into
-/// `inner`, each a new file; `manifest` is read elsewhere and skipped. Any other entry, an
-/// entry that is not a plain file, or one met twice is refused with `refuse(name)`. Returns
-/// the names met.
-pub(super) fn extract_inner(
-    archive: &Path,
-    inner: &Path,
-    manifest: &str,
-    allowed: &[String],
-    refuse: &dyn Fn(&str) -> anyhow::Error,
-) -> Result<Vec<String>> {
-    std::fs::create_dir_all(inner).with_context(|| format!("could not create {}", inner.display()))?;
-    let mut tar = tar::Archive::new(super::check::open(archive)?);
-    let mut seen: Vec<String> = Vec::new();
-    for entry in tar.entries()? {
-        let mut entry = entry?;
-        let name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
-        let regular = entry.header().entry_type() == tar::EntryType::Regular;
-        let known = name == manifest || allowed.contains(&name);
-        if !regular || !known || seen.contains(&name) {
-            return Err(refuse(&name));
-        }
-        seen.push(name.clone());
-        if name == manifest {
-            continue;
-        }
-        let dest = inner.join(&name);
-        let mut out = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&dest)
-            .with_context(|| format!("could not create {}", dest.display()))?;
-        std::io::copy(&mut entry, &mut out).with_context(|| format!("could not write {}", dest.display()))?;
-        out.flush()?;
-    }
-    Ok(seen)
 }
 
 /// Removes what [`extract_sides`] wrote, all of it or part: once both sides are unpacked,
@@ -292,51 +209,6 @@ mod tests {
             base_asked: "merge base of HEAD and origin/main".into(),
             base_commit: "3f2a1c9d0e1b3f2a1c9d0e1b3f2a1c9d0e1b3f2a".into(),
             head_commit: None,
-        }
-    }
-
-    /// A bundle with `entries` (name, regular file or not), as a tar in `dir`.
-    fn bundle(dir: &Path, entries: &[(&str, bool)]) -> std::path::PathBuf {
-        let path = dir.join("bundle.tar");
-        let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
-        for (name, regular) in entries {
-            let mut h = tar::Header::new_gnu();
-            h.set_entry_type(if *regular { tar::EntryType::Regular } else { tar::EntryType::Directory });
-            h.set_size(if *regular { 2 } else { 0 });
-            h.set_mode(0o644);
-            let data: &[u8] = if *regular { b"ok" } else { b"" };
-            b.append_data(&mut h, name, data).unwrap();
-        }
-        b.finish().unwrap();
-        path
-    }
-
-    /// Only the listed inner archives, each once, as plain files: a second copy of one,
-    /// or a folder of its name, is refused and names it.
-    #[test]
-    fn inner_archives_are_plain_files_met_once() {
-        let tmp = tempfile::tempdir().unwrap();
-        let allowed = vec!["head.tar".to_string(), "base.tar".to_string()];
-        let refuse = |name: &str| anyhow::anyhow!("refused {name}");
-        let ok = bundle(tmp.path(), &[("kprof-ab.json", true), ("head.tar", true), ("base.tar", true)]);
-        let met = extract_inner(&ok, &tmp.path().join("in-1"), "kprof-ab.json", &allowed, &refuse).unwrap();
-        assert_eq!(met, ["kprof-ab.json", "head.tar", "base.tar"]);
-        assert_eq!(std::fs::read(tmp.path().join("in-1/head.tar")).unwrap(), b"ok");
-        assert!(!tmp.path().join("in-1/kprof-ab.json").exists(), "the manifest is read elsewhere");
-        for (n, entries) in [
-            vec![("head.tar", true), ("head.tar", true)],
-            vec![("head.tar", false)],
-            vec![("other.tar", true)],
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let dir = tmp.path().join(format!("case-{n}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = bundle(&dir, &entries);
-            let err = extract_inner(&path, &dir.join("in"), "kprof-ab.json", &allowed, &refuse).unwrap_err();
-            let name = entries.last().unwrap().0;
-            assert_eq!(err.to_string(), format!("refused {name}"), "{entries:?}");
         }
     }
 

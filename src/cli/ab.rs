@@ -3,7 +3,20 @@
 
 use clap::{Args, ValueEnum};
 
-use crate::model::ab::{AmbiguousPolicy, GateSignal};
+use crate::model::ab::{AmbiguousPolicy, BaseRev, GateSignal};
+
+/// What clap is handed for `--base` given with no revision (`default_missing_value`), and
+/// what `--base` may say for it: the merge base. Spelled here only; past this file it is
+/// [`BaseRev::MergeBase`].
+pub const MERGE_BASE: &str = "auto";
+
+/// Parses `--base [REV]` (`check --base`, `archive --base`): no revision is the merge base.
+pub fn parse_base(s: &str) -> Result<BaseRev, String> {
+    Ok(match s {
+        MERGE_BASE => BaseRev::MergeBase,
+        rev => BaseRev::Named(rev.to_string()),
+    })
+}
 
 /// How `check` compares with a git revision.
 #[derive(Debug, Args, Clone, Default)]
@@ -11,8 +24,8 @@ pub struct AbArgs {
     /// Compare with git revision REV, built and timed on this machine, interleaved with this
     /// tree (no REV: the merge base with the upstream branch, or with origin/$GITHUB_BASE_REF
     /// in GitHub Actions)
-    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = "auto", conflicts_with = "baseline")]
-    pub base: Option<String>,
+    #[arg(long, value_name = "REV", num_args = 0..=1, default_missing_value = MERGE_BASE, value_parser = parse_base, conflicts_with = "baseline")]
+    pub base: Option<BaseRev>,
     /// Interleaved timing rounds per side of an A/B check (at least 6; default 12)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(6..=200))]
     pub rounds: Option<u32>,

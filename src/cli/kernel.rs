@@ -10,11 +10,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::{ExitCode, Failure};
-use crate::model::census::{CensusPlan, Pick};
-use crate::model::partition::{Partition, Shard};
+use crate::model::filter::KernelHint;
+use crate::model::partition::Partition;
 use crate::model::stage::{StageSelection, UnknownStage};
-use crate::plan::{GpuList, Request, StagePlan};
+use crate::plan::GpuList;
 
 /// The profiling options `cargo kprof` and `run --archive` share: which kernels, their
 /// launch window, stages and environment, and where the profile goes.
@@ -24,8 +23,8 @@ pub struct KernelOptions {
     ///
     /// Selects the kernel of that name and becomes the ncu filter regex `.*NAME.*`; `=NAME`
     /// matches the function exactly.
-    #[arg(short = 'k', long = "kernel", value_name = "NAME", help_heading = "Profiling Options")]
-    pub kernels: Vec<String>,
+    #[arg(short = 'k', long = "kernel", value_name = "NAME", value_parser = parse_kernel_hint, help_heading = "Profiling Options")]
+    pub kernels: Vec<KernelHint>,
     /// Kernel filter as a regex, used as given (instead of `.*NAME.*`)
     #[arg(hide_short_help = true, long, value_name = "RE", help_heading = "Profiling Options")]
     pub kernel_regex: Option<String>,
@@ -85,81 +84,16 @@ pub struct KernelOptions {
     pub profiler_range: bool,
 }
 
-impl KernelOptions {
-    /// These options as a [`Request`] (everything else left at its default), checked:
-    /// the hints and the stage list (the regex is checked by whoever applies it).
-    pub fn request(&self) -> Result<Request, Failure> {
-        for k in &self.kernels {
-            crate::model::names::check_kernel_hint(k)?;
-        }
-        let stages = match &self.stages {
-            Some(StagesArg(Ok(selection))) => Some(StagePlan::Stages(selection.clone())),
-            Some(StagesArg(Err(e))) => {
-                return Err(Failure::new(ExitCode::Config, format!("--stages: {e}"))
-                    .help("e.g. --stages auto, --stages all, --stages basic,memory"))
-            }
-            None => None,
-        };
-        Ok(Request {
-            census: self.census()?,
-            kernels: self.kernels.clone(),
-            kernel_regex: self.kernel_regex.clone(),
-            stages,
-            launch_skip: self.launch_skip,
-            launch_count: self.launch_count,
-            envs: self.envs.clone(),
-            output_dir: self.output_dir.clone(),
-            dry_run: self.dry_run,
-            // `KPROF_NO_BATCH=1` does the same for runs started by scripts (cluster jobs).
-            no_batch: self.no_batch || std::env::var_os("KPROF_NO_BATCH").is_some_and(|v| v == "1"),
-            partition: self.partition.map(Shard::from_flag),
-            gpus: crate::plan::gpu_list(self.gpus.as_ref(), self.jobs),
-            ..Request::default()
-        })
-    }
-}
-
-impl KernelOptions {
-    /// The census options, checked: `--top 0`, a `--min-share` that is no percentage,
-    /// `--census-launches 0` and an empty `--nvtx-include` are refused, naming the fix.
-    fn census(&self) -> Result<CensusPlan, Failure> {
-        let pick = match (self.top, self.min_share) {
-            (Some(n), _) => Pick::top(n)?,
-            (None, Some(p)) => Pick::min_share(p)?,
-            (None, None) => Pick::Default,
-        };
-        let named = !self.kernels.is_empty() || self.kernel_regex.is_some();
-        if let (true, Some(flag)) =
-            (named, self.top.map(|_| "--top").or(self.min_share.map(|_| "--min-share")))
-        {
-            return Err(Failure::new(
-                ExitCode::Usage,
-                format!("{flag} picks kernels from the census, which runs only when no kernel is named"),
-            )
-            .help(format!("drop --kernel/--kernel-regex to census the program, or drop {flag}")));
-        }
-        if self.census_launches == Some(0) {
-            return Err(Failure::new(ExitCode::Usage, "--census-launches 0 would count no launch")
-                .help("pass 1 or more, e.g. --census-launches 200 (the default is 1000)"));
-        }
-        if let Some(empty) = self.nvtx_include.iter().find(|r| r.trim().is_empty()) {
-            return Err(Failure::new(ExitCode::Usage, format!("--nvtx-include `{empty}` names no range"))
-                .help("name the range, e.g. --nvtx-include forward/ (a push/pop range called `forward`)"));
-        }
-        Ok(CensusPlan {
-            pick,
-            launch_cap: self.census_launches,
-            nvtx_include: self.nvtx_include.clone(),
-            profiler_range: self.profiler_range,
-            picked: false,
-        })
-    }
-}
-
 /// `--stages` as parsed: the selection, or the unknown stage it named (refused by
 /// [`KernelOptions::request`], see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StagesArg(pub Result<StageSelection, UnknownStage>);
+
+/// Parses `--kernel`: `NAME` (part of a name) or `=NAME` (exactly that function). A hint
+/// is read here, once, and carried typed; it is checked when the request is made.
+pub fn parse_kernel_hint(s: &str) -> Result<KernelHint, String> {
+    Ok(KernelHint::parse(s))
+}
 
 /// Parses `--stages`: `auto`, `all` or a comma-separated list of stage names.
 pub fn parse_stages(s: &str) -> Result<StagesArg, String> {

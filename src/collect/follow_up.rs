@@ -5,6 +5,7 @@
 
 use anyhow::Result;
 
+use super::reason::FollowUpWhy;
 use crate::analyze::{rules::Rules, summary};
 use crate::error::{ExitCode, Failure};
 use crate::model::filter::KernelFilter;
@@ -16,12 +17,16 @@ pub(super) fn follow_up(
     page: Result<RawPage, String>,
     rules: &Rules,
     filter: &KernelFilter,
-) -> Result<(Stage, String)> {
+) -> Result<(Stage, FollowUpWhy)> {
     // A stage ends `ok` only with a readable page (see `unreadable_page`).
     let page = page.map_err(|e| Failure::new(ExitCode::NcuFailed, e))?;
     let summary = summary::summarize([&page], filter.compiled());
     let Some(k) = summary.kernels.first() else {
-        return Ok((Stage::SpeedOfLight, "basic gave no metrics for the filtered kernel".into()));
+        let why = FollowUpWhy {
+            rule: "basic gave no metrics for the filtered kernel".into(),
+            detail: String::new(),
+        };
+        return Ok((Stage::SpeedOfLight, why));
     };
     let v = rules.decide(k);
     let stage: Stage = v.follow_up_stage;
@@ -44,11 +49,20 @@ pub(super) fn follow_up(
             values.push(value);
         }
     }
-    let evidence = [format!("{} ({})", conditions.join(", "), values.join(", "))];
-    let reason = match (&v.limiter, &v.rule) {
-        (Some(l), _) => format!("limiter `{}` ({}): {}", l.id, v.classification.name(), evidence.join(", ")),
-        (None, Some(rule)) => format!("rule `{rule}` ({}): {}", v.classification.name(), evidence.join(", ")),
-        (None, None) => format!("no rule decided (missing: {})", v.missing.join(", ")),
+    let detail = format!("{} ({})", conditions.join(", "), values.join(", "));
+    let why = match (&v.limiter, &v.rule) {
+        (Some(l), _) => {
+            FollowUpWhy { rule: format!("limiter `{}` ({})", l.id, v.classification.name()), detail }
+        }
+        (None, Some(rule)) => {
+            FollowUpWhy { rule: format!("rule `{rule}` ({})", v.classification.name()), detail }
+        }
+        // Shown as `no rule decided (missing: a, b)`; its brief has read `no rule decided
+        // (missing` (cut at the first `: `) in every recorded run, and still does.
+        (None, None) => FollowUpWhy {
+            rule: "no rule decided (missing".into(),
+            detail: format!("{})", v.missing.join(", ")),
+        },
     };
-    Ok((stage, reason))
+    Ok((stage, why))
 }

@@ -181,12 +181,7 @@ fn target_spec_for(
     use target_spec::*;
     let (stages, set, sections) = match &kernel.stages {
         StagePlan::Stages(s) => (s.clone(), None, Vec::new()),
-        StagePlan::Custom(StageCollection::Custom { set, sections }) => {
-            (StageSelection::Auto, set.clone(), sections.clone())
-        }
-        StagePlan::Custom(StageCollection::Named(s)) => (StageSelection::List(vec![*s]), None, Vec::new()),
-        StagePlan::Custom(StageCollection::Merged(s)) => (StageSelection::List(s.clone()), None, Vec::new()),
-        StagePlan::Custom(StageCollection::Discovery) => (StageSelection::Auto, None, Vec::new()),
+        StagePlan::Custom(c) => (StageSelection::Auto, c.set.clone(), c.sections.clone()),
     };
     let cargo_target = match &kernel.target {
         PlannedTarget::Cargo(t) => Some(CargoTarget { kind: t.kind, name: t.name.clone() }),
@@ -208,8 +203,7 @@ fn target_spec_for(
         },
         kernel: KernelSection {
             name: kernel.name.clone(),
-            filter_mode: filter.mode,
-            filter: filter.pattern.clone(),
+            filter: filter.clone(),
             allow_discovery_fallback: true,
             case: kernel.case.clone(),
         },

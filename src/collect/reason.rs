@@ -17,8 +17,11 @@ pub enum Reason {
     AutoHotLines,
     /// The stage was asked for (`--stage`, the manifests).
     Requested,
-    /// The follow-up the rules chose from basic's metrics (their words).
-    FollowUp(String),
+    /// The follow-up the rules chose from basic's metrics for one kernel.
+    FollowUp(FollowUpWhy),
+    /// One batched run of the follow-ups the rules chose for several kernels: each
+    /// kernel's name, and why.
+    FollowUps(Vec<(String, FollowUpWhy)>),
     /// Discovery chose this kernel (its function name).
     ChosenByDiscovery(String),
     /// Again, after the window was fitted to the census (why it was fitted).
@@ -40,6 +43,41 @@ pub enum Reason {
     },
 }
 
+/// Why the rules chose a follow-up stage: the rule that decided (`limiter
+/// \`l1-shared-bandwidth\` (memory-bound)`), and the conditions and values it read. Shown
+/// as `rule: detail`; a progress line's brief shows the rule alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowUpWhy {
+    /// What decided, as the brief shows it.
+    pub rule: String,
+    /// The conditions and the values they read; empty when there are none.
+    pub detail: String,
+}
+
+impl fmt::Display for FollowUpWhy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.detail.is_empty() {
+            true => f.write_str(&self.rule),
+            false => write!(f, "{}: {}", self.rule, self.detail),
+        }
+    }
+}
+
+/// The follow-ups of several kernels, as one run's reason says them: `` `a`: why; `b`: why ``.
+struct PerKernel<'a>(&'a [(String, FollowUpWhy)]);
+
+impl fmt::Display for PerKernel<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (n, (kernel, why)) in self.0.iter().enumerate() {
+            if n > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "`{kernel}`: {why}")?;
+        }
+        Ok(())
+    }
+}
+
 impl Reason {
     /// The reason of the stages a plan names: `auto`'s basic and hot lines, or what was
     /// asked for.
@@ -57,10 +95,8 @@ impl Reason {
     /// rule without its conditions and values, a retry without its explanation.
     pub fn brief(&self) -> String {
         match self {
-            Reason::FollowUp(reason) if !reason.contains("`: ") => {
-                format!("auto follow-up: {}", reason.split(": ").next().unwrap_or(reason))
-            }
-            Reason::FollowUp(_) => "auto follow-ups, chosen per kernel".to_string(),
+            Reason::FollowUp(why) => format!("auto follow-up: {}", why.rule),
+            Reason::FollowUps(_) => "auto follow-ups, chosen per kernel".to_string(),
             Reason::WindowFitted(_) => "again, window fitted".to_string(),
             Reason::Census => "census of every kernel's launches".to_string(),
             Reason::Batched(inner) => format!("{}; batched", inner.brief()),
@@ -75,7 +111,10 @@ impl Reason {
     /// `# Stage N: `: a chosen follow-up names its reason, a retry says what changed.
     pub fn script_comment(&self, stage: &str) -> String {
         match self {
-            Reason::FollowUp(reason) => format!("{stage}, chosen: {}", shell_comment(reason)),
+            Reason::FollowUp(why) => format!("{stage}, chosen: {}", shell_comment(&why.to_string())),
+            Reason::FollowUps(whys) => {
+                format!("{stage}, chosen: {}", shell_comment(&PerKernel(whys).to_string()))
+            }
             Reason::SassOnly => format!("{stage} again, SASS only (no line info)"),
             other => format!("{stage} ({})", shell_comment(&other.to_string())),
         }
@@ -88,7 +127,8 @@ impl fmt::Display for Reason {
             Reason::AutoFirst => f.write_str("auto: always first"),
             Reason::AutoHotLines => f.write_str("auto: the hot lines"),
             Reason::Requested => f.write_str("requested"),
-            Reason::FollowUp(reason) => write!(f, "auto follow-up: {reason}"),
+            Reason::FollowUp(why) => write!(f, "auto follow-up: {why}"),
+            Reason::FollowUps(whys) => write!(f, "auto follow-up: {}", PerKernel(whys)),
             Reason::ChosenByDiscovery(kernel) => write!(f, "for `{kernel}`, chosen by discovery"),
             Reason::WindowFitted(why) => write!(f, "again, window fitted: {why}"),
             Reason::NarrowedTo(kernel) => write!(f, "again, for `{kernel}` only"),
@@ -106,6 +146,10 @@ impl fmt::Display for Reason {
 mod tests {
     use super::*;
 
+    fn why(rule: &str, detail: &str) -> FollowUpWhy {
+        FollowUpWhy { rule: rule.into(), detail: detail.into() }
+    }
+
     #[test]
     fn reasons_read_as_the_manifest_records_them() {
         use crate::model::stage::Stage;
@@ -113,7 +157,7 @@ mod tests {
         assert_eq!(Reason::first(true, &Named(Stage::Basic)).to_string(), "auto: always first");
         assert_eq!(Reason::first(true, &Named(Stage::Source)).to_string(), "auto: the hot lines");
         assert_eq!(Reason::first(false, &Named(Stage::Source)).to_string(), "requested");
-        let follow = Reason::FollowUp("rule `x` (memory): y".into());
+        let follow = Reason::FollowUp(why("rule `x` (memory)", "y"));
         assert_eq!(follow.to_string(), "auto follow-up: rule `x` (memory): y");
         let batched = Reason::BatchedWith { inner: Box::new(follow.clone()), kernels: 3 };
         assert_eq!(
@@ -126,19 +170,28 @@ mod tests {
 
     #[test]
     fn briefs_keep_the_rule_and_drop_its_numbers() {
-        let follow = Reason::FollowUp(
-            "limiter `l1-shared-bandwidth` (memory-bound): l1tex_throughput_elapsed_pct >= 60 (l1tex = 81.39)".into(),
-        );
+        let follow = Reason::FollowUp(why(
+            "limiter `l1-shared-bandwidth` (memory-bound)",
+            "l1tex_throughput_elapsed_pct >= 60 (l1tex = 81.39)",
+        ));
         assert_eq!(follow.brief(), "auto follow-up: limiter `l1-shared-bandwidth` (memory-bound)");
-        let batched =
-            Reason::Batched(Box::new(Reason::FollowUp("`a`: rule `x` (memory): y; `b`: rule `z`: w".into())));
+        let per_kernel = Reason::FollowUps(vec![
+            ("a".into(), why("rule `x` (memory)", "y")),
+            ("b".into(), why("rule `z`", "w")),
+        ]);
+        assert_eq!(per_kernel.to_string(), "auto follow-up: `a`: rule `x` (memory): y; `b`: rule `z`: w");
+        let batched = Reason::Batched(Box::new(per_kernel));
         assert_eq!(batched.brief(), "auto follow-ups, chosen per kernel; batched");
+        // A rule with nothing after it shows alone, in full and in brief.
+        let alone = Reason::FollowUp(why("basic gave no metrics for the filtered kernel", ""));
+        assert_eq!(alone.to_string(), "auto follow-up: basic gave no metrics for the filtered kernel");
+        assert_eq!(alone.brief(), "auto follow-up: basic gave no metrics for the filtered kernel");
         assert_eq!(Reason::AutoHotLines.brief(), "auto: the hot lines");
     }
 
     #[test]
     fn the_script_names_a_chosen_follow_up_and_a_sass_retry() {
-        assert_eq!(Reason::FollowUp("a\tb".into()).script_comment("memory"), "memory, chosen: a\\tb");
+        assert_eq!(Reason::FollowUp(why("a\tb", "")).script_comment("memory"), "memory, chosen: a\\tb");
         assert_eq!(Reason::SassOnly.script_comment("source"), "source again, SASS only (no line info)");
         assert_eq!(
             Reason::ChosenByDiscovery("k".into()).script_comment("basic"),

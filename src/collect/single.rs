@@ -312,7 +312,7 @@ impl<'r, 'a> Single<'r, 'a> {
         self.shell.emit(&Event::FollowUpChosen {
             kernel: self.run.kernel.name.clone(),
             stage: stage.to_string(),
-            why: reason.clone(),
+            why: reason.to_string(),
             batched: false,
         });
         Ok(Next::Then(vec![Pending::later(StageCollection::Named(stage), Reason::FollowUp(reason))]))

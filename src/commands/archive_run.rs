@@ -1,5 +1,6 @@
 //! `cargo kprof archive` (build here, pack the plan) and `cargo-kprof kprof run --archive`
-//! (unpack and profile on a machine without cargo), through `ops::archive`.
+//! (unpack and profile on a machine without cargo), through `ops::archive` (`--base`:
+//! `ops::ab::pack`, `--bisect`: `ops::bisect::pack`).
 
 use std::time::Duration;
 
@@ -15,18 +16,19 @@ pub(crate) fn archive(a: &ArchiveArgs, shell: &Shell) -> Result<ExitCode> {
     let opts = PackOptions {
         manifest_path: a.profile.packages.manifest_path.as_deref(),
         output: &a.output,
-        base: a.base.as_deref(),
         launchers: a.launchers.request(),
     };
-    match &a.bisect {
-        Some(range) => crate::ops::bisect::pack::pack(Box::new(|| a.profile.request()), &opts, range, shell),
-        None => archive::pack(Box::new(|| a.profile.request()), opts, shell),
+    let request = Box::new(|| a.profile.request());
+    match (&a.bisect, &a.base) {
+        (Some(range), _) => crate::ops::bisect::pack::pack(request, &opts, range, shell),
+        (None, Some(base)) => crate::ops::ab::pack::pack(request, &opts, base, shell),
+        (None, None) => archive::pack(request, opts, shell),
     }
 }
 
 /// `cargo-kprof kprof run --archive FILE`.
 pub(crate) fn run(r: &RunArgs, shell: &Shell) -> Result<ExitCode> {
-    let request = crate::plan::Request { sudo: r.sudo, ..r.kernel.request()? };
+    let request = r.kernel.archived_request(r.sudo)?;
     let unpack = Unpack {
         archive: &r.archive,
         remap: &r.workspace_remap,

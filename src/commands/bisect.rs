@@ -22,7 +22,7 @@ pub(crate) fn bisect(b: &BisectArgs, shell: &Shell) -> Result<ExitCode> {
         let from = FromArchive {
             archive,
             remap: b.workspace_remap.as_deref().unwrap_or(std::path::Path::new("kprof-bisect")),
-            request: crate::plan::Request { sudo: b.profile.sudo, ..b.profile.kernel.request()? },
+            request: b.profile.archived_request()?,
             timeout: b.profile.timeout.map(Duration::from_secs),
             check,
         };

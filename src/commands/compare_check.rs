@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use crate::archive::{pair::PairManifest, Opened};
 use crate::cli::{CheckArgs, CompareArgs};
 use crate::compare::gate::{BaselineSpec, GateOptions};
 use crate::error::{ExitCode, Failure};
+use crate::model::ab::BaseRev;
 use crate::ops::ab::{self, sides::SidesFrom, AbCheck};
 use crate::ops::archive::Unpack;
 use crate::ops::check::{self, BaselineCheck, CheckFrom, CompareOptions, ResultFiles};
@@ -42,20 +44,26 @@ pub(crate) fn check(c: &CheckArgs, shell: &Shell) -> Result<ExitCode> {
     let results =
         ResultFiles { bmf: c.exports.bmf.clone(), github_benchmark: c.exports.github_benchmark.clone() };
     results.check()?;
-    if let Some(a) = &c.archive {
-        crate::archive::bisect::refuse_bundle(a, "check --archive")?;
+    // An archive that cannot be read is refused here only when it must be an A/B archive;
+    // a baseline check's unpacking says what is wrong with it, after the request.
+    let opened = c.archive.as_deref().map(|a| (a, crate::archive::open(a)));
+    if let Some((a, Ok(Opened::Bisect(_)))) = &opened {
+        return Err(crate::archive::bisect::refused(a, "check --archive").into());
     }
-    let ab_archive = match (&c.archive, c.baseline.is_none() && c.save_baseline.is_none()) {
-        (Some(a), true) => crate::archive::pair::read_manifest(a)?.is_some(),
-        _ => false,
+    let pair = match (opened, c.baseline.is_none() && c.save_baseline.is_none()) {
+        (Some((_, opened)), true) => match opened? {
+            Opened::Pair(manifest) => Some(manifest?),
+            _ => None,
+        },
+        _ => None,
     };
-    if c.ab.base.is_some() || ab_archive {
+    if c.ab.base.is_some() || pair.is_some() {
         if c.save_baseline.is_some() {
             return Err(Failure::new(ExitCode::Config, "--save-baseline does not go with an A/B check")
                 .help("an A/B check compares with the base revision; save baselines from a plain `check`")
                 .into());
         }
-        return check_ab(c, &results, shell);
+        return check_ab(c, pair, &results, shell);
     }
     if c.baseline.is_none() && c.save_baseline.is_none() {
         return Err(Failure::new(
@@ -99,18 +107,24 @@ fn nothing_to_compare() -> Failure {
 }
 
 /// The A/B check: `--base REV` from this tree, or both sides from an A/B archive.
-fn check_ab(c: &CheckArgs, results: &ResultFiles, shell: &Shell) -> Result<ExitCode> {
+fn check_ab(
+    c: &CheckArgs,
+    pair: Option<PairManifest>,
+    results: &ResultFiles,
+    shell: &Shell,
+) -> Result<ExitCode> {
     let sides = match &c.archive {
         Some(archive) => SidesFrom::Archive {
             archive,
+            pair,
             remap: remap(c),
-            request: Box::new(crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? }),
+            request: Box::new(c.profile.archived_request()?),
             timeout: c.profile.timeout.map(Duration::from_secs),
         },
         None => SidesFrom::Tree {
             request: Box::new(|| c.profile.request()),
             manifest_path: c.profile.packages.manifest_path.as_deref(),
-            asked: c.ab.base.as_deref().unwrap_or("auto"),
+            asked: c.ab.base.as_ref().unwrap_or(&BaseRev::MergeBase),
         },
     };
     let opts = AbCheck {
@@ -129,7 +143,7 @@ fn unpack<'a>(c: &'a CheckArgs, archive: &'a Path) -> Result<Unpack<'a>> {
     Ok(Unpack {
         archive,
         remap: c.workspace_remap.as_deref().unwrap_or(Path::new(DEFAULT_REMAP)),
-        request: crate::plan::Request { sudo: c.profile.sudo, ..c.profile.kernel.request()? },
+        request: c.profile.archived_request()?,
         timeout: c.profile.timeout.map(Duration::from_secs),
     })
 }

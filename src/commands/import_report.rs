@@ -33,7 +33,7 @@ pub(crate) fn import(args: &ImportArgs, shell: &Shell) -> Result<ExitCode> {
         &args.raw,
         args.source.as_deref(),
         args.details.as_deref(),
-        args.kernel.as_deref(),
+        args.kernel.as_ref(),
         &args.output_dir,
         &opts,
     )?;

@@ -47,7 +47,7 @@ pub(super) fn read_kernel_entry(
         target,
         args,
         case: case.map_or_else(|| escape_regex(&name), str::to_string),
-        kernel_regex: regex.map_or_else(|| KernelFilter::from_hint(&name).pattern, str::to_string),
+        kernel_regex: regex.map_or_else(|| KernelFilter::containing(&name).pattern, str::to_string),
         kernel_regex_explicit: regex.is_some(),
         runtime,
         settings: inherited.overridden_by(&own_settings),

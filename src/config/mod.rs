@@ -57,6 +57,7 @@ use std::path::PathBuf;
 use cargo_metadata::{Metadata, Package};
 
 use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelHint;
 pub use crate::model::kinds::{CargoTargetKind, ClockControl, Privilege, Runtime};
 use crate::model::stage::StageSelection;
 mod entry;
@@ -335,12 +336,12 @@ impl Config {
 
     /// The kernel a hint selects among those of `packages` (all when empty): an exact
     /// name match wins, else the only name containing the hint (ignoring case).
-    pub fn select_by_hint(&self, hint: &str, packages: &[String]) -> Result<&KernelEntry, Failure> {
+    pub fn select_by_hint(&self, hint: &KernelHint, packages: &[String]) -> Result<&KernelEntry, Failure> {
         let candidates = self.listing(packages)?;
         if candidates.is_empty() {
             return Err(self.nothing_configured(packages));
         }
-        let (hint, exact_only) = crate::model::filter::parse_hint(hint);
+        let (hint, exact_only) = (hint.name.as_str(), hint.exact);
         if let Some(exact) = candidates.iter().find(|c| c.kernel.name == hint) {
             return Ok(exact.kernel);
         }
@@ -968,12 +969,12 @@ mod tests {
     #[test]
     fn selection_by_hint() {
         let config = selection_config();
-        assert_eq!(config.select_by_hint("hgemm", &[]).unwrap().name, "hgemm");
-        assert_eq!(config.select_by_hint("TILED", &[]).unwrap().name, "hgemm_tiled");
-        assert_eq!(config.select_by_hint("softmax", &[]).unwrap().name, "Softmax");
-        assert!(config.select_by_hint("gemm", &["b".into(), "a".into()]).is_err());
+        assert_eq!(config.select_by_hint(&KernelHint::parse("hgemm"), &[]).unwrap().name, "hgemm");
+        assert_eq!(config.select_by_hint(&KernelHint::parse("TILED"), &[]).unwrap().name, "hgemm_tiled");
+        assert_eq!(config.select_by_hint(&KernelHint::parse("softmax"), &[]).unwrap().name, "Softmax");
+        assert!(config.select_by_hint(&KernelHint::parse("gemm"), &["b".into(), "a".into()]).is_err());
 
-        let ambiguous = config.select_by_hint("gemm", &[]).unwrap_err();
+        let ambiguous = config.select_by_hint(&KernelHint::parse("gemm"), &[]).unwrap_err();
         assert_eq!(ambiguous.code, ExitCode::Config);
         let text = ambiguous.to_string();
         assert!(
@@ -983,12 +984,13 @@ mod tests {
         assert!(text.contains("#2 `hgemm_tiled` (package `a`, bench g)"), "{text}");
         assert!(text.contains("`--kernel hgemm`") && text.contains("`--index 1`"), "{text}");
 
-        let none = config.select_by_hint("sgem_", &[]).unwrap_err().to_string();
+        let none = config.select_by_hint(&KernelHint::parse("sgem_"), &[]).unwrap_err().to_string();
         assert!(none.starts_with("no configured kernel matches `sgem_`"), "{none}");
         assert!(none.contains("closest first: `sgemm`, `hgemm`"), "{none}");
         assert!(none.contains("did you mean `sgemm`?"), "{none}");
 
-        let scoped = config.select_by_hint("hgemm", &["b".into()]).unwrap_err().to_string();
+        let scoped =
+            config.select_by_hint(&KernelHint::parse("hgemm"), &["b".into()]).unwrap_err().to_string();
         assert!(scoped.starts_with("no configured kernel matches `hgemm` in package `b`"), "{scoped}");
     }
 
@@ -1005,7 +1007,7 @@ mod tests {
         );
         let empty = load(&metadata(Value::Null, vec![])).unwrap();
         assert!(empty
-            .select_by_hint("x", &[])
+            .select_by_hint(&KernelHint::parse("x"), &[])
             .unwrap_err()
             .to_string()
             .contains("no kernels are configured"));

@@ -1,8 +1,20 @@
-//! The words of an A/B check (`cargo kprof check --base REV`): the two sides, what a
+//! The words of an A/B check (`cargo kprof check --base REV`): the base it compares
+//! with, the two sides, what a
 //! kernel's comparison concludes, which signals may fail the gate, and what an ambiguous
 //! conclusion does to the exit code.
 
 use serde::{Deserialize, Serialize};
+
+/// The base revision an A/B check or an A/B archive compares with, as `--base` asks for
+/// it (read from the command line in `cli`, resolved to a commit in `vcs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BaseRev {
+    /// `--base` with no revision: the merge base of `HEAD` and the branch the change will
+    /// merge into.
+    MergeBase,
+    /// `--base REV`: a branch, tag or commit.
+    Named(String),
+}
 
 /// One side of an A/B check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

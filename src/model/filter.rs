@@ -93,12 +93,7 @@ impl std::error::Error for InvalidRegex {}
 impl TryFrom<FilterText> for KernelFilter {
     type Error = InvalidRegex;
     fn try_from(text: FilterText) -> Result<Self, InvalidRegex> {
-        match text.mode {
-            FilterMode::Regex => KernelFilter::try_regex(text.pattern),
-            // Names, ids and NVTX ranges are ncu's to read; the analysis tries them as a
-            // regex, as it always has, and one that is none matches nothing.
-            mode => Ok(KernelFilter::lenient(mode, text.pattern)),
-        }
+        KernelFilter::read(text.mode, text.pattern)
     }
 }
 
@@ -130,32 +125,75 @@ pub fn alternation<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
     parts.into_iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|")
 }
 
-/// A `--kernel` hint split into the name and whether it is exact (`=name`).
-pub fn parse_hint(hint: &str) -> (&str, bool) {
-    match hint.strip_prefix('=') {
-        Some(name) => (name, true),
-        None => (hint, false),
+/// A `--kernel` hint: the name, or part of one, and whether it names the function
+/// exactly (`--kernel =NAME`). Read once where it enters ([`KernelHint::parse`]), then
+/// carried as it is; it shows as it was given.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct KernelHint {
+    /// The name, or part of one, without the `=`.
+    pub name: String,
+    /// `=NAME`: only the function of exactly that name.
+    pub exact: bool,
+}
+
+impl KernelHint {
+    /// Reads a hint as the command line gives it: `=NAME` names the function exactly,
+    /// anything else is (part of) a name. The one reader of that text: the command line's
+    /// value parser (`cli`) and `import.json`, which keeps the hint as given, call it.
+    pub fn parse(text: &str) -> KernelHint {
+        match text.strip_prefix('=') {
+            Some(name) => KernelHint { name: name.to_string(), exact: true },
+            None => KernelHint { name: text.to_string(), exact: false },
+        }
+    }
+}
+
+impl fmt::Display for KernelHint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.exact {
+            f.write_str("=")?;
+        }
+        f.write_str(&self.name)
+    }
+}
+
+/// Kept as given (`import.json`'s `kernel`).
+impl Serialize for KernelHint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for KernelHint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|text| KernelHint::parse(&text))
     }
 }
 
 impl KernelFilter {
-    /// The filter for a name hint: `.*<escaped hint>.*`, or for `=name` the exact
-    /// function (see [`KernelFilter::function`]).
-    pub fn from_hint(hint: &str) -> Self {
-        match parse_hint(hint) {
-            (name, true) => KernelFilter::function(name),
-            (name, false) => KernelFilter::regex(format!(".*{}.*", escape_regex(name))),
+    /// The filter for a hint: `.*<escaped name>.*`, or for `=NAME` the exact function
+    /// (see [`KernelFilter::function`]).
+    pub fn from_hint(hint: &KernelHint) -> Self {
+        match hint.exact {
+            true => KernelFilter::function(&hint.name),
+            false => KernelFilter::containing(&hint.name),
         }
     }
 
     /// [`KernelFilter::from_hint`], refusing a hint whose regex the `regex` crate cannot
     /// build (escaped, only one too large for it).
-    pub fn try_from_hint(hint: &str) -> Result<Self, InvalidRegex> {
+    pub fn try_from_hint(hint: &KernelHint) -> Result<Self, InvalidRegex> {
         let f = KernelFilter::from_hint(hint);
         match f.compiled {
             Some(_) => Ok(f),
             None => KernelFilter::try_regex(f.pattern),
         }
+    }
+
+    /// Every name containing `name`: `.*<escaped name>.*` (a configured kernel's default
+    /// filter, and a hint's).
+    pub fn containing(name: &str) -> Self {
+        KernelFilter::regex(format!(".*{}.*", escape_regex(name)))
     }
 
     /// Exactly the function `name`: as ncu's function base (`name`) and inside a demangled
@@ -167,6 +205,17 @@ impl KernelFilter {
     /// An ncu kernel id (`context:stream:[regex:]name:invocation`) kprof built itself.
     pub fn kernel_id(id: impl Into<String>) -> Self {
         KernelFilter::lenient(FilterMode::KernelId, id.into())
+    }
+
+    /// A filter as a file keeps it (`profile-target.yaml`, a plan's JSON): a regex is
+    /// refused when it does not compile. Names, ids and NVTX ranges are ncu's to read; the
+    /// analysis tries them as a regex, as it always has, and one that is none matches
+    /// nothing.
+    pub fn read(mode: FilterMode, pattern: String) -> Result<Self, InvalidRegex> {
+        match mode {
+            FilterMode::Regex => KernelFilter::try_regex(pattern),
+            mode => Ok(KernelFilter::lenient(mode, pattern)),
+        }
     }
 
     /// A filter from a user-written regex, used as given: refused when it does not compile.
@@ -244,10 +293,14 @@ pub fn escape_regex(text: &str) -> String {
 mod tests {
     use super::*;
 
+    fn hint(text: &str) -> KernelHint {
+        KernelHint::parse(text)
+    }
+
     #[test]
     fn hint_becomes_escaped_regex() {
-        assert_eq!(KernelFilter::from_hint("hgemm").to_ncu_arg(), "regex:.*hgemm.*");
-        assert_eq!(KernelFilter::from_hint("void f<int>(a.b)").pattern, r".*void f<int>\(a\.b\).*");
+        assert_eq!(KernelFilter::from_hint(&hint("hgemm")).to_ncu_arg(), "regex:.*hgemm.*");
+        assert_eq!(KernelFilter::from_hint(&hint("void f<int>(a.b)")).pattern, r".*void f<int>\(a\.b\).*");
         assert_eq!(escape_regex(r"a+b*c?[x]{1}|^$\/"), r"a\+b\*c\?\[x\]\{1\}\|\^\$\\\/");
     }
 
@@ -255,17 +308,17 @@ mod tests {
     fn escaped_hint_matches_literally() {
         // The `regex` crate agrees with ECMAScript on these escapes, so it can check them.
         for hint in ["hgemm", "copy_kernel(const float4 *, float4 *)", "a.b+c", "x[0]"] {
-            let f = KernelFilter::from_hint(hint);
+            let f = KernelFilter::from_hint(&KernelHint::parse(hint));
             let re = regex::Regex::new(&format!("^{}$", f.pattern)).unwrap();
             assert!(re.is_match(&format!("pre {hint} post")), "{hint}");
         }
-        let re = regex::Regex::new(&format!("^{}$", KernelFilter::from_hint("a.b").pattern)).unwrap();
+        let re = regex::Regex::new(&format!("^{}$", KernelFilter::from_hint(&hint("a.b")).pattern)).unwrap();
         assert!(!re.is_match("axb"));
     }
 
     #[test]
     fn exact_hint_matches_the_function_only() {
-        let f = KernelFilter::from_hint("=matmul");
+        let f = KernelFilter::from_hint(&hint("=matmul"));
         assert_eq!(f, KernelFilter::function("matmul"));
         // ncu's function base, and the demangled names the CSV prints.
         for yes in ["matmul", "matmul(float *, int)", "void matmul<128>(float *)", "void ns::matmul(int)"] {
@@ -274,9 +327,13 @@ mod tests {
         for no in ["matmul_tiled", "matmul_tiled(float *)", "batched_matmul(float *)", "mul"] {
             assert!(!f.matches(no), "{no}");
         }
-        assert!(KernelFilter::from_hint("mul").matches("matmul_tiled(float *)"));
-        assert_eq!(parse_hint("=x"), ("x", true));
-        assert_eq!(parse_hint("x"), ("x", false));
+        assert!(KernelFilter::from_hint(&hint("mul")).matches("matmul_tiled(float *)"));
+        assert_eq!(hint("=x"), KernelHint { name: "x".into(), exact: true });
+        assert_eq!(hint("x"), KernelHint { name: "x".into(), exact: false });
+        // Shown, and kept in files, as given.
+        assert_eq!((hint("=x").to_string(), hint("x").to_string()), ("=x".to_string(), "x".to_string()));
+        assert_eq!(serde_json::to_string(&hint("=x")).unwrap(), r#""=x""#);
+        assert_eq!(serde_json::from_str::<KernelHint>(r#""=x""#).unwrap(), hint("=x"));
     }
 
     #[test]
@@ -285,14 +342,14 @@ mod tests {
         assert_eq!(err.pattern, "(((");
         assert!(err.to_string().starts_with("`(((` is not a valid regex: "), "{err}");
         assert!(KernelFilter::try_regex("gemm\\(.*\\)").unwrap().matches("gemm(float *)"));
-        assert!(KernelFilter::try_from_hint("a(b").unwrap().matches("xa(by"));
+        assert!(KernelFilter::try_from_hint(&hint("a(b")).unwrap().matches("xa(by"));
         // Built by kprof and never checked: matches nothing, as before.
         assert!(!KernelFilter::regex("(((").matches("((("));
     }
 
     #[test]
     fn files_keep_their_shape_and_are_checked_when_read() {
-        let f = KernelFilter::from_hint("copy");
+        let f = KernelFilter::from_hint(&hint("copy"));
         let json = serde_json::to_string(&f).unwrap();
         assert_eq!(json, r#"{"mode":"regex","pattern":".*copy.*"}"#);
         let back: KernelFilter = serde_json::from_str(&json).unwrap();

@@ -263,7 +263,7 @@ mod tests {
     #[test]
     fn harness_stage_uses_profiler_range() {
         let t = target();
-        let filter = KernelFilter::from_hint("copy");
+        let filter = KernelFilter::containing("copy");
         let c = StageCollection::Named(Stage::Basic);
         let cmd = stage_command(
             Path::new("/usr/local/cuda/bin/ncu"),
@@ -322,7 +322,7 @@ mod tests {
         log: &str,
         report: Option<&Path>,
     ) -> ProcessBuilder {
-        let filter = KernelFilter::from_hint("copy");
+        let filter = KernelFilter::containing("copy");
         let run = StageRun {
             collection: c,
             filter: Some(&filter),

@@ -1,5 +1,6 @@
-//! Build here, profile there: `cargo kprof archive` packs a built plan (one side, or both
-//! sides of an A/B check; every revision of a range for a bisect is `ops::bisect::pack`'s), and `cargo-kprof kprof run --archive` unpacks one and profiles
+//! Build here, profile there: `cargo kprof archive` packs a built plan (both sides of an
+//! A/B check are `ops::ab::pack`'s, every revision of a range for a bisect is
+//! `ops::bisect::pack`'s), and `cargo-kprof kprof run --archive` unpacks one and profiles
 //! it on a machine without cargo. `check --archive` unpacks through [`unpack_adjusted`]
 //! too, so the command line changes an archived plan the same way everywhere.
 
@@ -12,7 +13,6 @@ use super::opening::{self, RequestFn, Shard};
 use crate::archive::emit::{self, LauncherRequest, Launchers};
 use crate::archive::{self, contents, ArchiveManifest, Contents};
 use crate::build::BuildOutput;
-use crate::config::Config;
 use crate::error::{ExitCode, Failure};
 use crate::events::{
     About, ArchiveListing, ArchivedExecutable, BuildPurpose, BuildStarted, Event, LauncherFile,
@@ -28,8 +28,6 @@ pub struct PackOptions<'a> {
     pub manifest_path: Option<&'a Path>,
     /// `-o FILE`.
     pub output: &'a Path,
-    /// `--base REV`: both sides of an A/B check.
-    pub base: Option<&'a str>,
     /// `--emit` and `--shards`.
     pub launchers: LauncherRequest,
 }
@@ -68,21 +66,20 @@ pub fn open_to_pack(
                  cargo-kprof kprof run --archive FILE --partition {}",
                 shard.partition
             ))),
-            None => Ok(Request {
-                pack_to: Some(o.output.to_path_buf()),
-                ..every_configured_unless_selected(request)
-            }),
+            None => {
+                let mut request = every_configured_unless_selected(request);
+                request.pack_to = Some(o.output.to_path_buf());
+                Ok(request)
+            }
         }
     });
     opening::open(o.manifest_path, whole, Shard::AsGiven, shell)
 }
 
-/// `cargo kprof archive -o FILE` (and `--base REV`; `--bisect` is `ops::bisect::pack`'s).
+/// `cargo kprof archive -o FILE` (`--base REV` is `ops::ab::pack`'s, `--bisect`
+/// `ops::bisect::pack`'s).
 pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<ExitCode> {
-    let (plan, request, ws) = open_to_pack(asked, &o, shell)?;
-    if let Some(asked) = o.base {
-        return pack_pair(&o, asked, &request, plan, &ws.config, shell);
-    }
+    let (plan, _, ws) = open_to_pack(asked, &o, shell)?;
     // The launchers' paths and --shards are checked before minutes of compilation, too.
     let launchers = emit::prepare(o.output, plan.kernels.len(), &o.launchers)?;
     // The globs are checked before minutes of compilation.
@@ -139,64 +136,6 @@ pub(crate) fn build(plan: &Plan, side: Option<&str>, shell: &Shell) -> Result<Op
         purpose: BuildPurpose::LineInfo,
     }));
     Ok(Some(req.run(shell)?))
-}
-
-/// `cargo kprof archive --base REV -o FILE`: both sides of an A/B check, each built and
-/// packed as a one-sided archive, then the two put in one file (see `archive::pair`).
-fn pack_pair(
-    o: &PackOptions<'_>,
-    asked: &str,
-    request: &Request,
-    head: Plan,
-    config: &Config,
-    shell: &Shell,
-) -> Result<ExitCode> {
-    if !o.launchers.launchers.is_empty() {
-        return Err(Failure::new(ExitCode::Config, "--emit does not go with --base")
-            .help(
-                "the launchers run one-sided archives; an A/B archive is checked with `check --archive FILE`",
-            )
-            .into());
-    }
-    let (head_tmp, base_tmp) = archive::pair::temporaries(o.output)?;
-    let (base, base_plan, base_config) =
-        super::ab::base::base_side(request, &head, o.manifest_path, asked, shell)?;
-    let _deferral = crate::process::defer_signals();
-    let mut written = Vec::new();
-    let sides = [(&head, config, &head_tmp, "head"), (&base_plan, &base_config, &base_tmp, "base")];
-    let packed = (|| -> Result<()> {
-        for (plan, config, tmp, side) in sides {
-            let globs = contents::applicable(&plan.kernels, &config.include);
-            let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
-            let built = build(plan, Some(side), shell)?;
-            crate::process::check_signal("after the build")?;
-            contents::add_build_outputs(&mut packed, plan, built.as_ref());
-            written.push(tmp.clone());
-            let graph = graph(o.manifest_path, shell);
-            archive::write(plan, built.as_ref(), &packed, &graph, tmp)?;
-        }
-        let repo = crate::vcs::worktree::repository_root(&head.workspace_root)?;
-        let pair = archive::pair::PairManifest {
-            schema_version: 1,
-            kprof_version: env!("CARGO_PKG_VERSION").into(),
-            base_asked: base.asked.clone(),
-            base_commit: base.commit.clone(),
-            head_commit: crate::vcs::worktree::resolve(&repo, "HEAD", None).ok().map(|r| r.commit),
-        };
-        archive::pair::write(&pair, &head_tmp, &base_tmp, o.output)
-    })();
-    if let Err(e) = packed {
-        for tmp in written {
-            std::fs::remove_file(tmp).ok();
-        }
-        return Err(e);
-    }
-    shell.emit(&Event::AbArchiveWritten {
-        archive: o.output.to_path_buf(),
-        base: base.clone(),
-        kernels: head.kernels.iter().map(|k| k.name.clone()).collect(),
-    });
-    Ok(ExitCode::Success)
 }
 
 /// What the archive holds, as a message.
@@ -312,17 +251,13 @@ fn privilege_here(kernels: &mut [crate::plan::KernelPlan], sudo: bool, notes: &m
 /// `cargo-kprof kprof run --archive FILE`; an A/B archive is refused, pointing to
 /// `check --archive`, which compares its two sides.
 pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
-    archive::bisect::refuse_bundle(u.archive, "run --archive")?;
-    if archive::pair::read_manifest(u.archive)?.is_some() {
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!(
-                "{} is an A/B archive (packed with `archive --base REV`): it holds two sides to compare",
-                u.archive.display()
-            ),
-        )
-        .help(format!("check it with `cargo-kprof kprof check --archive {}`", u.archive.display()))
-        .into());
+    match archive::open(u.archive)? {
+        archive::Opened::Build => {}
+        archive::Opened::Bisect(_) => return Err(archive::bisect::refused(u.archive, "run --archive").into()),
+        archive::Opened::Pair(manifest) => {
+            manifest?;
+            return Err(an_ab_archive(u.archive).into());
+        }
     }
     // Made absolute here, as for `cargo kprof`: the program runs in its package directory.
     let output_dir = u.request.output_dir.as_deref().map(plan::absolute).transpose()?;
@@ -336,6 +271,18 @@ pub fn run(u: Unpack<'_>, shell: &Shell) -> Result<ExitCode> {
         return opening::empty_shard(&plan, shell);
     }
     super::profile::profile(&plan, Some(built), shell)
+}
+
+/// The refusal of an A/B archive given to `run --archive`, naming `check --archive`.
+fn an_ab_archive(archive: &Path) -> Failure {
+    Failure::new(
+        ExitCode::Config,
+        format!(
+            "{} is an A/B archive (packed with `archive --base REV`): it holds two sides to compare",
+            archive.display()
+        ),
+    )
+    .help(format!("check it with `cargo-kprof kprof check --archive {}`", archive.display()))
 }
 
 /// What an archive's kernels need of the machine, checked before it is unpacked.

@@ -75,7 +75,7 @@ impl ResultFiles {
     }
 
     /// Writes each file whole, none over an existing file.
-    fn write(&self, measured: &[Measured], shell: &Shell) -> Result<()> {
+    pub fn write(&self, measured: &[Measured], shell: &Shell) -> Result<()> {
         let docs = [
             (&self.bmf, ResultsFormat::Bmf, exports::bmf as fn(&[Measured]) -> serde_json::Value),
             (&self.github_benchmark, ResultsFormat::GithubBenchmark, exports::github_benchmark),
@@ -95,27 +95,6 @@ impl ResultFiles {
 fn taken(flag: &str, path: &Path) -> Failure {
     Failure::new(ExitCode::Filesystem, format!("{flag} {}: the file exists", path.display()))
         .help("result files are never overwritten: pick a new name or remove the file")
-}
-
-/// `--bmf` and `--github-benchmark` of an A/B check: the head's timing over the rounds
-/// (else its profiled launch), with the A/B verdict.
-pub fn write_ab_results(
-    files: &ResultFiles,
-    outcome: &super::ab::rounds::AbOutcome,
-    shell: &Shell,
-) -> Result<()> {
-    let measured: Vec<Measured> = outcome
-        .kernels
-        .iter()
-        .map(|k| Measured {
-            name: exports::benchmark_name(k.package.as_deref(), &k.ab.kernel),
-            timing: k.head_timing.clone(),
-            ncu_duration_ns: k.ncu_duration_ns,
-            comparison: None,
-            ab_line: Some(crate::compare::ab::verdict::reviewer_line(&k.ab)),
-        })
-        .collect();
-    files.write(&measured, shell)
 }
 
 /// Says one comparison: the warnings of its making, its conditions' warnings (for people;

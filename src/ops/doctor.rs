@@ -104,11 +104,11 @@ fn library_checks(archive: &Path, shell: &Shell) -> Vec<preflight::Check> {
     use crate::archive::loader;
     let check = |result, fix, unknown| preflight::Check { what: CheckId::Libraries, result, fix, unknown };
     // A bundle of builds is not "not an archive": it says what it is and what runs it.
-    let bundle = match crate::archive::kind(archive) {
-        Ok(crate::archive::Kind::Bisect) => {
+    let bundle = match crate::archive::open(archive) {
+        Ok(crate::archive::Opened::Bisect(_)) => {
             Some(("a bisect archive (`archive --bisect GOOD..BAD`)", "bisect"))
         }
-        Ok(crate::archive::Kind::Pair) => Some(("an A/B archive (`archive --base REV`)", "check")),
+        Ok(crate::archive::Opened::Pair(_)) => Some(("an A/B archive (`archive --base REV`)", "check")),
         _ => None,
     };
     if let Some((what, verb)) = bundle {

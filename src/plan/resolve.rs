@@ -13,14 +13,14 @@ use cargo_metadata::Metadata;
 
 use super::targets::target_package;
 use super::{absolute, apply_shard, kernel_regex_filter, merged_env, package_dir};
-use super::{KernelPlan, Plan, PlannedTarget, Request, StagePlan};
+use super::{CustomStage, KernelPlan, Plan, PlannedTarget, Request, StagePlan};
 use crate::build::{BuildRequest, BuildTarget};
 use crate::config::{self, CargoTargetKind, Config, KernelEntry, KernelTarget, Privilege, Runtime, Settings};
 use crate::error::{ExitCode, Failure};
-use crate::model::filter::{parse_hint, KernelFilter};
+use crate::model::filter::{KernelFilter, KernelHint};
 use crate::model::stage::StageSelection;
 use crate::model::window::{defaults, window_for, window_origin};
-use crate::ncu::{ClockControl, StageCollection};
+use crate::ncu::ClockControl;
 
 /// Resolves the profile command line against the workspace's metadata and configuration.
 pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsString) -> Result<Plan> {
@@ -109,7 +109,7 @@ fn request_notes(args: &Request, build: Option<&BuildRequest>) -> Vec<String> {
             ));
         }
     }
-    if let Some(StagePlan::Custom(StageCollection::Custom { set: Some(set), sections })) = &args.stages {
+    if let Some(StagePlan::Custom(CustomStage { set: Some(set), sections })) = &args.stages {
         if !sections.is_empty() {
             notes.push(format!(
                 "--set {set} and --sections {} both apply: ncu collects the set's sections and these",
@@ -146,7 +146,7 @@ impl Resolver<'_> {
             for hint in &args.kernels {
                 let entry = config
                     .select_by_hint(hint, &args.packages)
-                    .map_err(|f| self.unconfigured(f, Some(hint)))?;
+                    .map_err(|f| self.unconfigured(f, Some(&hint.to_string())))?;
                 kernels.push(self.configured(entry, Some(hint)));
             }
             return Ok(kernels);
@@ -175,7 +175,7 @@ impl Resolver<'_> {
     fn for_target(&mut self, kind: CargoTargetKind, name: &str) -> Result<Vec<KernelPlan>> {
         let (args, config) = (self.args, self.config);
         let package = target_package(self.metadata, &args.packages, kind, name)?;
-        let hints: Vec<Option<&String>> =
+        let hints: Vec<Option<&KernelHint>> =
             if args.kernels.is_empty() { vec![None] } else { args.kernels.iter().map(Some).collect() };
         let mut kernels = Vec::new();
         for hint in hints {
@@ -183,13 +183,13 @@ impl Resolver<'_> {
             let configured = hint.and_then(|h| {
                 config.kernels.iter().find(|k| {
                     k.package == package
-                        && k.name == *h
+                        && k.name == h.to_string()
                         && k.target == KernelTarget::Cargo { kind, name: name.to_string() }
                 })
             });
             kernels.push(match configured {
-                Some(entry) => self.configured(entry, hint.map(String::as_str)),
-                None => self.ad_hoc(&package, kind, name, hint.map(String::as_str)),
+                Some(entry) => self.configured(entry, hint),
+                None => self.ad_hoc(&package, kind, name, hint),
             });
         }
         Ok(kernels)
@@ -216,7 +216,7 @@ impl Resolver<'_> {
     }
 
     /// A plan for a configured kernel, with command-line overrides applied.
-    fn configured(&mut self, entry: &KernelEntry, hint: Option<&str>) -> KernelPlan {
+    fn configured(&mut self, entry: &KernelEntry, hint: Option<&KernelHint>) -> KernelPlan {
         let args = self.args;
         let (target, package) = match &entry.target {
             KernelTarget::Cargo { kind, name } => (
@@ -233,7 +233,7 @@ impl Resolver<'_> {
         program_args.extend(args.bench_args.iter().cloned());
         let filter = match (&self.user_filter, hint) {
             (Some(re), _) => re.clone(),
-            (None, Some(h)) if parse_hint(h).0 != entry.name => KernelFilter::from_hint(h),
+            (None, Some(h)) if h.name != entry.name => KernelFilter::from_hint(h),
             // Checked when the configuration was read.
             _ => KernelFilter::regex(entry.kernel_regex.clone()),
         };
@@ -253,7 +253,7 @@ impl Resolver<'_> {
         package: &str,
         kind: CargoTargetKind,
         target_name: &str,
-        hint: Option<&str>,
+        hint: Option<&KernelHint>,
     ) -> KernelPlan {
         let (args, config) = (self.args, self.config);
         let pkg = self.metadata.packages.iter().find(|p| p.name.as_str() == package);
@@ -269,7 +269,7 @@ impl Resolver<'_> {
             (None, Some(h)) => Some(KernelFilter::from_hint(h)),
             (None, None) => None,
         };
-        let name = hint.map(|h| parse_hint(h).0.to_string()).unwrap_or_else(|| target_name.to_string());
+        let name = hint.map(|h| h.name.clone()).unwrap_or_else(|| target_name.to_string());
         let target = PlannedTarget::Cargo(BuildTarget {
             package: package.to_string(),
             kind,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::dir::ProfileDir;
 use super::fs::{open_input, open_page, write_atomic};
 use crate::error::{ExitCode, Failure};
+use crate::model::filter::KernelHint;
 use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 
 /// `details/import.json`: what an import recorded about itself, so `report` can redo the
@@ -17,8 +18,8 @@ use crate::ncu::parse::{scan_log, DetailsPage, RawPage, ReadError, SourcePage};
 pub struct ImportRecord {
     /// The files as given, with their copies under `details/`.
     pub files: Vec<ImportedFile>,
-    /// The `--kernel` hint, if any.
-    pub kernel: Option<String>,
+    /// The `--kernel` hint, if any, kept as given.
+    pub kernel: Option<KernelHint>,
 }
 
 /// One imported file.
@@ -139,7 +140,7 @@ pub fn create(
     raw: &[PathBuf],
     source: Option<&Path>,
     details: Option<&Path>,
-    kernel: Option<&str>,
+    kernel: Option<&KernelHint>,
     output_dir: &Path,
     max_input_mb: u64,
     read_metric: &dyn Fn(&str) -> bool,
@@ -170,7 +171,7 @@ pub fn create(
     let details_dir = dir.details_dir();
     std::fs::create_dir(&details_dir)
         .with_context(|| format!("could not create {}", details_dir.display()))?;
-    let mut record = ImportRecord { files: Vec::new(), kernel: kernel.map(String::from) };
+    let mut record = ImportRecord { files: Vec::new(), kernel: kernel.cloned() };
     let mut copy = |page: &str, from: &Path, to: PathBuf| -> Result<()> {
         // Opened as it was checked: a file that became a pipe meanwhile is refused. A
         // compressed page is copied unpacked, so the directory reads as any other.
@@ -202,12 +203,12 @@ fn check_inputs(
     raw: &[PathBuf],
     source: Option<&Path>,
     details: Option<&Path>,
-    kernel: Option<&str>,
+    kernel: Option<&KernelHint>,
     max_input_mb: u64,
     read_metric: &dyn Fn(&str) -> bool,
 ) -> Result<()> {
     if let Some(k) = kernel {
-        crate::model::names::check_kernel_hint(k)?;
+        crate::model::names::check_kernel_hint(&k.to_string())?;
     }
     for p in raw {
         let shown = p.display().to_string();

@@ -54,9 +54,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{ExitCode, Failure};
 pub use crate::model::filter::FilterMode;
-use crate::model::filter::KernelFilter;
 use crate::model::kinds::{CargoTargetKind, ClockControl, LaunchWindow, Privilege, Runtime};
 use crate::model::stage::StageSelection;
+
+mod kernel;
+pub use kernel::KernelSection;
 
 /// The file name inside a profile directory.
 pub const FILE_NAME: &str = "profile-target.yaml";
@@ -171,41 +173,6 @@ pub struct CargoTarget {
     pub kind: CargoTargetKind,
     /// The target's name.
     pub name: String,
-}
-
-/// `kernel`: which kernel ncu profiles.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct KernelSection {
-    /// The kernel hint as the user wrote it.
-    pub name: String,
-    /// How `filter` is matched.
-    pub filter_mode: FilterMode,
-    /// The filter: a regex, a name, a kernel id or an NVTX range, per `filter_mode`.
-    pub filter: String,
-    /// Whether kernel discovery may run when the filter matches nothing.
-    #[serde(default = "yes")]
-    pub allow_discovery_fallback: bool,
-    /// The harness case regex (harness runtime only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub case: Option<String>,
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl KernelSection {
-    /// The default section for a hint: a `.*<escaped hint>.*` regex, discovery allowed.
-    pub fn from_hint(name: &str) -> Self {
-        KernelSection {
-            name: name.to_string(),
-            filter_mode: FilterMode::Regex,
-            filter: KernelFilter::from_hint(name).pattern,
-            allow_discovery_fallback: true,
-            case: None,
-        }
-    }
 }
 
 /// `launch` as written: which launches of the kernel are profiled. In memory it is a
@@ -436,7 +403,7 @@ impl TargetSpec {
         if self.kernel.name.trim().is_empty() {
             return Err("kernel.name must not be empty".to_string());
         }
-        if self.kernel.filter.trim().is_empty() {
+        if self.kernel.filter.pattern.trim().is_empty() {
             return Err("kernel.filter must not be empty".to_string());
         }
         if self.launch.launch_count() == 0 {
@@ -455,6 +422,11 @@ impl TargetSpec {
                      `password_storage: forbidden` is the only value; for counter access \
                      configure a NOPASSWD sudoers rule for the ncu named in profile/ncu_path",
                 );
+            } else if message.contains("kernel.filter `") {
+                failure = failure.help(format!(
+                    "write a valid regex as `filter` under `kernel` in {FILE_NAME} (escape \
+                     metacharacters, e.g. `gemm\\(`), or profile the kernel again to write it afresh"
+                ));
             } else if message.contains("unknown field") {
                 failure = failure.help(
                     "fields cargo kprof does not know are refused so that typos are not ignored; \
@@ -504,6 +476,7 @@ mod stage_selection_yaml {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::filter::{KernelFilter, KernelHint};
     use crate::model::stage::Stage;
 
     fn sample() -> TargetSpec {
@@ -520,7 +493,7 @@ mod tests {
                 cargo_target: Some(CargoTarget { kind: CargoTargetKind::Bench, name: "hgemm".to_string() }),
                 build_profile: Some("release".to_string()),
             },
-            kernel: KernelSection::from_hint("hgemm"),
+            kernel: KernelSection::from_hint(&KernelHint::parse("hgemm")),
             launch: LaunchWindow::HarnessRange { launch_count: 1 },
             privilege: PrivilegeSection::default(),
             profiling: ProfilingSection {
@@ -543,7 +516,7 @@ mod tests {
 
         let mut other = sample();
         other.target.runtime = Runtime::PythonTriton;
-        other.kernel.filter_mode = FilterMode::KernelId;
+        other.kernel.filter = KernelFilter::kernel_id(other.kernel.filter.pattern.clone());
         other.kernel.case = Some("hgemm_.*".to_string());
         other.launch = LaunchWindow::SkipCount { launch_skip: 5, launch_count: 3 };
         other.privilege.mode = Privilege::Sudo;

@@ -94,7 +94,7 @@ pub fn import(
     raw: &[PathBuf],
     source: Option<&Path>,
     details: Option<&Path>,
-    kernel: Option<&str>,
+    kernel: Option<&crate::model::filter::KernelHint>,
     output_dir: &Path,
     opts: &AnalyzeOptions,
 ) -> Result<(ProfileDir, Analysis)> {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::basetree::{self, Found};
 use super::git::git;
 use crate::error::{ExitCode, Failure};
+use crate::model::ab::BaseRev;
 
 pub use super::basetree::BUILD_DIR;
 
@@ -46,10 +47,12 @@ pub fn repository_root(dir: &Path) -> Result<PathBuf, Failure> {
     })
 }
 
-/// Resolves `--base [REV]` (`auto` when given without a revision) to a commit.
+/// Resolves `--base [REV]` (the merge base when given without a revision) to a commit.
 /// `github_base_ref` is `$GITHUB_BASE_REF`.
-pub fn resolve(repo: &Path, asked: &str, github_base_ref: Option<&str>) -> Result<BaseRevision, Failure> {
-    let (rev, asked) = if asked == "auto" {
+pub fn resolve(repo: &Path, asked: &BaseRev, github_base_ref: Option<&str>) -> Result<BaseRevision, Failure> {
+    let (rev, asked) = if let BaseRev::Named(asked) = asked {
+        (asked.to_string(), asked.to_string())
+    } else {
         let branch = match github_base_ref.filter(|r| !r.is_empty()) {
             Some(r) => format!("origin/{r}"),
             None => "@{upstream}".to_string(),
@@ -67,8 +70,6 @@ pub fn resolve(repo: &Path, asked: &str, github_base_ref: Option<&str>) -> Resul
                 })
         })?;
         (base, format!("merge base of HEAD and {branch}"))
-    } else {
-        (asked.to_string(), asked.to_string())
     };
     let commit =
         git(repo, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")]).map_err(|said| {
@@ -255,8 +256,8 @@ mod tests {
     fn a_revision_resolves_and_its_worktree_is_made_then_reused_then_moved() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
-        let two = resolve(&root, "HEAD", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
+        let two = resolve(&root, &BaseRev::Named("HEAD".into()), None).unwrap();
         assert_ne!(one.commit, two.commit);
         assert_eq!(one.commit.len(), 40);
         let wt = tmp.path().join("target/kprof-base");
@@ -286,7 +287,7 @@ mod tests {
     fn a_worktree_left_incomplete_is_made_again() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         run(&root, &["worktree", "add", "--no-checkout", "--detach", wt.to_str().unwrap(), &one.commit]);
         let stale = tmp.path().join("target/kprof-base.tmp-4194305");
@@ -310,7 +311,7 @@ mod tests {
     fn an_edited_worktree_is_refused_at_its_commit_too() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         checkout(&root, &one, &wt, &|_| {}).unwrap();
         std::fs::create_dir_all(wt.join("target/kprof/debug")).unwrap();
@@ -337,7 +338,7 @@ mod tests {
     fn a_worktree_deleted_with_the_target_directory_is_made_again() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         checkout(&root, &one, &wt, &|_| {}).unwrap();
         std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
@@ -352,8 +353,8 @@ mod tests {
     fn a_folder_that_is_no_worktree_is_refused_and_the_repository_left_alone() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
-        let two = resolve(&root, "HEAD", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
+        let two = resolve(&root, &BaseRev::Named("HEAD".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         std::fs::create_dir_all(&wt).unwrap();
         std::fs::write(wt.join("notes.txt"), "someone's").unwrap();
@@ -375,7 +376,10 @@ mod tests {
     fn a_move_stopped_half_way_is_made_again() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let (one, two) = (resolve(&root, "HEAD~1", None).unwrap(), resolve(&root, "HEAD", None).unwrap());
+        let (one, two) = (
+            resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap(),
+            resolve(&root, &BaseRev::Named("HEAD".into()), None).unwrap(),
+        );
         let wt = tmp.path().join("target/kprof-base");
         checkout(&root, &one, &wt, &|_| {}).unwrap();
         assert_eq!(std::fs::read_to_string(state_file(&wt)).unwrap(), "complete\n");
@@ -393,7 +397,7 @@ mod tests {
     fn an_unchanged_tree_without_a_state_file_is_reused_and_others_trees_left_alone() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         run(&root, &["worktree", "add", "--detach", wt.to_str().unwrap(), &one.commit]);
         // Process 1 runs for as long as the machine does.
@@ -413,7 +417,7 @@ mod tests {
     fn a_locked_record_of_a_deleted_tree_is_removed() {
         let Some(tmp) = repo() else { return };
         let root = repository_root(tmp.path()).unwrap();
-        let one = resolve(&root, "HEAD~1", None).unwrap();
+        let one = resolve(&root, &BaseRev::Named("HEAD~1".into()), None).unwrap();
         let wt = tmp.path().join("target/kprof-base");
         run(&root, &["worktree", "add", "--lock", "--detach", wt.to_str().unwrap(), &one.commit]);
         std::fs::remove_dir_all(tmp.path().join("target")).unwrap();
@@ -432,11 +436,11 @@ mod tests {
     #[test]
     fn unknown_revisions_and_missing_upstreams_say_what_to_pass() {
         let Some(tmp) = repo() else { return };
-        let err = resolve(tmp.path(), "nothere", None).unwrap_err();
+        let err = resolve(tmp.path(), &BaseRev::Named("nothere".into()), None).unwrap_err();
         assert!(err.to_string().contains("--base nothere: not a commit"), "{err}");
-        let err = resolve(tmp.path(), "auto", None).unwrap_err();
+        let err = resolve(tmp.path(), &BaseRev::MergeBase, None).unwrap_err();
         assert!(err.to_string().contains("no merge base of HEAD and @{upstream}"), "{err}");
-        let err = resolve(tmp.path(), "auto", Some("main")).unwrap_err();
+        let err = resolve(tmp.path(), &BaseRev::MergeBase, Some("main")).unwrap_err();
         assert!(err.to_string().contains("origin/main"), "{err}");
     }
 }

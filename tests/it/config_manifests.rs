@@ -602,12 +602,19 @@ launch-skip = 20
     assert_eq!(triton.target.to_string(), "command python3 softmax.py");
     assert_eq!(triton.settings.launch_skip, Some(20));
 
-    assert_eq!(config.select_by_hint("tiled", &[]).unwrap().name, "hgemm_tiled");
-    assert_eq!(config.select_by_hint("softmax", &[]).unwrap().name, "softmax");
+    assert_eq!(
+        config.select_by_hint(&cargo_kprof::model::filter::KernelHint::parse("tiled"), &[]).unwrap().name,
+        "hgemm_tiled"
+    );
+    assert_eq!(
+        config.select_by_hint(&cargo_kprof::model::filter::KernelHint::parse("softmax"), &[]).unwrap().name,
+        "softmax"
+    );
     assert_eq!(config.select_by_index(4, &["softmax".to_string()]).unwrap().name, "triton_softmax");
     let listed: Vec<usize> =
         config.listing(&["softmax".to_string()]).unwrap().iter().map(|l| l.index).collect();
     assert_eq!(listed, [3, 4]);
-    let ambiguous = config.select_by_hint("gemm", &[]).unwrap_err();
+    let ambiguous =
+        config.select_by_hint(&cargo_kprof::model::filter::KernelHint::parse("gemm"), &[]).unwrap_err();
     assert_eq!(ambiguous.code, ExitCode::Config);
 }

@@ -374,3 +374,32 @@ fn check_writes_bencher_and_github_benchmark_results_also_on_a_regression() {
     let extra = g[0]["extra"].as_str().unwrap();
     assert!(extra.starts_with("regressed: +428.6 % against baseline main"), "{extra}");
 }
+
+/// A profile directory whose stored kernel filter is no regex (`profile-target.yaml`
+/// edited by hand, or damaged) is refused where it is read back, naming the file and the
+/// fix: the analysis never quietly takes every kernel, or none, in its place.
+#[test]
+fn a_damaged_stored_filter_is_refused_naming_the_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("profile/hgemm_tiled_20261129_231718");
+    copy_dir(&recorded("check-runs/base", "hgemm_tiled"), &dir);
+    let spec = dir.join("profile-target.yaml");
+    let text_spec = std::fs::read_to_string(&spec).unwrap();
+    assert!(text_spec.contains("  filter: .*hgemm_tiled.*\n"), "{text_spec}");
+    std::fs::write(&spec, text_spec.replace("  filter: .*hgemm_tiled.*\n", "  filter: hgemm_tiled(\n"))
+        .unwrap();
+    for args in [
+        vec!["report", dir.to_str().unwrap()],
+        vec!["compare", dir.to_str().unwrap(), "--baseline", dir.to_str().unwrap()],
+    ] {
+        let out = kprof(&args, &[]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains(&spec.display().to_string()), "{args:?}: {stderr}");
+        assert!(stderr.contains("`hgemm_tiled(` is not a valid regex"), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("help: write a valid regex as `filter` under `kernel` in profile-target.yaml"),
+            "{args:?}: {stderr}"
+        );
+    }
+}

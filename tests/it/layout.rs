@@ -481,3 +481,251 @@ fn only_the_shell_and_the_displayer_print_lines_for_people() {
     }
     assert!(!printing.is_match("shell.emit(&Event::note(About::Plan, n))"));
 }
+
+/// Each non-comment line of non-test code under `src/`, with its file and line number.
+fn code_lines() -> Vec<(String, usize, String)> {
+    let mut out = Vec::new();
+    for (path, code) in sources() {
+        for (n, line) in code.lines().enumerate() {
+            if !line.trim_start().starts_with("//") {
+                out.push((path.clone(), n + 1, line.to_string()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn an_archive_s_kind_is_told_in_one_function() {
+    // Telling an archive's kind (one build, an A/B pair, a bisect bundle) is reading its
+    // first entry and comparing that entry's name with the name of a bundle's manifest.
+    // Textually: those names are spelled, as string literals, in `src/archive/outer.rs`
+    // only, and the function there that reads the first entry, `sniff`, is called from one
+    // place, `archive::open`, which every command that is handed an archive calls.
+    let markers = ["\"kprof-ab.json\"", "\"kprof-bisect.json\""];
+    let mut spelled = Vec::new();
+    let mut calls = Vec::new();
+    for (path, n, line) in code_lines() {
+        if path != "src/archive/outer.rs" && markers.iter().any(|m| line.contains(m)) {
+            spelled.push(format!("{path}:{n}: {}", line.trim()));
+        }
+        if line.contains("sniff(") && !line.contains("fn sniff(") {
+            calls.push(format!("{path}:{n}: {}", line.trim()));
+        }
+    }
+    assert!(
+        spelled.is_empty(),
+        "the names of a bundle's manifest spelled outside src/archive/outer.rs (tell an archive's kind \
+         with archive::open):\n{}",
+        spelled.join("\n")
+    );
+    assert!(
+        calls.len() == 1 && calls[0].starts_with("src/archive/mod.rs:"),
+        "an archive's first entry is read by archive::open only (call it, and match on what it holds):\n{}",
+        calls.join("\n")
+    );
+}
+
+/// The module-level import graph inside `room`: an arrow from one of its child modules
+/// (`ops::ab`: `src/ops/ab.rs` or every file under `src/ops/ab/`) to another whose file it
+/// imports (see [`file_arrows`]). The room's own `mod.rs` is no module of it.
+fn module_arrows(room: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let child = |file: &str| -> Option<String> {
+        let m = module_of(file);
+        (m.len() >= 2 && m[0] == room).then(|| m[1].clone())
+    };
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, tos) in file_arrows() {
+        let Some(a) = child(&from) else { continue };
+        for b in tos.iter().filter_map(|to| child(to)).filter(|b| *b != a) {
+            edges.entry(a.clone()).or_default().insert(b);
+        }
+    }
+    edges
+}
+
+/// A circle in `edges`, as a path that ends where it starts, if there is one.
+fn a_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    for start in edges.keys() {
+        let mut stack = vec![vec![start.clone()]];
+        let mut seen = BTreeSet::new();
+        while let Some(path) = stack.pop() {
+            for v in edges.get(path.last().unwrap()).into_iter().flatten() {
+                let mut p = path.clone();
+                p.push(v.clone());
+                if v == start {
+                    return Some(p);
+                }
+                if seen.insert(v.clone()) {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_modules_of_each_room_import_each_other_in_no_circle() {
+    // Files may import each other in no circle (above); neither may the modules a room is
+    // made of, taken whole: `ops::ab` uses `ops::archive` and `ops::check`, so neither of
+    // those uses anything of `ops::ab`, whichever of its files.
+    // Known, and left for a later change: `collect::single` reads how `collect::batch`
+    // splits a census into runs, and the batch reads the single run's hot-line checks.
+    let known = [("collect", "single", "batch")];
+    let rooms: BTreeSet<String> = sources().iter().map(|(p, _)| room(p)).collect();
+    let mut circles = Vec::new();
+    for r in &rooms {
+        let mut edges = module_arrows(r);
+        for (_, from, to) in known.iter().filter(|(k, _, _)| k == r) {
+            edges.get_mut(*from).map(|t| t.remove(*to));
+        }
+        if let Some(c) = a_circle(&edges) {
+            circles.push(format!("{r}: {}", c.join(" -> ")));
+        }
+    }
+    assert!(
+        circles.is_empty(),
+        "modules of a room of src/ that import each other in a circle:\n{}",
+        circles.join("\n")
+    );
+    // A guard for the guard: arrows known to exist are found.
+    let ops = module_arrows("ops");
+    let has = |from: &str, to: &str| ops.get(from).is_some_and(|t| t.contains(to));
+    assert!(has("ab", "archive") && has("ab", "check") && has("bisect", "ab"), "{ops:#?}");
+}
+
+#[test]
+fn a_request_is_written_out_in_one_file() {
+    // A `plan::Request` is made from the command line in `src/cli/request.rs`, and the
+    // commands call it there; no other code writes one out as a struct literal
+    // (`Request { .. }`; `BuildRequest` and `LauncherRequest` are other types, and a
+    // return type, the definition and an `impl` are no literal). Tests make their own.
+    let name = regex::Regex::new(r"\bRequest \{").unwrap();
+    let mut found = Vec::new();
+    for (path, n, line) in code_lines() {
+        if path == "src/cli/request.rs" {
+            continue;
+        }
+        for m in name.find_iter(&line) {
+            let before = line[..m.start()].trim_end();
+            let declared = ["->", "struct", "impl", "for"].iter().any(|w| before.ends_with(w));
+            if !declared {
+                found.push(format!("{path}:{n}: {}", line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a Request written out outside src/cli/request.rs (call KernelOptions::request, \
+         ProfileArgs::request or ProfileArgs::archived_request, or set the field):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_kernel_hint_is_read_in_one_function() {
+    // A `--kernel` hint is read once, where it enters, into a `KernelHint { name, exact }`
+    // and carried typed. Reading one is looking at its leading `=` (`=NAME`: exactly that
+    // function): that happens in `KernelHint::parse` only, which the command line's value
+    // parser in `src/cli/` calls, and `import.json`'s reader beside it (the file keeps the
+    // hint as it was given). Nothing else strips, or looks for, a leading `=`.
+    let reads = regex::Regex::new(r#"(strip_prefix|starts_with|trim_start_matches)\((?:'='|"=")\)"#).unwrap();
+    let mut found = Vec::new();
+    let mut calls = Vec::new();
+    for (path, n, line) in code_lines() {
+        if reads.is_match(&line)
+            && !(path == "src/model/filter.rs" && line.contains("text.strip_prefix('=')"))
+        {
+            found.push(format!("{path}:{n}: {}", line.trim()));
+        }
+        if line.contains("KernelHint::parse(") && !line.contains("fn parse(") {
+            calls.push((path, format!("{n}: {}", line.trim())));
+        }
+    }
+    assert!(found.is_empty(), "a kernel hint's `=` read outside KernelHint::parse:\n{}", found.join("\n"));
+    let elsewhere: Vec<String> = calls
+        .iter()
+        .filter(|(p, _)| !p.starts_with("src/cli/") && p != "src/model/filter.rs")
+        .map(|(p, l)| format!("{p}:{l}"))
+        .collect();
+    assert!(
+        elsewhere.is_empty(),
+        "a kernel hint read from text outside the command line (src/cli/) and import.json's reader; \
+         carry the KernelHint instead:\n{}",
+        elsewhere.join("\n")
+    );
+    assert!(calls.iter().any(|(p, _)| p.starts_with("src/cli/")), "the command line reads hints: {calls:?}");
+}
+
+#[test]
+fn the_merge_base_sentinel_is_spelled_in_its_parser_only() {
+    // Three things are called `auto`: the stage keyword (`--stages auto`, a manifest's
+    // `stages`), the baseline (`compare --baseline auto`: the newest saved one), and what
+    // clap is handed for `--base` given with no revision (the merge base). The last is
+    // read into `BaseRev::MergeBase` by `--base`'s value parser in `src/cli/ab.rs` and is
+    // spelled there only. Textually: the literal `"auto"` appears, outside tests, exactly
+    // in these files, this many times, each for its own meaning.
+    let expected: BTreeMap<&str, (usize, &str)> = [
+        ("src/cli/ab.rs", (1, "the merge base: `--base` with no revision (MERGE_BASE)")),
+        ("src/model/stage.rs", (2, "the stage keyword, read and shown")),
+        ("src/config/table.rs", (1, "the stage keyword in a manifest's list")),
+        ("src/compare/gate.rs", (1, "the baseline `auto`")),
+        ("src/cli.rs", (1, "`compare --baseline`'s default, on its `auto|DIR|NAME` line")),
+    ]
+    .into_iter()
+    .collect();
+    let mut found: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, n, line) in code_lines() {
+        for _ in line.matches("\"auto\"") {
+            found.entry(path.clone()).or_default().push(format!("{path}:{n}: {}", line.trim()));
+        }
+    }
+    let mut wrong = BTreeSet::new();
+    for (path, lines) in &found {
+        match expected.get(path.as_str()) {
+            Some((count, _)) if *count == lines.len() => {}
+            _ => wrong.extend(lines.iter().cloned()),
+        }
+        if path == "src/cli.rs" {
+            wrong.extend(lines.iter().filter(|l| !l.contains("auto|DIR|NAME")).cloned());
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "`\"auto\"` spelled where it is not one of {expected:#?}\n(the merge base is \
+         BaseRev::MergeBase past src/cli/ab.rs; use cli::ab::MERGE_BASE for clap):\n{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn archives_are_written_by_two_functions() {
+    // An archive of one build is written through `archive::builder` (every file a plain
+    // entry); the outer tar of an A/B pair or a bisect bundle, which holds such archives,
+    // by `archive::outer::write` only, for both. No other code starts a tar writer.
+    let mut found = Vec::new();
+    for (path, n, line) in code_lines() {
+        if line.contains("tar::Builder::new(") {
+            found.push(format!("{path}:{n}"));
+        }
+    }
+    let allowed = ["src/archive/mod.rs", "src/archive/outer.rs"];
+    let (ours, others): (Vec<&String>, Vec<&String>) =
+        found.iter().partition(|f| allowed.iter().any(|a| f.starts_with(&format!("{a}:"))));
+    assert!(
+        others.is_empty() && ours.len() == 2,
+        "tar writers outside archive::builder and archive::outer::write (write a bundle with \
+         outer::write):\n{}",
+        found.join("\n")
+    );
+    for (file, f) in [("src/archive/mod.rs", "fn builder"), ("src/archive/outer.rs", "fn write")] {
+        let code = sources().into_iter().find(|(p, _)| p == file).unwrap().1;
+        let start = code.find(f).unwrap_or_else(|| panic!("no `{f}` in {file}"));
+        let next = code[start + 2..]
+            .find("\nfn ")
+            .or(code[start + 2..].find("\npub"))
+            .map_or(code.len(), |i| start + 2 + i);
+        assert!(code[start..next].contains("tar::Builder::new("), "{file}: the tar writer is not in `{f}`");
+    }
+}

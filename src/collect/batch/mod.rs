@@ -53,7 +53,7 @@ use run::run_batched;
 use super::discover::function_name;
 use super::failure::{stage_failure, StageEnd};
 use super::queue::{drive, Next, Unit};
-use super::reason::Reason;
+use super::reason::{FollowUpWhy, Reason};
 use super::run::{KernelRun, StageRan};
 use super::source_split::{lacking_line_info, split_source};
 use crate::analyze::rules::Rules;
@@ -243,7 +243,7 @@ impl Unit for Batch<'_, '_> {
             self.shell,
         )?;
         self.ncu_ms += ran.outcome.wall_ms;
-        if matches!(reason, Reason::FollowUp(_)) {
+        if matches!(reason, Reason::FollowUp(_) | Reason::FollowUps(_)) {
             self.follow_up_ms += ran.outcome.wall_ms;
         }
         let first_run = std::mem::replace(&mut self.first_run, false);
@@ -347,7 +347,7 @@ impl Batch<'_, '_> {
     fn share(&mut self, shared: &Shared<'_>, page: &RawPage) -> Result<Next<BatchStage>> {
         let rows = split_rows(page, self.members, shared.group);
         let basic = self.auto && *shared.collection == StageCollection::Named(Stage::Basic);
-        let mut wants: BTreeMap<usize, (Stage, String)> = BTreeMap::new();
+        let mut wants: BTreeMap<usize, (Stage, FollowUpWhy)> = BTreeMap::new();
         let mut costs: BTreeMap<usize, MemberCost> = BTreeMap::new();
         for i in shared.group {
             let Some((text, own)) = own_page(page, shared.text, &rows[i]) else {
@@ -368,7 +368,7 @@ impl Batch<'_, '_> {
             functions.extend(own.launches().map(|l| function_name(l.kernel_name())));
             if basic {
                 let (stage, reason) = self.follow_up_of(*i, own)?;
-                wants.insert(*i, (stage, format!("`{}`: {reason}", self.members[*i].kernel.name)));
+                wants.insert(*i, (stage, reason));
             }
         }
         let chosen: BTreeMap<usize, Stage> = wants.iter().map(|(i, (s, _))| (*i, *s)).collect();

@@ -13,7 +13,7 @@ use crate::analyze::summary;
 use crate::collect::discover::function_name;
 use crate::collect::planner::{self, CostTerms, FollowUpPlan, KernelCost, RunSample};
 use crate::collect::queue::Next;
-use crate::collect::reason::Reason;
+use crate::collect::reason::{FollowUpWhy, Reason};
 use crate::events::Event;
 use crate::model::stage::Stage;
 use crate::ncu::command::StageCollection;
@@ -177,7 +177,7 @@ impl Batch<'_, '_> {
     /// for each member's manifest.
     pub(super) fn plan_follow_ups(
         &mut self,
-        wants: &BTreeMap<usize, (Stage, String)>,
+        wants: &BTreeMap<usize, (Stage, FollowUpWhy)>,
         costs: &BTreeMap<usize, MemberCost>,
         known: &Known,
     ) -> Vec<BatchStage> {
@@ -199,8 +199,12 @@ impl Batch<'_, '_> {
         plan.runs
             .into_iter()
             .map(|run| {
-                let why: Vec<&str> = run.members.iter().map(|m| wants[m].1.as_str()).collect();
-                let reason = Reason::FollowUp(why.join("; "));
+                let reason = Reason::FollowUps(
+                    run.members
+                        .iter()
+                        .map(|m| (self.members[*m].kernel.name.clone(), wants[m].1.clone()))
+                        .collect(),
+                );
                 let (collection, wants) = match run.stages.as_slice() {
                     [one] => (StageCollection::Named(*one), BTreeMap::new()),
                     _ => (
@@ -224,7 +228,7 @@ impl Batch<'_, '_> {
     ) -> Result<Next<BatchStage>> {
         let rows = split_rows(page, self.members, shared.group);
         let mut costs: BTreeMap<usize, MemberCost> = BTreeMap::new();
-        let mut missed: BTreeMap<usize, (Stage, String)> = BTreeMap::new();
+        let mut missed: BTreeMap<usize, (Stage, FollowUpWhy)> = BTreeMap::new();
         let mut chosen: BTreeMap<usize, Stage> = BTreeMap::new();
         for i in shared.group {
             let own = own_page(page, shared.text, &rows[i]);
@@ -252,7 +256,7 @@ impl Batch<'_, '_> {
                 let (stage, reason) = self.follow_up_of(*i, basic)?;
                 chosen.insert(*i, stage);
                 if !wants[i].contains(&stage) {
-                    missed.insert(*i, (stage, format!("`{}`: {reason}", self.members[*i].kernel.name)));
+                    missed.insert(*i, (stage, reason));
                 }
             }
         }

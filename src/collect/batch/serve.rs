@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::{Batch, Shared};
 use crate::collect::follow_up::follow_up;
-use crate::collect::reason::Reason;
+use crate::collect::reason::{FollowUpWhy, Reason};
 use crate::collect::run::append_command;
 use crate::events::Event;
 use crate::model::filter::KernelFilter;
@@ -62,14 +62,14 @@ impl Batch<'_, '_> {
 
     /// The follow-up member `i`'s basic rows choose, said, and written to its
     /// `commands.sh` as the command that runs it alone (the script stays replayable alone).
-    pub(super) fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, String)> {
+    pub(super) fn follow_up_of(&self, i: usize, page: RawPage) -> Result<(Stage, FollowUpWhy)> {
         let m = &self.members[i];
         let filter = m.kernel.filter.clone().unwrap_or_else(|| KernelFilter::regex(".*"));
         let (stage, reason) = follow_up(Ok(page), self.rules, &filter)?;
         self.shell.emit(&Event::FollowUpChosen {
             kernel: m.kernel.name.clone(),
             stage: stage.to_string(),
-            why: reason.clone(),
+            why: reason.to_string(),
             batched: true,
         });
         let collection = StageCollection::Named(stage);

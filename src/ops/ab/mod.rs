@@ -5,15 +5,22 @@
 //! The base revision is checked out into kprof's own worktree beside the line-info
 //! builds (`<target-dir>/kprof-base`) and built into its own target directory there, so
 //! the two sides never overwrite each other's executables and a second check of the
-//! same base rebuilds nothing ([`sides`]). Both sides are profiled with the same stages
-//! (plus the `counters` stage unless `--gate time`) by `ops::profile`, then their timings
-//! run in interleaved rounds, the harness kernels of one program together ([`timing`]),
-//! and `compare::ab` decides each kernel ([`rounds`]).
-//! `cargo kprof archive --base` packs both sides for a GPU machine without cargo.
+//! same base rebuilds nothing ([`sides`]; every side, of a check, an archive or a bisect,
+//! is made by [`side`]). Both sides are profiled with the same stages (plus the
+//! `counters` stage unless `--gate time`) by `ops::profile`, then their timings run in
+//! interleaved rounds, the harness kernels of one program together ([`timing`]), and
+//! `compare::ab` decides each kernel ([`rounds`]); the result files are written here.
+//! `cargo kprof archive --base` packs both sides for a GPU machine without cargo
+//! ([`pack`]).
+//!
+//! This driver uses `ops::archive` (unpacking), `ops::check` (the result files) and
+//! `ops::profile`; none of them uses it.
 
 pub mod base;
+pub mod pack;
 pub mod pair;
 pub mod rounds;
+pub mod side;
 pub mod sides;
 pub mod timing;
 
@@ -23,6 +30,7 @@ use anyhow::Result;
 
 use super::check::ResultFiles;
 use super::profile::{profile_plan, Extras};
+use crate::compare::exports::{self, Measured};
 use crate::error::{ExitCode, Failure};
 use crate::events::{AbMeasured, AbStarted, About, Event};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
@@ -30,7 +38,8 @@ use crate::model::kinds::Runtime;
 use crate::model::stage::Stage;
 use crate::shell::Shell;
 use pair::{AbOptions, AbPair};
-use sides::{SidePlan, SidesFrom};
+use side::Side;
+use sides::SidesFrom;
 
 /// An A/B check, resolved from the command line.
 pub struct AbCheck<'a> {
@@ -51,23 +60,45 @@ pub struct AbCheck<'a> {
 /// Runs the check and returns its exit code.
 pub fn check(from: SidesFrom<'_>, o: &AbCheck<'_>, shell: &Shell) -> Result<ExitCode> {
     let from_tree = matches!(from, SidesFrom::Tree { .. });
-    let (base, head, other) = sides::sides(from, o.timing_only, shell)?;
-    let label = format!("{} ({})", base.short(), base.asked);
-    shell.emit(&Event::AbStarted(AbStarted { base: base.clone() }));
-    let Some((outcome, opts)) = compare_sides(head, other, o, label, from_tree, shell)? else {
+    let (head, base) = sides::sides(from, o.timing_only, shell)?;
+    let label = match &base.revision {
+        Some(r) => format!("{} ({})", r.short(), r.asked),
+        None => "the base".to_string(),
+    };
+    if let Some(revision) = &base.revision {
+        shell.emit(&Event::AbStarted(AbStarted { base: revision.clone() }));
+    }
+    let Some((outcome, opts)) = compare_sides(head, base, o, label, from_tree, shell)? else {
         return Ok(ExitCode::Success);
     };
-    super::check::write_ab_results(o.results, &outcome, shell)?;
+    write_results(o.results, &outcome, shell)?;
     rounds::finish(&outcome, &opts, shell);
     Ok(outcome.exit_code)
+}
+
+/// `--bmf` and `--github-benchmark` of an A/B check: the head's timing over the rounds
+/// (else its profiled launch), with the A/B verdict.
+fn write_results(files: &ResultFiles, outcome: &rounds::AbOutcome, shell: &Shell) -> Result<()> {
+    let measured: Vec<Measured> = outcome
+        .kernels
+        .iter()
+        .map(|k| Measured {
+            name: exports::benchmark_name(k.package.as_deref(), &k.ab.kernel),
+            timing: k.head_timing.clone(),
+            ncu_duration_ns: k.ncu_duration_ns,
+            comparison: None,
+            ab_line: Some(crate::compare::ab::verdict::reviewer_line(&k.ab)),
+        })
+        .collect();
+    files.write(&measured, shell)
 }
 
 /// One A/B check of two sides planned and built: the kernels both have paired, the
 /// evidence stages added, both profiled, the rounds run and each kernel judged. `None` on
 /// a dry run. `create_root`: the head's profiles root is made here (a check from a tree).
 pub fn compare_sides(
-    mut head: SidePlan,
-    mut other: SidePlan,
+    mut head: Side,
+    mut other: Side,
     o: &AbCheck<'_>,
     label: String,
     create_root: bool,
@@ -151,8 +182,8 @@ impl Drop for PtxCache {
 /// Profiles both sides, runs the rounds, writes the result files and says the verdict.
 fn run_sides(
     o: &AbCheck<'_>,
-    head: &SidePlan,
-    other: &SidePlan,
+    head: &Side,
+    other: &Side,
     pairs: &[String],
     base_label: String,
     shell: &Shell,
@@ -200,7 +231,7 @@ fn run_sides(
 /// that `index.html` shows each change and `ab.html` the check; only where the profiles
 /// lie in the profiles root, as after profiling.
 fn rewrite_index(
-    head: &SidePlan,
+    head: &Side,
     dirs: &[(&crate::plan::KernelPlan, crate::profile::ProfileDir)],
     shell: &Shell,
 ) {

@@ -1,31 +1,22 @@
 //! The two sides of an A/B check: the head as `cargo kprof` plans it and the base from
 //! kprof's worktree of the revision, each built with line info; or both unpacked from an
-//! A/B archive. Then the kernels both sides have, paired, each base kernel on its head's GPU.
+//! A/B archive (each a [`super::side::SideSource`]). Then the kernels both sides have,
+//! paired, each base kernel on its head's GPU.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
+use super::side::{Archived, Side, SideSource};
 use crate::archive::pair;
-use crate::build::{self, BuildOutput};
 use crate::error::{ExitCode, Failure};
-use crate::events::{About, ArchiveUnpacked, BuildDone, BuildPurpose, BuildStarted, Event};
-use crate::model::ab::Side;
-use crate::ops::archive::{unpack_for_check, Machine, Unpack};
+use crate::events::{About, ArchiveUnpacked, Event};
+use crate::model::ab::{BaseRev, Side as Role};
+use crate::ops::archive::{Machine, Unpack};
 use crate::ops::opening::{self, RequestFn};
 use crate::ops::profile::Extras;
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
-use crate::vcs::worktree::BaseRevision;
-
-/// One side, planned and built.
-pub struct SidePlan {
-    /// Its plan.
-    pub plan: Plan,
-    /// Its executables.
-    pub built: Option<BuildOutput>,
-}
 
 /// Where the two sides come from.
 pub enum SidesFrom<'a> {
@@ -35,13 +26,16 @@ pub enum SidesFrom<'a> {
         request: RequestFn<'a>,
         /// `--manifest-path`.
         manifest_path: Option<&'a Path>,
-        /// The base revision as asked (`auto` for the merge base).
-        asked: &'a str,
+        /// The base revision as asked.
+        asked: &'a BaseRev,
     },
     /// An A/B archive (`cargo kprof archive --base`).
     Archive {
         /// The archive.
         archive: &'a Path,
+        /// Its manifest, as [`crate::archive::open`] read it; `None` for an archive of one
+        /// build, which is refused.
+        pair: Option<pair::PairManifest>,
         /// `--workspace-remap`.
         remap: PathBuf,
         /// The command line's changes to the archived plans.
@@ -51,18 +45,24 @@ pub enum SidesFrom<'a> {
     },
 }
 
-/// Both sides, planned and built (or unpacked), and the base revision.
-pub fn sides(
-    from: SidesFrom<'_>,
-    timing_only: bool,
-    shell: &Shell,
-) -> Result<(BaseRevision, SidePlan, SidePlan)> {
+/// Both sides, planned and built (or unpacked): the head, then the base, whose
+/// `revision` is set.
+pub fn sides(from: SidesFrom<'_>, timing_only: bool, shell: &Shell) -> Result<(Side, Side)> {
     match from {
         SidesFrom::Tree { request, manifest_path, asked } => {
             from_tree(timing_only, request, manifest_path, asked, shell)
         }
-        SidesFrom::Archive { archive, remap, request, timeout } => {
-            from_archive(timing_only, archive, &remap, &request, timeout, shell)
+        SidesFrom::Archive { archive, pair, remap, request, timeout } => {
+            let Some(manifest) = pair else {
+                return Err(Failure::new(
+                    ExitCode::Config,
+                    format!("{} holds one side only: --base needs an A/B archive", archive.display()),
+                )
+                .help("make it with `cargo kprof archive --base REV -o FILE`, or compare with a saved --baseline")
+                .into());
+            };
+            let unpack = Unpack { archive, remap: &remap, request: *request, timeout };
+            from_archive(timing_only, manifest, unpack, shell)
         }
     }
 }
@@ -73,47 +73,22 @@ fn from_tree(
     timing_only: bool,
     request: RequestFn<'_>,
     manifest: Option<&Path>,
-    asked: &str,
+    asked: &BaseRev,
     shell: &Shell,
-) -> Result<(BaseRevision, SidePlan, SidePlan)> {
+) -> Result<(Side, Side)> {
     let ws = opening::load_workspace(manifest, shell)?;
     let request = opening::with_engine_shard(request()?)?;
-    let head_plan = plan::resolve(&request, &ws.metadata, &ws.config, build::cargo_binary())?;
+    let head_plan = plan::resolve(&request, &ws.metadata, &ws.config, crate::build::cargo_binary())?;
     refuse_timing_only(timing_only, &head_plan)?;
     // Nothing is checked out or built on a machine that cannot run the check: its rounds
     // need the GPU, and its profiles ncu too.
     let extras = Extras { timing: false, timing_only: false, dirs_only: timing_only };
     crate::ops::profile::preflight(&head_plan, extras)?;
-    let (base, base_plan, _) = super::base::base_side(&request, &head_plan, manifest, asked, shell)?;
-    let head = build_side(Side::Head, head_plan, shell)?;
-    let other = build_side(Side::Base, base_plan, shell)?;
-    Ok((base, head, other))
-}
-
-/// Builds a side (timed: the build is the CPU machine's share, reported apart).
-pub fn build_side(side: Side, plan: Plan, shell: &Shell) -> Result<SidePlan> {
-    build_named(&format!("the {}", side.name()), plan, shell)
-}
-
-/// Builds a side called `name` in messages (`the base`, `revision 3f2a1c9d0e1b`).
-pub fn build_named(name: &str, plan: Plan, shell: &Shell) -> Result<SidePlan> {
-    let built = match &plan.build {
-        Some(req) => {
-            let began = Instant::now();
-            shell.emit(&Event::BuildStarted(BuildStarted {
-                side: Some(name.to_string()),
-                build: req.describe(),
-                targets: req.targets.len(),
-                purpose: BuildPurpose::LineInfo,
-            }));
-            let b = req.run(shell)?;
-            let wall_ms = began.elapsed().as_millis() as u64;
-            shell.emit(&Event::BuildDone(BuildDone { side: name.to_string(), wall_ms }));
-            Some(b)
-        }
-        None => None,
-    };
-    Ok(SidePlan { plan: Plan { build: None, ..plan }, built })
+    let base = super::base::checkout(&request, &head_plan, manifest, asked)?;
+    let (base, _) = SideSource::Revision(base).plan(shell)??;
+    let head = Side::working_tree(head_plan).build("the head", shell)?;
+    let base = base.build("the base", shell)?;
+    Ok((head, base))
 }
 
 /// Both sides from an A/B archive (`cargo kprof archive --base`), unpacked under
@@ -121,20 +96,11 @@ pub fn build_named(name: &str, plan: Plan, shell: &Shell) -> Result<SidePlan> {
 /// that the retry finds `--workspace-remap` as it was.
 fn from_archive(
     timing_only: bool,
-    archive: &Path,
-    remap: &Path,
-    request: &Request,
-    timeout: Option<std::time::Duration>,
+    manifest: pair::PairManifest,
+    u: Unpack<'_>,
     shell: &Shell,
-) -> Result<(BaseRevision, SidePlan, SidePlan)> {
-    let Some(manifest) = pair::read_manifest(archive)? else {
-        return Err(Failure::new(
-            ExitCode::Config,
-            format!("{} holds one side only: --base needs an A/B archive", archive.display()),
-        )
-        .help("make it with `cargo kprof archive --base REV -o FILE`, or compare with a saved --baseline")
-        .into());
-    };
+) -> Result<(Side, Side)> {
+    let (archive, remap) = (u.archive, u.remap);
     crate::archive::require_new_or_empty(remap)?;
     // The directories made here, deepest first: removed again if the unpack fails.
     let made: Vec<PathBuf> = remap
@@ -143,32 +109,35 @@ fn from_archive(
         .map(Path::to_path_buf)
         .collect();
     std::fs::create_dir_all(remap)?;
-    let unpacked = (|| -> Result<(SidePlan, SidePlan)> {
+    let base_revision =
+        crate::vcs::worktree::BaseRevision { asked: manifest.base_asked, commit: manifest.base_commit };
+    let unpacked = (|| -> Result<(Side, Side)> {
         let (head_tar, base_tar) = pair::extract_sides(archive, remap)?;
-        let unpack = |tar: &Path, side: Side| -> Result<SidePlan> {
-            let u =
-                Unpack { archive: tar, remap: &remap.join(side.name()), request: request.clone(), timeout };
-            // The machine is checked once, before the head's files are unpacked, as a
-            // check from a checkout is checked before anything is built: its rounds need
-            // the GPU, and its profiles ncu too.
-            let machine = (side == Side::Head).then_some(Machine {
-                extras: Extras { timing: false, timing_only: false, dirs_only: timing_only },
-                sudo: request.sudo,
-            });
+        let unpack = |tar: &Path, side: Role| -> Result<Side> {
+            let dir = remap.join(side.name());
+            let source = SideSource::Archive(Box::new(Archived {
+                unpack: Unpack { archive: tar, remap: &dir, request: u.request.clone(), ..u },
+                // The machine is checked once, before the head's files are unpacked, as a
+                // check from a checkout is checked before anything is built: its rounds
+                // need the GPU, and its profiles ncu too.
+                machine: (side == Role::Head).then_some(Machine {
+                    extras: Extras { timing: false, timing_only: false, dirs_only: timing_only },
+                    sudo: u.request.sudo,
+                }),
+                revision: (side == Role::Base).then(|| base_revision.clone()),
+                called: format!("{}: its {1} side ({1}.tar)", archive.display(), side.name()),
+            }));
             // Both sides unpack into a folder that is removed again if anything fails.
-            let (plan, built) = unpack_for_check(u, machine).with_context(|| {
-                format!("{}: its {1} side ({1}.tar) cannot be unpacked", archive.display(), side.name())
-            })?;
-            Ok(SidePlan { plan, built: Some(built) })
+            source.plan(shell)?.map(|(side, _)| side)
         };
-        let head = unpack(&head_tar, Side::Head)?;
+        let head = unpack(&head_tar, Role::Head)?;
         refuse_timing_only(timing_only, &head.plan)?;
-        let other = unpack(&base_tar, Side::Base)?;
-        Ok((head, other))
+        let base = unpack(&base_tar, Role::Base)?;
+        Ok((head, base))
     })();
     pair::remove_sides(remap);
-    let (head, other) = unpacked.inspect_err(|_| {
-        for side in [Side::Head, Side::Base] {
+    let (head, base) = unpacked.inspect_err(|_| {
+        for side in [Role::Head, Role::Base] {
             std::fs::remove_dir_all(remap.join(side.name())).ok();
         }
         for dir in &made {
@@ -179,8 +148,7 @@ fn from_archive(
         archive: archive.to_path_buf(),
         into: remap.to_path_buf(),
     }));
-    let base = BaseRevision { asked: manifest.base_asked, commit: manifest.base_commit };
-    Ok((base, head, other))
+    Ok((head, base))
 }
 
 /// Keeps, in both plans, the kernels both sides have, in the head's order; the base's

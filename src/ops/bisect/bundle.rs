@@ -14,11 +14,13 @@ use anyhow::{Context as _, Result};
 
 use super::{CheckOptions, Context, Revisions};
 use crate::archive::bisect::{self as bundle, BisectManifest};
+use crate::archive::Opened;
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
 use crate::events::{BisectStarted, Event};
-use crate::ops::ab::sides::{self, SidePlan};
-use crate::ops::archive::{unpack_for_check, Machine, Unpack};
+use crate::ops::ab::side::{Archived, Side, SideSource};
+use crate::ops::ab::sides;
+use crate::ops::archive::{Machine, Unpack};
 use crate::ops::profile::Extras;
 use crate::plan::Request;
 use crate::shell::Shell;
@@ -47,26 +49,30 @@ struct Builds<'a> {
     /// Which build each revision of the history has, or why it has none.
     history: Vec<bundle::Revision>,
     /// The builds unpacked so far.
-    unpacked: HashMap<usize, SidePlan>,
+    unpacked: HashMap<usize, Side>,
 }
 
 impl Builds<'_> {
     /// Build `n`, unpacked into `<remap>/build-<n>/` the first time; `machine` is checked
     /// before anything of it is unpacked.
-    fn unpack(&mut self, n: usize, machine: Option<Machine>) -> Result<SidePlan> {
+    fn unpack(&mut self, n: usize, machine: Option<Machine>, shell: &Shell) -> Result<Side> {
         if let Some(s) = self.unpacked.get(&n) {
-            return Ok(SidePlan { plan: s.plan.clone(), built: s.built.clone() });
+            return Ok(s.clone());
         }
-        let u = Unpack {
-            archive: &self.tars[n],
-            remap: &self.from.remap.join(format!("build-{n}")),
-            request: self.from.request.clone(),
-            timeout: self.from.timeout,
-        };
-        let (plan, built) = unpack_for_check(u, machine)
-            .with_context(|| format!("{}: its build {n} cannot be unpacked", self.from.archive.display()))?;
-        let side = SidePlan { plan, built: Some(built) };
-        self.unpacked.insert(n, SidePlan { plan: side.plan.clone(), built: side.built.clone() });
+        let remap = self.from.remap.join(format!("build-{n}"));
+        let source = SideSource::Archive(Box::new(Archived {
+            unpack: Unpack {
+                archive: &self.tars[n],
+                remap: &remap,
+                request: self.from.request.clone(),
+                timeout: self.from.timeout,
+            },
+            machine,
+            revision: None,
+            called: format!("{}: its build {n}", self.from.archive.display()),
+        }));
+        let (side, _) = source.plan(shell)??;
+        self.unpacked.insert(n, side.clone());
         Ok(side)
     }
 }
@@ -77,13 +83,13 @@ impl Revisions for Builds<'_> {
         index: usize,
         _commit: &Commit,
         root: PathBuf,
-        _shell: &Shell,
-    ) -> Result<Result<SidePlan, String>> {
+        shell: &Shell,
+    ) -> Result<Result<Side, String>> {
         let revision = &self.history[index];
         let Some(n) = revision.build else {
             return Ok(Err(revision.not_built.clone().unwrap_or_else(|| "was not built".into())));
         };
-        match self.unpack(n, None) {
+        match self.unpack(n, None, shell) {
             Ok(mut side) => {
                 side.plan.profile_root = root;
                 Ok(Ok(side))
@@ -99,8 +105,10 @@ impl Revisions for Builds<'_> {
 
 /// Runs the bisect an archive holds; exit codes as [`super::bisect`]'s.
 pub fn bisect_archive(from: &FromArchive<'_>, shell: &Shell) -> Result<ExitCode> {
-    let Some(m) = bundle::read_manifest(from.archive)? else {
-        return Err(not_a_bundle(from.archive).into());
+    let m = match crate::archive::open(from.archive)? {
+        Opened::Bisect(m) => m?,
+        Opened::Pair(m) => return Err(not_a_bundle(from.archive, m.is_ok()).into()),
+        Opened::Build => return Err(not_a_bundle(from.archive, false).into()),
     };
     // Absolute: each program runs in its package's folder, and its files are named from
     // this folder.
@@ -148,7 +156,7 @@ fn search(from: &FromArchive<'_>, m: &BisectManifest, tars: Vec<PathBuf>, shell:
     let mut builds = Builds { from, tars, history: m.history.clone(), unpacked: HashMap::new() };
     let extras = Extras { timing: false, timing_only: false, dirs_only: from.check.timing_only };
     let machine = Machine { extras, sudo: from.request.sudo };
-    let mut good = builds.unpack(m.good.build, Some(machine)).map_err(|e| {
+    let mut good = builds.unpack(m.good.build, Some(machine), shell).map_err(|e| {
         e.context(format!(
             "--good {} ({}) cannot be checked: nothing to compare with",
             good_rev.asked,
@@ -173,9 +181,9 @@ fn search(from: &FromArchive<'_>, m: &BisectManifest, tars: Vec<PathBuf>, shell:
     super::run(&ctx, &mut builds, shell)
 }
 
-/// The refusal of an archive that is not a bisect archive, naming what it is for.
-fn not_a_bundle(archive: &Path) -> Failure {
-    let pair = matches!(crate::archive::pair::read_manifest(archive), Ok(Some(_)));
+/// The refusal of an archive that is not a bisect archive, naming what it is for: an A/B
+/// archive (`pair`, one whose manifest reads), or any other.
+fn not_a_bundle(archive: &Path, pair: bool) -> Failure {
     let (what, help) = if pair {
         (
             "an A/B archive (packed with `archive --base REV`)",

@@ -23,7 +23,8 @@ use anyhow::Result;
 pub use self::bundle::{bisect_archive, FromArchive};
 pub use self::tree::{bisect, Bisect};
 use super::ab::rounds::{AbOutcome, DEFAULT_ROUNDS};
-use super::ab::sides::{self, SidePlan};
+use super::ab::side::Side;
+use super::ab::sides;
 use super::ab::{compare_sides, AbCheck};
 use super::check::ResultFiles;
 use crate::compare::ab::verdict::reviewer_line;
@@ -35,10 +36,6 @@ use crate::report::bisect::{BisectDoc, StepRecord, BISECT_SCHEMA_VERSION};
 use crate::shell::Shell;
 use crate::vcs::history::Commit;
 use crate::vcs::worktree::BaseRevision;
-
-/// kprof's worktree of the revisions a bisect checks, or an archive for one packs, beside
-/// that of the base.
-const BISECT_TREE: &str = "kprof-bisect";
 
 /// The most rounds a check may have (`--rounds`' upper limit).
 const MAX_ROUNDS: u32 = 200;
@@ -66,7 +63,7 @@ trait Revisions {
         commit: &Commit,
         root: PathBuf,
         shell: &Shell,
-    ) -> Result<Result<SidePlan, String>>;
+    ) -> Result<Result<Side, String>>;
 
     /// The build `history[index]` has, when known: revisions of one build check alike.
     fn build_of(&self, _index: usize) -> Option<usize> {
@@ -81,7 +78,7 @@ struct Context<'a> {
     root: PathBuf,
     /// The kernels checked.
     kernels: Vec<String>,
-    good: SidePlan,
+    good: Side,
     good_rev: BaseRevision,
     /// `--good`'s build, when the revisions' builds are known.
     good_build: Option<usize>,
@@ -212,7 +209,7 @@ fn check_revision(
         Err(reason) => return Ok((Outcome::Skipped { reason }, Vec::new())),
     };
     sides::share_ncu_path(&ctx.root, &root)?;
-    let good = SidePlan { plan: ctx.good.plan.clone(), built: ctx.good.built.clone() };
+    let good = ctx.good.clone();
     let results = ResultFiles::default();
     let check = AbCheck {
         timing_only: ctx.o.timing_only,

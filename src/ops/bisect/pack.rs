@@ -15,13 +15,12 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
-use super::BISECT_TREE;
 use crate::archive::bisect::{self as bundle, BisectManifest, GoodRevision, Revision};
 use crate::archive::contents::{self, Contents};
 use crate::build::BuildOutput;
 use crate::error::{ExitCode, Failure};
 use crate::events::{BisectArchive, BisectArchiveStarted, Event, RevisionNotPacked, RevisionPacked};
-use crate::ops::ab::base::{self, Checkout};
+use crate::ops::ab::side::{Checkout, SideSource, Tree};
 use crate::ops::archive::PackOptions;
 use crate::ops::opening::RequestFn;
 use crate::plan::{Plan, Request};
@@ -186,22 +185,26 @@ impl Packer<'_> {
     /// its build, or why it has none (it does not build, it lacks the kernel).
     fn one(&self, rev: &BaseRevision, builds: &mut Builds<'_>) -> Result<Result<usize, String>> {
         let shell = self.shell;
-        let dir = base::worktree_dir(self.head, BISECT_TREE);
-        worktree::checkout(self.repo, rev, &dir, &|_| {})?;
-        crate::process::check_signal("after the checkout")?;
-        let at = Checkout { repo: self.repo, revision: rev, dir: &dir, role: "revision" };
-        let root = self.head.profile_root.clone();
-        let side = base::revision_side(&at, self.request, self.o.manifest_path, root, shell).and_then(
-            |(plan, config)| {
-                let globs = contents::applicable(&plan.kernels, &config.include);
-                let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
-                let name = format!("revision {}", rev.short());
-                let built = crate::ops::archive::build(&plan, Some(&name), shell)?;
-                crate::process::check_signal("after the build")?;
-                contents::add_build_outputs(&mut packed, &plan, built.as_ref());
-                Ok((plan, packed, built))
-            },
-        );
+        let at = Checkout {
+            head: self.head,
+            repo: self.repo.to_path_buf(),
+            revision: rev.clone(),
+            tree: Tree::Bisect,
+            request: self.request,
+            manifest: self.o.manifest_path,
+            profile_root: self.head.profile_root.clone(),
+        };
+        let side = SideSource::Revision(at).plan(shell)?.and_then(|(side, config)| {
+            let include = config.map(|c| c.include).unwrap_or_default();
+            let plan = side.plan;
+            let globs = contents::applicable(&plan.kernels, &include);
+            let mut packed = contents::from_workspace(&plan.workspace_root, &globs)?;
+            let name = format!("revision {}", rev.short());
+            let built = crate::ops::archive::build(&plan, Some(&name), shell)?;
+            crate::process::check_signal("after the build")?;
+            contents::add_build_outputs(&mut packed, &plan, built.as_ref());
+            Ok((plan, packed, built))
+        });
         match side {
             Ok((plan, packed, built)) => Ok(Ok(builds.add(&plan, &packed, built.as_ref(), shell)?)),
             Err(e) => Ok(Err(super::skip_reason(e)?)),

@@ -7,12 +7,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::{CheckOptions, Context, Revisions, BISECT_TREE};
+use super::{CheckOptions, Context, Revisions};
 use crate::compare::bisect::check_bound;
 use crate::error::{ExitCode, Failure};
 use crate::events::{BisectStarted, Event};
-use crate::ops::ab::base::{self, Checkout};
-use crate::ops::ab::sides::{self, SidePlan};
+use crate::ops::ab::side::{Checkout, Side, SideSource, Tree};
+use crate::ops::ab::sides;
 use crate::ops::opening::{self, RequestFn};
 use crate::plan::{self, Plan, Request};
 use crate::shell::Shell;
@@ -46,15 +46,21 @@ impl Revisions for Checkouts<'_> {
         commit: &Commit,
         root: PathBuf,
         shell: &Shell,
-    ) -> Result<Result<SidePlan, String>> {
+    ) -> Result<Result<Side, String>> {
         let rev = commit.revision();
-        let dir = base::worktree_dir(&self.head, BISECT_TREE);
+        let name = format!("revision {}", rev.short());
+        let at = Checkout {
+            head: &self.head,
+            repo: self.repo.clone(),
+            revision: rev,
+            tree: Tree::Bisect,
+            request: &self.request,
+            manifest: self.manifest_path,
+            profile_root: root,
+        };
         // A worktree kprof cannot use (edited, someone else's) ends the bisect: no revision
         // could be checked there.
-        worktree::checkout(&self.repo, &rev, &dir, &|_| {})?;
-        let at = Checkout { repo: &self.repo, revision: &rev, dir: &dir, role: "revision" };
-        let side = base::revision_side(&at, &self.request, self.manifest_path, root, shell)
-            .and_then(|(plan, _)| sides::build_named(&format!("revision {}", rev.short()), plan, shell));
+        let side = SideSource::Revision(at).plan(shell)?.and_then(|(side, _)| side.build(&name, shell));
         match side {
             Ok(s) => Ok(Ok(s)),
             Err(e) => super::skip_reason(e).map(Err),
@@ -85,17 +91,21 @@ pub fn bisect(request: RequestFn<'_>, o: &Bisect<'_>, shell: &Shell) -> Result<E
         builds: None,
         check_bound: check_bound(commits.len()),
     }));
-    let (_, good_plan, _) = base::base_side(&request, &head, o.manifest_path, o.good, shell)?;
+    let good = Checkout {
+        head: &head,
+        repo: repo.clone(),
+        revision: good_rev.clone(),
+        tree: Tree::Base,
+        request: &request,
+        manifest: o.manifest_path,
+        profile_root: crate::profile::ab::base_profiles_root(&head.profile_root, good_rev.short()),
+    };
+    let (good, _) = SideSource::Revision(good).plan(shell)??;
     opening::create_profiles_root(&head.profile_root, shell)?;
-    sides::share_ncu_path(&head.profile_root, &good_plan.profile_root)?;
-    let good =
-        sides::build_named(&format!("--good {}", good_rev.short()), good_plan, shell).map_err(|e| {
-            e.context(format!(
-                "--good {} ({}) does not build: nothing to compare with",
-                o.good,
-                good_rev.short()
-            ))
-        })?;
+    sides::share_ncu_path(&head.profile_root, &good.plan.profile_root)?;
+    let good = good.build(&format!("--good {}", good_rev.short()), shell).map_err(|e| {
+        e.context(format!("--good {} ({}) does not build: nothing to compare with", o.good, good_rev.short()))
+    })?;
     let ctx = Context {
         o: &o.check,
         root: head.profile_root.clone(),

@@ -410,3 +410,15 @@ pub enum Event {
         exit_code: i32,
     },
 }
+
+impl Event {
+    /// A [`Notice`] note about `about`, as a message.
+    pub fn note(about: About, message: impl Into<String>) -> Event {
+        Event::Notice(Notice::note(about, message))
+    }
+
+    /// A [`Notice`] warning about `about`, as a message.
+    pub fn warning(about: About, message: impl Into<String>) -> Event {
+        Event::Notice(Notice::warning(about, message))
+    }
+}

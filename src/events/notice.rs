@@ -96,18 +96,6 @@ impl Notice {
     }
 }
 
-impl super::Event {
-    /// A [`Notice`] note about `about`, as a message.
-    pub fn note(about: About, message: impl Into<String>) -> super::Event {
-        super::Event::Notice(Notice::note(about, message))
-    }
-
-    /// A [`Notice`] warning about `about`, as a message.
-    pub fn warning(about: About, message: impl Into<String>) -> super::Event {
-        super::Event::Notice(Notice::warning(about, message))
-    }
-}
-
 impl fmt::Display for Notice {
     /// The words alone: the shell puts `note: ` or `warning: ` before them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -150,7 +150,11 @@ fn no_file_outgrows_a_reader() {
             over.push(format!("{path}: {lines}"));
         }
     }
-    assert!(over.is_empty(), "files over 500 lines of non-test code (split them by role):\n{}", over.join("\n"));
+    assert!(
+        over.is_empty(),
+        "files over 500 lines of non-test code (split them by role):\n{}",
+        over.join("\n")
+    );
 }
 
 #[test]

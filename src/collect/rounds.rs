@@ -459,4 +459,53 @@ mod tests {
         assert!(!r0.env.contains_key("KPROF_NO_CHECK"));
         assert_eq!(round_target(&t, 1).env["KPROF_NO_CHECK"], "1");
     }
+
+    /// The one profile directory of a side of a run recorded under
+    /// `fixtures/h200/ab-runs/`.
+    fn recorded_profile(run: &str, side: &str) -> ProfileDir {
+        let root = kprof_testkit::recordings().join("ab-runs").join(run).join(side).join("profile");
+        let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
+            .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_dir())
+            .collect();
+        assert_eq!(dirs.len(), 1, "{}", root.display());
+        ProfileDir::at(&dirs[0])
+    }
+
+    /// The rounds of a program that is not a harness bench (the Triton softmax of
+    /// `examples/python`) are ncu's durations, one launch per side and round: reading the
+    /// recorded pages again gives exactly the medians the check recorded.
+    #[test]
+    fn ncu_rounds_read_back_from_their_recorded_pages() {
+        for run in ["py-aa", "py-slow", "py-slow-2"] {
+            let head = recorded_profile(run, "head");
+            let rounds: crate::compare::ab::rounds::Rounds =
+                serde_json::from_str(&std::fs::read_to_string(head.ab_rounds_path()).unwrap()).unwrap();
+            assert_eq!((rounds.source.as_str(), rounds.mode.as_str()), ("ncu", "cold"), "{run}");
+            assert_eq!(rounds.rounds.len(), 12, "{run}");
+            let function = rounds.case.as_deref();
+            assert_eq!(function, Some("softmax_kernel"));
+            for (side, dir) in [("base", recorded_profile(run, "base")), ("head", head.clone())] {
+                for r in &rounds.rounds {
+                    let page = dir.round_page_path(r.index);
+                    let text = std::fs::read_to_string(&page).unwrap();
+                    let origin = page.display().to_string();
+                    let parsed = RawPage::parse(&text, &origin).unwrap();
+                    let facts = ncu_round_facts(&parsed, &origin, function).unwrap();
+                    let recorded = if side == "base" { &r.base } else { &r.head };
+                    assert_eq!(
+                        (facts.median_ns, facts.samples),
+                        (recorded.median_ns, recorded.samples),
+                        "{run} {side}"
+                    );
+                }
+            }
+            // Another kernel's name matches no launch of the page: an error, not a zero.
+            let page = head.round_page_path(0);
+            let text = std::fs::read_to_string(&page).unwrap();
+            let parsed = RawPage::parse(&text, "p").unwrap();
+            assert!(ncu_round_facts(&parsed, "p", Some("layer_norm")).is_err());
+        }
+    }
 }

@@ -6,13 +6,11 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::collect::rounds::ncu_round_facts;
 use crate::compare::ab::counters::compare_counters;
 use crate::compare::ab::rounds::Rounds;
 use crate::compare::ab::stats::time_change;
 use crate::compare::ab::verdict::{self, combine, KernelAb};
 use crate::model::ab::{AbVerdict, GateSignal};
-use crate::ncu::parse::RawPage;
 use crate::profile::dir::ProfileDir;
 
 fn runs() -> PathBuf {
@@ -116,42 +114,6 @@ fn ten_a_a_checks_of_the_finished_build_pass() {
         assert!(r["line"].as_str().unwrap().contains("resolution ±"), "{name}: {}", r["line"]);
         let log = std::fs::read_to_string(runs().join(name).join("check.log")).unwrap();
         assert!(log.trim_end().lines().last().unwrap().starts_with("exit 0,"), "{name}");
-    }
-}
-
-/// The rounds of a program that is not a harness bench (the Triton softmax of
-/// `examples/python`) are ncu's durations, one launch per side and round: reading the
-/// recorded pages again gives exactly the medians the check recorded.
-#[test]
-fn ncu_rounds_read_back_from_their_recorded_pages() {
-    for run in ["py-aa", "py-slow", "py-slow-2"] {
-        let head = profile(run, "head");
-        let rounds: Rounds =
-            serde_json::from_str(&std::fs::read_to_string(head.ab_rounds_path()).unwrap()).unwrap();
-        assert_eq!((rounds.source.as_str(), rounds.mode.as_str()), ("ncu", "cold"), "{run}");
-        assert_eq!(rounds.rounds.len(), 12, "{run}");
-        let function = rounds.case.as_deref();
-        assert_eq!(function, Some("softmax_kernel"));
-        for (side, dir) in [("base", profile(run, "base")), ("head", head.clone())] {
-            for r in &rounds.rounds {
-                let page = dir.round_page_path(r.index);
-                let text = std::fs::read_to_string(&page).unwrap();
-                let origin = page.display().to_string();
-                let parsed = RawPage::parse(&text, &origin).unwrap();
-                let facts = ncu_round_facts(&parsed, &origin, function).unwrap();
-                let recorded = if side == "base" { &r.base } else { &r.head };
-                assert_eq!(
-                    (facts.median_ns, facts.samples),
-                    (recorded.median_ns, recorded.samples),
-                    "{run} {side}"
-                );
-            }
-        }
-        // Another kernel's name matches no launch of the page: an error, not a zero.
-        let page = head.round_page_path(0);
-        let text = std::fs::read_to_string(&page).unwrap();
-        let parsed = RawPage::parse(&text, "p").unwrap();
-        assert!(ncu_round_facts(&parsed, "p", Some("layer_norm")).is_err());
     }
 }
 

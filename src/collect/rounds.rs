@@ -463,14 +463,7 @@ mod tests {
     /// The one profile directory of a side of a run recorded under
     /// `fixtures/h200/ab-runs/`.
     fn recorded_profile(run: &str, side: &str) -> ProfileDir {
-        let root = kprof_testkit::recordings().join("ab-runs").join(run).join(side).join("profile");
-        let dirs: Vec<std::path::PathBuf> = std::fs::read_dir(&root)
-            .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.is_dir())
-            .collect();
-        assert_eq!(dirs.len(), 1, "{}", root.display());
-        ProfileDir::at(&dirs[0])
+        ProfileDir::at(kprof_testkit::ab_run_profile(run, side))
     }
 
     /// The rounds of a program that is not a harness bench (the Triton softmax of

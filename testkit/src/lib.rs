@@ -39,6 +39,25 @@ pub fn recordings() -> PathBuf {
     fixtures().join("h200")
 }
 
+/// The variables of a job array (Slurm's, an indexed Kubernetes Job's) that choose a shard:
+/// removed from the environment of a `cargo-kprof` the tests start, so that a suite run
+/// inside such a job does not shard its cases.
+pub const JOB_ARRAY_VARS: [&str; 4] =
+    ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"];
+
+/// The one profile directory of side `side` (`base` or `head`) of the A/B check recorded
+/// as `fixtures/h200/ab-runs/<run>/`.
+pub fn ab_run_profile(run: &str, side: &str) -> PathBuf {
+    let root = recordings().join("ab-runs").join(run).join(side).join("profile");
+    let dirs: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{}", root.display());
+    dirs.into_iter().next().unwrap()
+}
+
 /// The text of the recording `rel` (relative to `fixtures/h200`), whether it is committed
 /// plain or as `rel.gz`.
 pub fn recording(rel: &str) -> String {

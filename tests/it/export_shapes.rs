@@ -269,9 +269,7 @@ fn kprof(ws: &Workspace, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest());
     cmd.env_remove("NCU").env_remove("GITHUB_STEP_SUMMARY").env("CARGO_TARGET_DIR", ws.root().join("target"));
-    for var in
-        ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
-    {
+    for var in kprof_testkit::JOB_ARRAY_VARS {
         cmd.env_remove(var);
     }
     for (k, v) in env {

@@ -296,9 +296,7 @@ fn the_slurm_launcher_shards_and_merges_as_one_run_would() {
             // The fake ncu replays one recording per kernel filter: each kernel runs alone
             // (sbatch passes the environment on to the jobs).
             .env("KPROF_NO_BATCH", "1");
-        for v in
-            ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
-        {
+        for v in kprof_testkit::JOB_ARRAY_VARS {
             cmd.env_remove(v);
         }
     };

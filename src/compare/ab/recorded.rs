@@ -19,14 +19,7 @@ fn runs() -> PathBuf {
 
 /// The one profile directory of a side of a recorded run.
 fn profile(run: &str, side: &str) -> ProfileDir {
-    let root = runs().join(run).join(side).join("profile");
-    let dirs: Vec<PathBuf> = std::fs::read_dir(&root)
-        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_dir())
-        .collect();
-    assert_eq!(dirs.len(), 1, "{}", root.display());
-    ProfileDir::at(&dirs[0])
+    ProfileDir::at(kprof_testkit::ab_run_profile(run, side))
 }
 
 /// The side's counters; `None` for a check run with `--gate time` (no counters stage).

@@ -75,9 +75,7 @@ impl Workspace {
         // The recordings replayed hold one run per follow-up stage; a test of the planner's
         // merged runs sets KPROF_PLAN itself (its pages were recorded that way).
         cmd.env("KPROF_PLAN", "fixed");
-        for var in
-            ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
-        {
+        for var in kprof_testkit::JOB_ARRAY_VARS {
             cmd.env_remove(var);
         }
         for (k, v) in env {
@@ -153,9 +151,7 @@ pub fn kprof_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
     cmd.arg("kprof").args(args).current_dir(cwd);
     cmd.env("NCU", "/nonexistent/ncu").env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
-    for var in
-        ["SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN", "JOB_COMPLETION_INDEX"]
-    {
+    for var in kprof_testkit::JOB_ARRAY_VARS {
         cmd.env_remove(var);
     }
     for (k, v) in env {

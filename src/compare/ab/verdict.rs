@@ -207,6 +207,10 @@ pub fn decision_rule_markdown(tolerance_pct: f64, gate: GateSignal) -> String {
          to {exact} rounds. A rank method: the same rounds always give the same verdict, no \
          normality is assumed, and one disturbed round cannot make a change. At least \
          {min} kept rounds are needed for a 95 % interval; fewer are ambiguous.\n\
+         - **Early looks.** From {first} rounds on, a kernel whose interval at the stricter level \
+         `1 - 0.05 / L` (for the `L` looks before the last planned round) lies inside the minimum \
+         effect stops there, unchanged; a kernel that looks regressed or improved always runs \
+         every planned round.\n\
          - **Minimum effect: ±{t} %.** Regressed: the whole interval at or above +{t} %. \
          Improved: at or below -{t} %. Unchanged: inside (-{t} %, +{t} %). Otherwise \
          ambiguous: the run cannot tell a change of {t} % from noise.\n\
@@ -223,6 +227,7 @@ pub fn decision_rule_markdown(tolerance_pct: f64, gate: GateSignal) -> String {
         drop = CLOCK_DROP * 100.0,
         exact = EXACT_UP_TO,
         min = MIN_ROUNDS,
+        first = super::early_stop::FIRST_LOOK,
         exact_gate = t.max(EXACT_MOVED_PCT),
         contended_gate = t.max(CONTENDED_GATE_MIN_PCT),
         cache_gate = t.max(CACHE_GATE_MIN_PCT),

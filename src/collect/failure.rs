@@ -2,10 +2,13 @@
 //! names the fix.
 
 use super::discover::{closeness, Census};
+use super::run::StageRan;
 use super::window;
 use crate::error::{ExitCode, Failure, Signal};
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::LaunchWindow;
+use crate::model::stage::Stage;
+use crate::ncu::command::StageCollection;
 use crate::ncu::privilege::{self, Privilege, PERMISSION_GUIDE};
 use crate::plan::KernelPlan;
 use crate::process::{self, ProcessBuilder};
@@ -140,4 +143,18 @@ pub(super) fn stage_failure(
         )
         .help(format!("the command was: {cmd}")),
     }
+}
+
+/// Whether a stage that ended with `status` may fail and the run go on: `auto`'s source
+/// stage (the hot lines are an addition to the verdict, not its ground; also after
+/// discovery and as SASS only), when ncu or the program failed; a permission error, a
+/// timeout or a signal still ends the run.
+pub(super) fn hot_lines_may_fail(auto: bool, collection: &StageCollection, status: StageStatus) -> bool {
+    auto && *collection == StageCollection::Named(Stage::Source)
+        && matches!(status, StageStatus::NcuFailed | StageStatus::TargetFailed)
+}
+
+/// What went wrong with a source stage, in a few words.
+pub(super) fn hot_lines_problem(ran: &StageRan) -> String {
+    ran.problem.clone().unwrap_or_else(|| format!("it ended `{}`", ran.outcome.status.name()))
 }

@@ -217,7 +217,7 @@ impl<'r, 'a> Single<'r, 'a> {
         self.set_aside(collection)?;
         self.shell.emit(&Event::HotLinesMissing {
             kernel: self.run.kernel.name.clone(),
-            why: hot_lines_problem(&ran),
+            why: super::failure::hot_lines_problem(&ran),
         });
         Ok(Next::Done)
     }
@@ -356,7 +356,7 @@ impl Unit for Single<'_, '_> {
             return Ok(Next::Fail(empty_census(&bounds).into()));
         }
         if status != StageStatus::Ok {
-            if hot_lines_may_fail(self.auto, &collection, status) {
+            if super::failure::hot_lines_may_fail(self.auto, &collection, status) {
                 return self.on_hot_lines_failed(&collection, ran);
             }
             return Ok(self.on_failure(&collection, ran, &cmd));
@@ -386,15 +386,6 @@ impl Unit for Single<'_, '_> {
     }
 }
 
-/// Whether a stage that ended with `status` may fail and the run go on: `auto`'s source
-/// stage (the hot lines are an addition to the verdict, not its ground; also after
-/// discovery and as SASS only), when ncu or the program failed; a permission error, a
-/// timeout or a signal still ends the run.
-pub(super) fn hot_lines_may_fail(auto: bool, collection: &StageCollection, status: StageStatus) -> bool {
-    auto && *collection == StageCollection::Named(Stage::Source)
-        && matches!(status, StageStatus::NcuFailed | StageStatus::TargetFailed)
-}
-
 /// A census bounded by a range that profiled no launch: the range was never entered.
 fn empty_census(bounds: &str) -> crate::error::Failure {
     crate::error::Failure::new(
@@ -405,9 +396,4 @@ fn empty_census(bounds: &str) -> crate::error::Failure {
         "check that the program enters that range with these arguments (an NVTX range needs an NVTX \
          implementation linked; cuProfilerStart needs a current context), or drop --nvtx-include/--profiler-range",
     )
-}
-
-/// What went wrong with a source stage, in a few words.
-pub(super) fn hot_lines_problem(ran: &StageRan) -> String {
-    ran.problem.clone().unwrap_or_else(|| format!("it ended `{}`", ran.outcome.status.name()))
 }

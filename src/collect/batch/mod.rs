@@ -256,7 +256,7 @@ impl Unit for Batch<'_, '_> {
                 );
                 return Ok(Next::Done);
             }
-            status if super::single::hot_lines_may_fail(self.auto, &collection, status) => {
+            status if super::failure::hot_lines_may_fail(self.auto, &collection, status) => {
                 return self.on_hot_lines_failed(&group, ran);
             }
             _ => return self.on_failure(&collection, &group, ran, &cmd),
@@ -324,7 +324,7 @@ impl Batch<'_, '_> {
     /// `auto`'s batched source stage failed: each member's manifest records it, each is
     /// told it has no hot lines, and the batch goes on.
     fn on_hot_lines_failed(&mut self, group: &[usize], ran: StageRan) -> Result<Next<BatchStage>> {
-        let why = super::single::hot_lines_problem(&ran);
+        let why = super::failure::hot_lines_problem(&ran);
         for i in group {
             self.manifests[*i].stages.push(ran.outcome.clone());
             self.shell.emit(&Event::HotLinesMissing {

@@ -311,7 +311,7 @@ impl<'r, 'a> Single<'r, 'a> {
         let (stage, reason) = follow_up(page, self.rules, filter)?;
         self.shell.emit(&Event::FollowUpChosen {
             kernel: self.run.kernel.name.clone(),
-            stage: stage.to_string(),
+            stage,
             why: reason.to_string(),
             batched: false,
         });

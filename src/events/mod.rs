@@ -37,6 +37,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::compare::DurationDelta;
+use crate::model::stage::Stage;
 use crate::profile::run_manifest::StageStatus;
 use crate::shell::{Channel, Level, Message};
 use crate::vcs::worktree::{BaseRevision, WorktreeAction};
@@ -110,7 +111,7 @@ pub enum Event {
         /// The kernel.
         kernel: String,
         /// The stage chosen.
-        stage: String,
+        stage: Stage,
         /// Why, in the rules' words.
         why: String,
         /// Whether the kernel runs in a batch (the line then names it).

@@ -140,7 +140,7 @@ fn samples() -> Vec<Event> {
         Event::RunsAlone { kernel: "a".into(), why: "the batched page could not be read".into() },
         Event::FollowUpChosen {
             kernel: "k".into(),
-            stage: "memory".into(),
+            stage: crate::model::stage::Stage::Memory,
             why: "rule".into(),
             batched: true,
         },
@@ -489,7 +489,7 @@ fn a_stage_event_is_a_reason_tagged_line_and_a_sentence() {
 fn collection_progress_reads_as_before_and_is_tagged() {
     let e = Event::FollowUpChosen {
         kernel: "k".into(),
-        stage: "memory".into(),
+        stage: crate::model::stage::Stage::Memory,
         why: "rule `r` (memory): x".into(),
         batched: true,
     };

@@ -68,7 +68,7 @@ impl Batch<'_, '_> {
         let (stage, reason) = follow_up(Ok(page), self.rules, &filter)?;
         self.shell.emit(&Event::FollowUpChosen {
             kernel: m.kernel.name.clone(),
-            stage: stage.to_string(),
+            stage,
             why: reason.to_string(),
             batched: true,
         });

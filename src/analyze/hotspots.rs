@@ -20,6 +20,11 @@ pub const LINE_INFO_ADVICE: &str = "build the kernel with line info: \
     a build script that skips nvcc when its outputs exist needs `cargo clean -p CRATE --target-dir target/kprof` once); \
     cc-rs (`.cuda(true)`): `.flag(\"-lineinfo\")`, or the same `NVCC_APPEND_FLAGS`";
 
+/// The longest function name a row of `source_hotspots.csv` holds, in bytes: longer ones
+/// (no real kernel's; C++ template names run to a few kilobytes) are cut there, saying how
+/// many bytes were left out.
+pub const LONGEST_FUNCTION: usize = 16 << 10;
+
 /// The text ncu prints when it could not read the source file.
 pub const UNABLE_TO_OPEN: &str = "<Unable to open source file>";
 
@@ -205,7 +210,14 @@ fn sass_row(b: &SourceBlock, s: &crate::ncu::parse::SassRow, line: u32, pct: &dy
 pub fn to_csv(rows: &[Hotspot]) -> Result<String, csv::Error> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
-        w.serialize(r)?;
+        if r.function.len() > LONGEST_FUNCTION {
+            // Every row names its function: one name of a megabyte, from a page, would
+            // make the file hundreds of megabytes. metrics_summary.json keeps it whole.
+            let function = crate::shell::cut(&r.function, LONGEST_FUNCTION);
+            w.serialize(Hotspot { function, ..r.clone() })?;
+        } else {
+            w.serialize(r)?;
+        }
     }
     let bytes = w.into_inner().map_err(|e| csv::Error::from(e.into_error()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())

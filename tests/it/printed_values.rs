@@ -26,10 +26,13 @@ fn a_kernel_name_with_bidi_controls_and_markup_prints_neither() {
     }
 }
 
-/// #45 G13 (the reports' part): a kernel name of a megabyte was written whole wherever the
-/// Markdown report names it (7 MB for one name); past 4 KiB a value is cut, saying so.
+/// #45 G13: a kernel name of a megabyte was written whole wherever a report names it:
+/// 7 MB of `final_report.md`, 7.4 MB of `report.html` (title, heading, every source line
+/// and file block naming it), and 353 MB of `source_hotspots.csv` (once per row). Past
+/// 4 KiB a value shown to people is cut, saying so; a hot-spot row keeps 16 KiB of its
+/// function's name, and `metrics_summary.json` the whole name.
 #[test]
-fn a_megabyte_kernel_name_is_cut_in_the_markdown_report() {
+fn a_megabyte_kernel_name_is_cut_in_the_reports_and_the_hot_spots() {
     let tmp = tempfile::tempdir().unwrap();
     let name = format!("hgemm{}", "x".repeat(1 << 20));
     let (dir, out) = reported_as(tmp.path(), &name);
@@ -37,6 +40,13 @@ fn a_megabyte_kernel_name_is_cut_in_the_markdown_report() {
     let md = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
     assert!(md.len() < 256 << 10, "final_report.md is {} bytes", md.len());
     assert!(md.contains("more bytes)"), "the cut is not said");
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(html.len() < 256 << 10, "report.html is {} bytes", html.len());
+    assert!(html.contains("more bytes)"), "the cut is not said in report.html");
+    let csv = std::fs::metadata(dir.join("details/source_hotspots.csv")).unwrap().len();
+    assert!(csv < 8 << 20, "source_hotspots.csv is {csv} bytes");
+    let summary = std::fs::read_to_string(dir.join("details/metrics_summary.json")).unwrap();
+    assert!(summary.contains(&name), "metrics_summary.json keeps the whole name");
 }
 
 /// The control characters other than newline and tab in `text`.

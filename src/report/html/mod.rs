@@ -121,6 +121,7 @@ fn title(data: &ProfileData) -> String {
         _ if !data.provenance.title.is_empty() => data.provenance.title.clone(),
         _ => data.id.clone(),
     };
+    let name = crate::shell::cut(&name, crate::report::md::LONGEST_VALUE);
     match &data.summary.device {
         Some(d) => format!("{name} on {d}"),
         None => name,

@@ -95,7 +95,7 @@ pub struct Instruction {
 fn instruction(r: &HotRow) -> Instruction {
     Instruction {
         address: r.address.clone(),
-        text: r.source.clone(),
+        text: shown(&r.source),
         pct: if r.samples > 0.0 { format!("{} %", value(r.pct_of_kernel)) } else { String::new() },
         stalls: r.top_stalls.clone(),
     }
@@ -152,7 +152,7 @@ pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str
     let anchor_of = |g: &Group| {
         files
             .iter()
-            .position(|f| f.function == g.line.function && f.path == g.line.file)
+            .position(|f| f.function == shown(&g.line.function) && f.path == g.line.file)
             .map(|i| format!("L{}-{}", i + 1, g.line.line))
             .unwrap_or_default()
     };
@@ -165,7 +165,7 @@ pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str
             location: format!("{}:{}", base_name(&g.line.file), g.line.line),
             pct: format!("{} %", value(g.line.pct_of_kernel)),
             width: super::kernel::width(g.line.pct_of_kernel, hottest),
-            code: g.line.source.clone(),
+            code: shown(&g.line.source),
             stalls: g.line.top_stalls.split("; ").filter(|s| !s.is_empty()).map(String::from).collect(),
         })
         .collect();
@@ -184,11 +184,11 @@ fn files(groups: &[Group], hottest: f64) -> Vec<SourceFile> {
     let mut files: Vec<SourceFile> = Vec::new();
     for (rank, g) in groups.iter().enumerate() {
         let l = g.line;
-        let at = match files.iter().position(|f| f.function == l.function && f.path == l.file) {
+        let at = match files.iter().position(|f| f.function == shown(&l.function) && f.path == l.file) {
             Some(i) => i,
             None => {
                 files.push(SourceFile {
-                    function: l.function.clone(),
+                    function: shown(&l.function),
                     path: l.file.clone(),
                     lines: Vec::new(),
                 });
@@ -201,7 +201,7 @@ fn files(groups: &[Group], hottest: f64) -> Vec<SourceFile> {
             number: l.line,
             pct: if l.samples > 0.0 { format!("{} %", value(l.pct_of_kernel)) } else { String::new() },
             heat: heat(l.pct_of_kernel, hottest),
-            code: l.source.clone(),
+            code: shown(&l.source),
             stalls: l.top_stalls.clone(),
             sass: g.sass.iter().take(keep).map(|r| instruction(r)).collect(),
             sass_cut: if keep > 0 { g.sass.len().saturating_sub(keep) } else { 0 },
@@ -227,6 +227,13 @@ fn heat(pct: f64, hottest: f64) -> u8 {
     } else {
         (1.0 + 4.0 * (pct / hottest).clamp(0.0, 1.0)).floor().min(5.0) as u8
     }
+}
+
+/// A function's name or a source line as the page shows it: cut past
+/// [`crate::report::md::LONGEST_VALUE`] bytes, as the Markdown report cuts it (a name of a
+/// megabyte, from a page, would be written once per file block and per line naming it).
+fn shown(function: &str) -> String {
+    crate::shell::cut(function, crate::report::md::LONGEST_VALUE)
 }
 
 #[cfg(test)]

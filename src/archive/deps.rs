@@ -28,6 +28,10 @@ const SOURCE_EXTENSIONS: [&str; 5] = ["cu", "cuh", "h", "hpp", "inl"];
 /// The largest executable or PTX file read for line info.
 const MAX_READ: u64 = 2 << 30;
 
+/// The largest dependency source packed: a line table may name any file, and a
+/// generated header of gigabytes has no line worth showing.
+pub const LARGEST_SOURCE: u64 = 64 << 20;
+
 /// One packed dependency source.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct DependencySource {
@@ -41,6 +45,15 @@ pub struct DependencySource {
     pub names: Vec<String>,
 }
 
+/// A dependency source the line info names that is not packed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct RefusedSource {
+    /// The file as the line info names it.
+    pub file: PathBuf,
+    /// Why it is not packed.
+    pub why: String,
+}
+
 /// What the build's line info named outside the workspace.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Found {
@@ -48,6 +61,10 @@ pub struct Found {
     pub sources: Vec<DependencySource>,
     /// Files named under a dependency folder that do not exist here.
     pub missing: Vec<PathBuf>,
+    /// Files named under a dependency folder that are not packed: a link that leads out
+    /// of the folder (the archive would carry whatever it points at), or a file over
+    /// [`LARGEST_SOURCE`].
+    pub refused: Vec<RefusedSource>,
 }
 
 /// Where dependency sources live on this machine, and the folders of the packages whose
@@ -61,6 +78,9 @@ pub struct Prefixes {
     pub cargo_home: Option<PathBuf>,
     /// The workspace root: files under it are packed as workspace sources instead.
     pub workspace_root: PathBuf,
+    /// The build scripts' `OUT_DIR`s of this build: a file is packed from one of these,
+    /// never from any path that merely looks like `build/<hash>/out/`.
+    pub out_dirs: Vec<PathBuf>,
 }
 
 impl Prefixes {
@@ -73,24 +93,49 @@ impl Prefixes {
             package_roots: Default::default(),
             cargo_home,
             workspace_root: workspace_root.to_path_buf(),
+            out_dirs: Vec::new(),
         }
     }
 
     /// The entry below `deps/` for `file`, when it lies in a dependency folder.
+    #[cfg(test)]
     pub fn entry(&self, file: &Path) -> Option<PathBuf> {
+        self.place(file).map(|(entry, _)| entry)
+    }
+
+    /// The entry below `deps/` for `file` and the dependency folder it lies in
+    /// (`$CARGO_HOME/registry`, `$CARGO_HOME/git` or one of [`Prefixes::out_dirs`]).
+    fn place(&self, file: &Path) -> Option<(PathBuf, PathBuf)> {
         if !file.is_absolute() || file.starts_with(&self.workspace_root) {
             return None;
         }
-        let tail = if let Some(home) = &self.cargo_home {
-            ["registry", "git"]
-                .iter()
-                .find_map(|d| file.strip_prefix(home.join(d)).ok().map(|r| Path::new(d).join(r)))
-        } else {
-            None
-        };
-        let tail = tail.or_else(|| out_dir_tail(file))?;
-        super::check::entry_path(&tail).ok()
+        let in_home = self.cargo_home.as_ref().and_then(|home| {
+            ["registry", "git"].iter().find_map(|d| {
+                let folder = home.join(d);
+                file.strip_prefix(&folder).ok().map(|r| (Path::new(d).join(r), folder))
+            })
+        });
+        let (tail, folder) = in_home.or_else(|| {
+            let dir = self.out_dirs.iter().find(|d| file.starts_with(d))?;
+            Some((out_dir_tail(file)?, dir.clone()))
+        })?;
+        Some((super::check::entry_path(&tail).ok()?, folder))
     }
+}
+
+/// Why `file`, found in the dependency folder `folder`, is not packed: it is a link (or
+/// lies below one) that leads out of the folder, or it is over [`LARGEST_SOURCE`].
+fn refusal(file: &Path, folder: &Path) -> Option<String> {
+    let (Ok(real), Ok(real_folder)) = (std::fs::canonicalize(file), std::fs::canonicalize(folder)) else {
+        return Some("it cannot be resolved".into());
+    };
+    if !real.starts_with(&real_folder) {
+        return Some(format!("a link out of {} (to {})", folder.display(), real.display()));
+    }
+    let size = std::fs::metadata(&real).map(|m| m.len()).unwrap_or(0);
+    (size > LARGEST_SOURCE).then(|| {
+        format!("{} MiB, over the {} MiB a dependency source may be", size >> 20, LARGEST_SOURCE >> 20)
+    })
 }
 
 /// `build/<package-hash>/out/<rest>` for a file inside a build script's `OUT_DIR`.
@@ -171,6 +216,10 @@ pub fn find(executables: &[&Path], built: Option<&BuildOutput>, prefixes: &Prefi
         built.map(|b| b.build_script_out_dirs.iter().collect()).unwrap_or_default();
     out_dirs.sort();
     out_dirs.dedup();
+    let prefixes = &Prefixes {
+        out_dirs: prefixes.out_dirs.iter().cloned().chain(out_dirs.iter().map(|(_, d)| d.clone())).collect(),
+        ..prefixes.clone()
+    };
     let mut roots: Vec<&Path> = Vec::new();
     for (package, dir) in out_dirs {
         let root = prefixes.package_roots.get(package).map(PathBuf::as_path);
@@ -197,10 +246,16 @@ pub fn find(executables: &[&Path], built: Option<&BuildOutput>, prefixes: &Prefi
     }
     let mut found = Found::default();
     for (name, file) in names {
-        let Some(entry) = prefixes.entry(&file) else { continue };
+        let Some((entry, folder)) = prefixes.place(&file) else { continue };
         if !file.is_file() {
             if !found.missing.contains(&file) {
                 found.missing.push(file);
+            }
+            continue;
+        }
+        if let Some(why) = refusal(&file, &folder) {
+            if !found.refused.iter().any(|r| r.file == file) {
+                found.refused.push(RefusedSource { file, why });
             }
             continue;
         }
@@ -242,6 +297,7 @@ mod tests {
             package_roots: Default::default(),
             cargo_home: Some("/home/u/.cargo".into()),
             workspace_root: "/home/u/ws".into(),
+            out_dirs: vec!["/tmp/t/release/build/k-0123/out".into()],
         }
     }
 
@@ -274,6 +330,7 @@ mod tests {
             entry("/tmp/t/release/build/k-0123/out/gen.cu").as_deref(),
             Some("build/k-0123/out/gen.cu")
         );
+        assert_eq!(entry("/tmp/evil/build/k-0123/out/gen.cu"), None, "not one of this build's OUT_DIRs");
         assert_eq!(entry("/home/u/ws/kernels/a.cu"), None, "workspace sources are packed as such");
         assert_eq!(entry("/usr/local/cuda/include/cuda_fp16.hpp"), None);
         assert_eq!(entry("/home/u/.cargo/registry/../../etc/passwd.h"), None, "sanitised");
@@ -328,6 +385,7 @@ mod tests {
             package_roots: [("k".to_string(), root.clone())].into(),
             cargo_home: Some(home),
             workspace_root: tmp.path().join("ws"),
+            out_dirs: Vec::new(),
         };
         let found = find(&[], Some(&built), &prefixes);
         assert_eq!(
@@ -345,5 +403,48 @@ mod tests {
     fn path_strings_are_nul_terminated_absolute_cuda_files() {
         let bytes = b"\0/a/b/k.cu\0rel/x.cu\0/a/b/notes.txt\0/c/d.cuh\0";
         assert_eq!(path_strings(bytes), ["/a/b/k.cu", "/c/d.cuh"]);
+    }
+
+    /// #45 G14: a link in a dependency folder that leads out of it was packed (the archive
+    /// carried a system file), and so was a header of gigabytes. Both are refused, naming
+    /// the file and why; a link that stays inside the folder is packed.
+    #[test]
+    fn links_out_of_a_dependency_folder_and_huge_files_are_not_packed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("cargo");
+        let pkg = home.join("registry/src/idx/k-0.1.0/src");
+        std::fs::create_dir_all(&pkg).unwrap();
+        let secret = tmp.path().join("secret.h");
+        std::fs::write(&secret, "a private file").unwrap();
+        std::os::unix::fs::symlink(&secret, pkg.join("leak.cuh")).unwrap();
+        std::fs::write(pkg.join("real.cu"), "x").unwrap();
+        std::os::unix::fs::symlink(pkg.join("real.cu"), pkg.join("alias.cu")).unwrap();
+        // Sparse: 65 MiB on paper, nothing on disk.
+        std::fs::File::create(pkg.join("huge.h")).unwrap().set_len(LARGEST_SOURCE + (1 << 20)).unwrap();
+        let prefixes = Prefixes {
+            package_roots: Default::default(),
+            cargo_home: Some(home.clone()),
+            workspace_root: tmp.path().join("ws"),
+            out_dirs: Vec::new(),
+        };
+        let mut exe = Vec::new();
+        for f in ["leak.cuh", "real.cu", "alias.cu", "huge.h"] {
+            exe.extend_from_slice(format!(".file 1 \"{}\"\n", pkg.join(f).display()).as_bytes());
+        }
+        let bin = tmp.path().join("bench");
+        std::fs::write(&bin, exe).unwrap();
+        let found = find(&[&bin], None, &prefixes);
+        let packed: Vec<&Path> = found.sources.iter().map(|s| s.file.as_path()).collect();
+        assert_eq!(packed, [pkg.join("alias.cu"), pkg.join("real.cu")]);
+        let refused: Vec<(&Path, &str)> =
+            found.refused.iter().map(|r| (r.file.as_path(), r.why.as_str())).collect();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert_eq!(refused[0].0, pkg.join("huge.h"));
+        assert!(refused[0].1.contains("65 MiB, over the 64 MiB"), "{refused:?}");
+        assert_eq!(refused[1].0, pkg.join("leak.cuh"));
+        assert!(
+            refused[1].1.starts_with("a link out of ") && refused[1].1.contains("secret.h"),
+            "{refused:?}"
+        );
     }
 }

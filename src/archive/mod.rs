@@ -67,6 +67,10 @@ pub struct ArchiveManifest {
     /// Dependency sources the line info names that were not found when packing.
     #[serde(default)]
     pub dependency_sources_missing: Vec<PathBuf>,
+    /// Dependency sources the line info names that were not packed, and why (a link out
+    /// of its folder, a file over `deps::LARGEST_SOURCE`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dependency_sources_refused: Vec<deps::RefusedSource>,
 }
 
 /// What the dependency graph tells the packer: the libraries cudarc opens itself, and each
@@ -167,6 +171,7 @@ fn pack(
         libraries: Some(libraries),
         dependency_sources: found.sources,
         dependency_sources_missing: found.missing,
+        dependency_sources_refused: found.refused,
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();

@@ -257,6 +257,9 @@ pub struct ArchiveListing {
     pub dependency_sources: usize,
     /// Dependency sources the line info names that were not found.
     pub dependency_sources_missing: Vec<PathBuf>,
+    /// Dependency sources the line info names that were not packed, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dependency_sources_refused: Vec<crate::archive::deps::RefusedSource>,
     /// The launchers written beside it.
     pub launchers: Option<LauncherFiles>,
 }

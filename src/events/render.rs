@@ -372,6 +372,9 @@ fn archive_listing(f: &mut fmt::Formatter<'_>, l: &ArchiveListing) -> fmt::Resul
     for p in &l.dependency_sources_missing {
         write!(f, "\n  not found      {} (named by the line info; its lines show no text)", p.display())?;
     }
+    for r in &l.dependency_sources_refused {
+        write!(f, "\n  left out       {}: {} (its lines show no text)", r.file.display(), r.why)?;
+    }
     for p in l.included.iter().take(LISTED_FILES) {
         write!(f, "\n  included       {}", p.display())?;
     }

@@ -317,6 +317,7 @@ fn more_samples() -> Vec<Event> {
             skipped_out_dirs: vec![SkippedOutDir { package: "gemm".into(), out_dir: "/o".into() }],
             dependency_sources: 2,
             dependency_sources_missing: vec!["/c/registry/src/i/k-0.1.0/src/gone.cu".into()],
+            dependency_sources_refused: Vec::new(),
             launchers: Some(LauncherFiles {
                 shards: 2,
                 files: vec![LauncherFile {

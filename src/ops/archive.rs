@@ -162,6 +162,7 @@ fn listing(
         build_outputs: m.build_outputs.clone(),
         dependency_sources: m.dependency_sources.len(),
         dependency_sources_missing: m.dependency_sources_missing.clone(),
+        dependency_sources_refused: m.dependency_sources_refused.clone(),
         skipped_out_dirs: packed
             .skipped_out_dirs
             .iter()

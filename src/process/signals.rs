@@ -58,18 +58,27 @@ pub fn remove_on_signal(folder: &std::path::Path) {
     }
 }
 
-/// Undoes [`remove_on_signal`]: `folder` was renamed into place or removed.
+/// Undoes one [`remove_on_signal`] of `folder` (the latest): it was renamed into place or
+/// removed, or it was listed for a folder that turned out to exist already.
 pub fn keep_on_signal(folder: &std::path::Path) {
     if let Ok(mut list) = STAGING.lock() {
-        list.retain(|f| f != folder);
+        if let Some(i) = list.iter().rposition(|f| f == folder) {
+            list.remove(i);
+        }
     }
 }
 
-/// Removes the folders [`remove_on_signal`] listed, as the process ends on a signal.
+/// Removes the folders [`remove_on_signal`] listed, as the process ends on a signal. The
+/// main thread may still be writing into one (an import fills its folder file by file),
+/// so a removal that finds a new file is tried again, a few times.
 fn remove_staging() {
     if let Ok(list) = STAGING.lock() {
         for folder in list.iter() {
-            std::fs::remove_dir_all(folder).ok();
+            for _ in 0..20 {
+                if std::fs::remove_dir_all(folder).is_ok() || !folder.exists() {
+                    break;
+                }
+            }
         }
     }
 }

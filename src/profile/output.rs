@@ -150,13 +150,18 @@ pub fn create_staging_beside(final_dir: &Path, purpose: &str) -> Result<PathBuf,
     sweep_stale(parent, &prefix);
     for n in 1..=MAX_COLLISION_SUFFIX {
         let staging = parent.join(format!("{prefix}{}-{n}", std::process::id()));
+        // Listed before it exists: a signal between the two steps must not leave it behind.
+        crate::process::remove_on_signal(&staging);
         match fs::create_dir(&staging) {
-            Ok(()) => {
-                crate::process::remove_on_signal(&staging);
-                return Ok(staging);
+            Ok(()) => return Ok(staging),
+            Err(err) => {
+                // Not ours to remove (this process's earlier folder of the same number).
+                crate::process::keep_on_signal(&staging);
+                if err.kind() == io::ErrorKind::AlreadyExists {
+                    continue;
+                }
+                return Err(io_failure("cannot create directory", &staging, &err));
             }
-            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(err) => return Err(io_failure("cannot create directory", &staging, &err)),
         }
     }
     Err(Failure::new(ExitCode::Filesystem, format!("cannot create a staging folder in {}", parent.display())))

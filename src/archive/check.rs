@@ -103,6 +103,7 @@ pub fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
     let files: BTreeSet<PathBuf> =
         entries.iter().filter(|(_, size)| size.is_some()).map(|(p, _)| p.clone()).collect();
     check_listed_files(archive, &manifest, &files)?;
+    check_library_names(archive, &manifest)?;
     let executables = check_executables(archive, &manifest, &files)?;
     check_all_listed(archive, &manifest, &files)?;
     Ok(CheckedArchive { manifest, kernels, executables, entries })
@@ -356,6 +357,45 @@ fn check_listed_files(
         }
     }
     Ok(())
+}
+
+/// Refuses a library name that is neither a plain file name nor an absolute path without
+/// `.` or `..` (a `DT_NEEDED` entry linked by its full path): the GPU machine looks each
+/// one up by joining it to the loader's folders, and prints it; a relative `../` would look
+/// outside them, a newline would forge a line of the report.
+fn check_library_names(archive: &Path, manifest: &ArchiveManifest) -> Result<(), Failure> {
+    for p in manifest.libraries.iter().flatten() {
+        let opened = p.opened.iter().flat_map(|o| o.candidates.iter());
+        for name in p.needed.iter().chain(&p.below).chain(opened) {
+            if !is_library_name(name) {
+                return Err(refuse(
+                    archive,
+                    format_args!(
+                        "`{MANIFEST}` names the library `{}` of `{}`, which is neither a file name nor an absolute path",
+                        crate::process::shell_comment(name),
+                        crate::process::shell_comment(&p.executable)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is one plain file name (not `.` or `..`), or an absolute path of plain
+/// components; never empty, no control character, at most 4096 bytes.
+fn is_library_name(name: &str) -> bool {
+    use std::path::Component;
+    if name.is_empty() || name.len() > 4096 || name.chars().any(char::is_control) {
+        return false;
+    }
+    let path = Path::new(name);
+    let mut parts = path.components();
+    match parts.next() {
+        Some(Component::RootDir) => parts.all(|c| matches!(c, Component::Normal(_))),
+        Some(Component::Normal(_)) => parts.next().is_none() && !name.contains('/'),
+        _ => false,
+    }
 }
 
 /// Refuses a file the plan does not list: every file of an archive kprof writes is its

@@ -127,6 +127,9 @@ pub fn from_workspace(root: &Path, globs: &[&IncludeGlob]) -> Result<Contents, F
         if !inside {
             continue;
         }
+        if f.rel.to_str().is_none() && (!hits.is_empty() || f.is_source()) {
+            return Err(not_utf8(hits.first().map(|&i| globs[i]), &f));
+        }
         if f.is_source() {
             contents.sources.push(f.rel.clone());
         }
@@ -228,6 +231,22 @@ fn link_outside(g: &IncludeGlob, f: &Found) -> Failure {
         format!("`include` glob {:?} in {} matches {}: {to}", g.pattern, g.source, f.rel.display()),
     )
     .help("an archive packs only files of the workspace: copy the file into it, or narrow the glob")
+}
+
+/// The refusal of a file to pack whose name is not UTF-8 (the archive's plan names every
+/// file it holds in JSON): matched by the glob `g`, or a CUDA source when `None`.
+fn not_utf8(g: Option<&IncludeGlob>, f: &Found) -> Failure {
+    let what = match g {
+        Some(g) => {
+            format!("`include` glob {:?} in {} matches {}", g.pattern, g.source, f.rel.to_string_lossy())
+        }
+        None => format!("the CUDA source {}", f.rel.to_string_lossy()),
+    };
+    Failure::new(
+        ExitCode::Config,
+        format!("{what}, whose name is not UTF-8 (its unreadable bytes shown as \u{fffd})"),
+    )
+    .help("an archive's plan names each file it packs as text: rename the file, or narrow the glob")
 }
 
 /// The refusal of a glob that matches no file.

@@ -493,3 +493,25 @@ fn an_archive_without_a_selection_packs_every_configured_kernel() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no kernel selected"), "{}", text(&out.stderr));
 }
+
+/// #45 G15: an `include` glob matching a file whose name is not UTF-8 failed without
+/// naming the file. It is refused before the build, naming the file as far as it can be
+/// read and the glob that matched it.
+#[test]
+fn an_included_file_whose_name_is_not_utf8_is_named() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = Workspace::new(&format!(
+        "[package.metadata.kprof]\ninclude = [\"data/*.bin\"]\n\n{}",
+        copy_entry("")
+    ));
+    std::fs::create_dir_all(ws.root().join("data")).unwrap();
+    std::fs::write(ws.root().join("data/ok.bin"), "x").unwrap();
+    std::fs::write(ws.root().join("data").join(std::ffi::OsStr::from_bytes(b"w\xffrd.bin")), "x").unwrap();
+    let (path, out) = archive(&ws, &["--kernel", "copy"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("data/w\u{fffd}rd.bin") && stderr.contains("data/*.bin"), "{stderr}");
+    assert!(stderr.contains("not UTF-8") && stderr.contains("help:"), "{stderr}");
+    assert!(!path.exists(), "no archive");
+    assert!(!ws.root().join("target/kprof").exists(), "refused before the build");
+}

@@ -359,43 +359,20 @@ fn check_listed_files(
     Ok(())
 }
 
-/// Refuses a library name that is neither a plain file name nor an absolute path without
-/// `.` or `..` (a `DT_NEEDED` entry linked by its full path): the GPU machine looks each
-/// one up by joining it to the loader's folders, and prints it; a relative `../` would look
-/// outside them, a newline would forge a line of the report.
+/// Refuses a library name that is neither a plain file name nor an absolute path
+/// ([`super::libs::odd_name`]).
 fn check_library_names(archive: &Path, manifest: &ArchiveManifest) -> Result<(), Failure> {
-    for p in manifest.libraries.iter().flatten() {
-        let opened = p.opened.iter().flat_map(|o| o.candidates.iter());
-        for name in p.needed.iter().chain(&p.below).chain(opened) {
-            if !is_library_name(name) {
-                return Err(refuse(
-                    archive,
-                    format_args!(
-                        "`{MANIFEST}` names the library `{}` of `{}`, which is neither a file name nor an absolute path",
-                        crate::process::shell_comment(name),
-                        crate::process::shell_comment(&p.executable)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Whether `name` is one plain file name (not `.` or `..`), or an absolute path of plain
-/// components; never empty, no control character, at most 4096 bytes.
-fn is_library_name(name: &str) -> bool {
-    use std::path::Component;
-    if name.is_empty() || name.len() > 4096 || name.chars().any(char::is_control) {
-        return false;
-    }
-    let path = Path::new(name);
-    let mut parts = path.components();
-    match parts.next() {
-        Some(Component::RootDir) => parts.all(|c| matches!(c, Component::Normal(_))),
-        Some(Component::Normal(_)) => parts.next().is_none() && !name.contains('/'),
-        _ => false,
-    }
+    let Some((name, executable)) = super::libs::odd_name(manifest.libraries.iter().flatten()) else {
+        return Ok(());
+    };
+    Err(refuse(
+        archive,
+        format_args!(
+            "`{MANIFEST}` names the library `{}` of `{}`, which is neither a file name nor an absolute path",
+            crate::process::shell_comment(name),
+            crate::process::shell_comment(executable)
+        ),
+    ))
 }
 
 /// Refuses a file the plan does not list: every file of an archive kprof writes is its

@@ -198,6 +198,33 @@ pub fn record(
     }
 }
 
+/// The first library name of `programs` that is neither one plain file name nor an
+/// absolute path of plain components (a `DT_NEEDED` entry linked by its full path), with
+/// its program: the GPU machine joins each name to the loader's folders and prints it, so
+/// a relative `../` would look outside them and a newline would forge a line.
+pub fn odd_name<'a>(programs: impl IntoIterator<Item = &'a ProgramLibraries>) -> Option<(&'a str, &'a str)> {
+    programs.into_iter().find_map(|p| {
+        let opened = p.opened.iter().flat_map(|o| o.candidates.iter());
+        let mut names = p.needed.iter().chain(&p.below).chain(opened);
+        names.find(|n| !is_library_name(n)).map(|n| (n.as_str(), p.executable.as_str()))
+    })
+}
+
+/// Whether `name` is one plain file name (not `.` or `..`), or an absolute path of plain
+/// components; never empty, no control character, at most 4096 bytes.
+fn is_library_name(name: &str) -> bool {
+    use std::path::Component;
+    if name.is_empty() || name.len() > 4096 || name.chars().any(char::is_control) {
+        return false;
+    }
+    let mut parts = Path::new(name).components();
+    match parts.next() {
+        Some(Component::RootDir) => parts.all(|c| matches!(c, Component::Normal(_))),
+        Some(Component::Normal(_)) => parts.next().is_none() && !name.contains('/'),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,13 +123,14 @@ impl Prefixes {
     }
 }
 
-/// Why `file`, found in the dependency folder `folder`, is not packed: it is a link (or
-/// lies below one) that leads out of the folder, or it is over [`LARGEST_SOURCE`].
-fn refusal(file: &Path, folder: &Path) -> Option<String> {
-    let (Ok(real), Ok(real_folder)) = (std::fs::canonicalize(file), std::fs::canonicalize(folder)) else {
+/// Why `file`, found in the dependency folder `folder` (resolved: `real_folder`), is not
+/// packed: it is a link (or lies below one) that leads out of the folder, or it is over
+/// [`LARGEST_SOURCE`].
+fn refusal(file: &Path, folder: &Path, real_folder: Option<&Path>) -> Option<String> {
+    let (Ok(real), Some(real_folder)) = (std::fs::canonicalize(file), real_folder) else {
         return Some("it cannot be resolved".into());
     };
-    if !real.starts_with(&real_folder) {
+    if !real.starts_with(real_folder) {
         return Some(format!("a link out of {} (to {})", folder.display(), real.display()));
     }
     let size = std::fs::metadata(&real).map(|m| m.len()).unwrap_or(0);
@@ -245,6 +246,8 @@ pub fn find(executables: &[&Path], built: Option<&BuildOutput>, prefixes: &Prefi
         }
     }
     let mut found = Found::default();
+    // Each dependency folder resolved once, however many of its files are named.
+    let mut real_folders: std::collections::BTreeMap<PathBuf, Option<PathBuf>> = Default::default();
     for (name, file) in names {
         let Some((entry, folder)) = prefixes.place(&file) else { continue };
         if !file.is_file() {
@@ -253,7 +256,9 @@ pub fn find(executables: &[&Path], built: Option<&BuildOutput>, prefixes: &Prefi
             }
             continue;
         }
-        if let Some(why) = refusal(&file, &folder) {
+        let real_folder =
+            real_folders.entry(folder.clone()).or_insert_with(|| std::fs::canonicalize(&folder).ok());
+        if let Some(why) = refusal(&file, &folder, real_folder.as_deref()) {
             if !found.refused.iter().any(|r| r.file == file) {
                 found.refused.push(RefusedSource { file, why });
             }

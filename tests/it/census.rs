@@ -531,6 +531,22 @@ fn a_harness_bench_s_picks_after_the_first_share_one_run_per_stage() {
     }
 }
 
+/// The pages the fake ncu replays for the H200 run of a burn program's census
+/// (`fixtures/h200/census/burn-mlp/`), written under `ws`: the census page changed by
+/// `edit`, the batched basic and source pages as recorded. Returns the folder.
+pub(crate) fn burn_mlp_replay(ws: &Workspace, edit: impl Fn(String) -> String) -> PathBuf {
+    let replay = ws.root().join("replay");
+    std::fs::create_dir_all(&replay).unwrap();
+    for (from, page) in
+        [("census", "00_discovery_raw.csv"), ("batch", "01_basic_raw.csv"), ("batch", "07_source_raw.csv")]
+    {
+        let text = crate::support::recording(&format!("census/burn-mlp/{from}/{page}"));
+        let text = if from == "census" { edit(text) } else { text };
+        std::fs::write(replay.join(page), text).unwrap();
+    }
+    replay
+}
+
 /// The H200 run of a burn program with no kernel named (`fixtures/h200/census/burn-mlp/`),
 /// replayed with `--stages basic,source`: the census (355 launches of 12 CubeCL kernels)
 /// picks 5, and the census' own folder profiles none of them at once: all 5 share one
@@ -541,14 +557,7 @@ fn a_harness_bench_s_picks_after_the_first_share_one_run_per_stage() {
 fn a_plain_program_s_picks_all_share_one_run_per_stage() {
     let ws = Workspace::new("");
     let at = "census/burn-mlp";
-    let replay = ws.root().join("replay");
-    std::fs::create_dir_all(&replay).unwrap();
-    for (from, page) in
-        [("census", "00_discovery_raw.csv"), ("batch", "01_basic_raw.csv"), ("batch", "07_source_raw.csv")]
-    {
-        let text = crate::support::recording(&format!("{at}/{from}/{page}"));
-        std::fs::write(replay.join(page), text).unwrap();
-    }
+    let replay = burn_mlp_replay(&ws, |page| page);
     let tools = ws.root().join("tools");
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");

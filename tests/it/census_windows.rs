@@ -3,7 +3,7 @@
 //! 25000` listed every number in one argument, past Linux's 128 KiB, and the failure to
 //! start ncu was blamed on the profiled program (exit 8).
 
-use crate::census::arg_after;
+use crate::census::{arg_after, burn_mlp_replay};
 use crate::support::fake_ncu::calls;
 use crate::support::{text, Workspace};
 
@@ -16,16 +16,7 @@ fn replay(extra: &[&str]) -> (Option<i32>, String, Vec<String>) {
 /// [`replay`] with the census page changed by `edit`.
 fn replay_with(extra: &[&str], edit: impl Fn(String) -> String) -> (Option<i32>, String, Vec<String>) {
     let ws = Workspace::new("");
-    let at = "census/burn-mlp";
-    let replay = ws.root().join("replay");
-    std::fs::create_dir_all(&replay).unwrap();
-    for (from, page) in
-        [("census", "00_discovery_raw.csv"), ("batch", "01_basic_raw.csv"), ("batch", "07_source_raw.csv")]
-    {
-        let text = crate::support::recording(&format!("{at}/{from}/{page}"));
-        let text = if from == "census" { edit(text) } else { text };
-        std::fs::write(replay.join(page), text).unwrap();
-    }
+    let replay = burn_mlp_replay(&ws, edit);
     let tools = ws.root().join("tools");
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");

@@ -64,13 +64,7 @@ mod tests {
     use crate::compare::ab::stats::time_change;
 
     fn rounds(ratios: &[f64]) -> Rounds {
-        let mut r = Rounds::new("k", None, "hot", "harness");
-        let sample =
-            |ns: f64| SideSample { median_ns: ns, samples: 100, rel_noise: 0.001, sm_clock_mhz: None };
-        for q in ratios {
-            r.push(sample(1000.0), sample(1000.0 * q));
-        }
-        r
+        Rounds::of_log_ratios(&ratios.iter().map(|q| q.ln()).collect::<Vec<_>>())
     }
 
     #[test]

@@ -317,24 +317,14 @@ impl Draws {
     }
 }
 
-/// Rounds whose log ratios are `d`.
-fn rounds_of(d: &[f64]) -> Rounds {
-    let mut r = Rounds::new("k", None, "hot", "harness");
-    let sample = |ns: f64| SideSample { median_ns: ns, samples: 1, rel_noise: 0.0, sm_clock_mhz: None };
-    for x in d {
-        r.push(sample(1000.0), sample(1000.0 * x.exp()));
-    }
-    r
-}
-
 /// The verdict of `d` (12 rounds) with early looks, and the rounds it used.
 fn with_looks(d: &[f64]) -> (AbVerdict, usize) {
     for n in FIRST_LOOK..d.len() {
-        if let Some(v) = decided_early(&rounds_of(&d[..n]), 2.0, d.len()) {
+        if let Some(v) = decided_early(&Rounds::of_log_ratios(&d[..n]), 2.0, d.len()) {
             return (v, n);
         }
     }
-    (time_change(&rounds_of(d), 2.0).verdict, d.len())
+    (time_change(&Rounds::of_log_ratios(d), 2.0).verdict, d.len())
 }
 
 /// What early looks do to the A/A checks, kernel by kernel: each kernel's recorded log
@@ -361,7 +351,7 @@ fn resampled_false_alarms(checks: &[&str], centred: bool) -> Vec<(String, usize,
                 let (v, n) = with_looks(&sample);
                 looks += usize::from(alarm(v));
                 used += n;
-                fixed += usize::from(alarm(time_change(&rounds_of(&sample), 2.0).verdict));
+                fixed += usize::from(alarm(time_change(&Rounds::of_log_ratios(&sample), 2.0).verdict));
             }
             out.push((format!("{check}/{kernel}"), looks, fixed, used as f64 / DRAWS as f64));
         }
@@ -407,7 +397,7 @@ fn the_known_changes_keep_their_timing_verdicts_with_looks() {
         for (kernel, r) in rounds(&m, &kernels) {
             let d = crate::compare::ab::stats::kept_log_ratios(&r);
             let (looks, used) = with_looks(&d[..12]);
-            let ordinary = time_change(&rounds_of(&d[..12]), 2.0).verdict;
+            let ordinary = time_change(&Rounds::of_log_ratios(&d[..12]), 2.0).verdict;
             assert_eq!(looks, ordinary, "{check}/{kernel}");
             if ordinary == AbVerdict::Regressed {
                 assert_eq!(used, 12, "{check}/{kernel}");

@@ -87,6 +87,18 @@ impl Rounds {
         }
     }
 
+    /// Rounds of one kernel whose `ln(head / base)` are `d`, in order (base at 1000 ns, no
+    /// clock readings): for tests of the statistics.
+    #[cfg(test)]
+    pub fn of_log_ratios(d: &[f64]) -> Rounds {
+        let mut r = Rounds::new("k", None, "hot", "harness");
+        let sample = |ns: f64| SideSample { median_ns: ns, samples: 1, rel_noise: 0.0, sm_clock_mhz: None };
+        for x in d {
+            r.push(sample(1000.0), sample(1000.0 * x.exp()));
+        }
+        r
+    }
+
     /// Appends the next round, with the side that ran first taken from [`Side::first_in_round`].
     pub fn push(&mut self, base: SideSample, head: SideSample) {
         let index = self.rounds.len() as u32;

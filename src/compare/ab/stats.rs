@@ -93,7 +93,7 @@ pub struct TimeChange {
 pub fn time_change(rounds: &Rounds, tolerance_pct: f64) -> TimeChange {
     let t = if tolerance_pct.is_finite() { tolerance_pct.max(0.0) } else { 0.0 };
     let screened = screen(&rounds.rounds);
-    let d: Vec<f64> = screened.kept.iter().map(|r| (r.head.median_ns / r.base.median_ns).ln()).collect();
+    let d = log_ratios(&screened.kept);
     let n = d.len();
     let walsh = walsh_averages(&d);
     let rank = interval_rank(n);
@@ -227,7 +227,12 @@ pub fn interval_rank_at(n: usize, level: f64) -> Option<(usize, f64)> {
 /// The log ratios `ln(head / base)` of the rounds [`time_change`] keeps (after clock
 /// screening), in the order they ran.
 pub fn kept_log_ratios(rounds: &Rounds) -> Vec<f64> {
-    screen(&rounds.rounds).kept.iter().map(|r| (r.head.median_ns / r.base.median_ns).ln()).collect()
+    log_ratios(&screen(&rounds.rounds).kept)
+}
+
+/// Each round's `ln(head / base)`.
+fn log_ratios(kept: &[&Round]) -> Vec<f64> {
+    kept.iter().map(|r| (r.head.median_ns / r.base.median_ns).ln()).collect()
 }
 
 /// The signed-rank interval of the log ratios `d` at two-sided `level`, as percent

@@ -150,9 +150,10 @@ pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str
     let hottest = groups.first().map_or(0.0, |g| g.line.pct_of_kernel);
     let files = files(&groups, hottest);
     let anchor_of = |g: &Group| {
+        let function = shown(&g.line.function);
         files
             .iter()
-            .position(|f| f.function == shown(&g.line.function) && f.path == g.line.file)
+            .position(|f| f.function == function && f.path == g.line.file)
             .map(|i| format!("L{}-{}", i + 1, g.line.line))
             .unwrap_or_default()
     };
@@ -184,14 +185,11 @@ fn files(groups: &[Group], hottest: f64) -> Vec<SourceFile> {
     let mut files: Vec<SourceFile> = Vec::new();
     for (rank, g) in groups.iter().enumerate() {
         let l = g.line;
-        let at = match files.iter().position(|f| f.function == shown(&l.function) && f.path == l.file) {
+        let function = shown(&l.function);
+        let at = match files.iter().position(|f| f.function == function && f.path == l.file) {
             Some(i) => i,
             None => {
-                files.push(SourceFile {
-                    function: shown(&l.function),
-                    path: l.file.clone(),
-                    lines: Vec::new(),
-                });
+                files.push(SourceFile { function, path: l.file.clone(), lines: Vec::new() });
                 files.len() - 1
             }
         };

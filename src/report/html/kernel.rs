@@ -179,7 +179,7 @@ pub fn kernel_view(v: &KernelVerdict, s: Option<&KernelSummary>, glossary: &mut 
         })
         .unwrap_or_default();
     KernelView {
-        name: crate::shell::cut(&v.kernel, crate::report::md::LONGEST_VALUE),
+        name: super::shown(&v.kernel),
         class: v.classification.name().to_string(),
         verdict,
         duration,

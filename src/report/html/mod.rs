@@ -115,13 +115,21 @@ pub fn write_profile(dir: &ProfileDir) -> Result<()> {
     }
 }
 
+/// A name or a source line as the pages show it: cut past
+/// [`crate::report::md::LONGEST_VALUE`] bytes, saying how many more there were, as the
+/// Markdown report cuts it (a name of a megabyte, from a page, would be written wherever
+/// the page names it).
+pub(super) fn shown(text: &str) -> String {
+    crate::shell::cut(text, crate::report::md::LONGEST_VALUE)
+}
+
 fn title(data: &ProfileData) -> String {
     let name = match data.decision.kernels.as_slice() {
         [one] => one.kernel.clone(),
         _ if !data.provenance.title.is_empty() => data.provenance.title.clone(),
         _ => data.id.clone(),
     };
-    let name = crate::shell::cut(&name, crate::report::md::LONGEST_VALUE);
+    let name = shown(&name);
     match &data.summary.device {
         Some(d) => format!("{name} on {d}"),
         None => name,

@@ -95,7 +95,7 @@ pub struct Instruction {
 fn instruction(r: &HotRow) -> Instruction {
     Instruction {
         address: r.address.clone(),
-        text: shown(&r.source),
+        text: super::shown(&r.source),
         pct: if r.samples > 0.0 { format!("{} %", value(r.pct_of_kernel)) } else { String::new() },
         stalls: r.top_stalls.clone(),
     }
@@ -150,7 +150,7 @@ pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str
     let hottest = groups.first().map_or(0.0, |g| g.line.pct_of_kernel);
     let files = files(&groups, hottest);
     let anchor_of = |g: &Group| {
-        let function = shown(&g.line.function);
+        let function = super::shown(&g.line.function);
         files
             .iter()
             .position(|f| f.function == function && f.path == g.line.file)
@@ -166,7 +166,7 @@ pub fn source_view(rows: &[HotRow], source_collected: bool, library: Option<&str
             location: format!("{}:{}", base_name(&g.line.file), g.line.line),
             pct: format!("{} %", value(g.line.pct_of_kernel)),
             width: super::kernel::width(g.line.pct_of_kernel, hottest),
-            code: shown(&g.line.source),
+            code: super::shown(&g.line.source),
             stalls: g.line.top_stalls.split("; ").filter(|s| !s.is_empty()).map(String::from).collect(),
         })
         .collect();
@@ -185,7 +185,7 @@ fn files(groups: &[Group], hottest: f64) -> Vec<SourceFile> {
     let mut files: Vec<SourceFile> = Vec::new();
     for (rank, g) in groups.iter().enumerate() {
         let l = g.line;
-        let function = shown(&l.function);
+        let function = super::shown(&l.function);
         let at = match files.iter().position(|f| f.function == function && f.path == l.file) {
             Some(i) => i,
             None => {
@@ -199,7 +199,7 @@ fn files(groups: &[Group], hottest: f64) -> Vec<SourceFile> {
             number: l.line,
             pct: if l.samples > 0.0 { format!("{} %", value(l.pct_of_kernel)) } else { String::new() },
             heat: heat(l.pct_of_kernel, hottest),
-            code: shown(&l.source),
+            code: super::shown(&l.source),
             stalls: l.top_stalls.clone(),
             sass: g.sass.iter().take(keep).map(|r| instruction(r)).collect(),
             sass_cut: if keep > 0 { g.sass.len().saturating_sub(keep) } else { 0 },
@@ -225,13 +225,6 @@ fn heat(pct: f64, hottest: f64) -> u8 {
     } else {
         (1.0 + 4.0 * (pct / hottest).clamp(0.0, 1.0)).floor().min(5.0) as u8
     }
-}
-
-/// A function's name or a source line as the page shows it: cut past
-/// [`crate::report::md::LONGEST_VALUE`] bytes, as the Markdown report cuts it (a name of a
-/// megabyte, from a page, would be written once per file block and per line naming it).
-fn shown(function: &str) -> String {
-    crate::shell::cut(function, crate::report::md::LONGEST_VALUE)
 }
 
 #[cfg(test)]

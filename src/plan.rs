@@ -224,6 +224,10 @@ pub struct KernelPlan {
     /// and read; its NVTX and profiler ranges also bound the stages.
     #[serde(default, skip_serializing_if = "crate::model::census::CensusPlan::is_default")]
     pub census: crate::model::census::CensusPlan,
+    /// The folder of NVRTC output this invocation's harness runs share, once the caller
+    /// that owns it set one (see [`crate::profile::ptx_cache`]); never stored.
+    #[serde(skip)]
+    pub ptx_cache: Option<PathBuf>,
 }
 
 impl KernelPlan {
@@ -265,6 +269,7 @@ impl KernelPlan {
             partition: None,
             extra_stages: Vec::new(),
             census: Default::default(),
+            ptx_cache: None,
         }
     }
 

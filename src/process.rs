@@ -68,13 +68,22 @@ pub struct ProcessBuilder {
     program: OsString,
     args: Vec<OsString>,
     env: BTreeMap<String, String>,
+    /// Environment that only makes the child faster and that the command as shown leaves
+    /// out: see [`ProcessBuilder::env_unshown`].
+    unshown_env: BTreeMap<String, String>,
     cwd: Option<PathBuf>,
 }
 
 impl ProcessBuilder {
     /// A builder for `program` with no arguments.
     pub fn new(program: impl Into<OsString>) -> Self {
-        ProcessBuilder { program: program.into(), args: Vec::new(), env: BTreeMap::new(), cwd: None }
+        ProcessBuilder {
+            program: program.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            unshown_env: BTreeMap::new(),
+            cwd: None,
+        }
     }
 
     /// Appends one argument.
@@ -99,6 +108,17 @@ impl ProcessBuilder {
         self
     }
 
+    /// Sets an environment variable for the child that the command as shown (its
+    /// [`Display`](fmt::Display), `commands.sh`, a dry run) leaves out: one that changes how
+    /// fast the child runs and never what it does, such as the harness's PTX cache
+    /// (`KPROF_PTX_CACHE`). Replaying the shown command without it gives the same result,
+    /// and a folder that only exists while `cargo kprof` runs is not written into a script
+    /// kept for later.
+    pub fn env_unshown(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
+        self.unshown_env.insert(key.into(), value.into());
+        self
+    }
+
     /// Sets the working directory.
     pub fn cwd(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
         self.cwd = Some(dir.into());
@@ -120,15 +140,22 @@ impl ProcessBuilder {
         &self.env
     }
 
+    /// The environment variables the shown command leaves out, sorted by name.
+    pub fn get_unshown_envs(&self) -> &BTreeMap<String, String> {
+        &self.unshown_env
+    }
+
     /// The working directory, if set.
     pub fn get_cwd(&self) -> Option<&Path> {
         self.cwd.as_deref()
     }
 
-    /// A `std::process::Command` configured exactly as displayed.
+    /// A `std::process::Command` configured as displayed, plus the environment the display
+    /// leaves out ([`ProcessBuilder::env_unshown`]).
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(&self.args);
+        cmd.envs(&self.unshown_env);
         cmd.envs(&self.env);
         if let Some(dir) = &self.cwd {
             cmd.current_dir(dir);
@@ -420,5 +447,20 @@ mod tests {
         let cmd = p.command();
         assert_eq!(cmd.get_program(), "/usr/local/cuda/bin/ncu");
         assert_eq!(cmd.get_args().count(), 2);
+    }
+
+    /// The environment that only speeds the child up reaches it, and no shown command.
+    #[test]
+    fn unshown_environment_reaches_the_child_but_not_the_display() {
+        let mut p = ProcessBuilder::new("/bin/b");
+        p.env("KPROF_PROFILE", "1").env_unshown("KPROF_PTX_CACHE", "/p/.ptx-cache-7");
+        assert_eq!(p.to_string(), "env KPROF_PROFILE=1 /bin/b");
+        let cmd = p.command();
+        let envs: Vec<(String, String)> = cmd
+            .get_envs()
+            .map(|(k, v)| (k.to_string_lossy().into_owned(), v.unwrap().to_string_lossy().into_owned()))
+            .collect();
+        assert!(envs.contains(&("KPROF_PTX_CACHE".into(), "/p/.ptx-cache-7".into())), "{envs:?}");
+        assert!(envs.contains(&("KPROF_PROFILE".into(), "1".into())), "{envs:?}");
     }
 }

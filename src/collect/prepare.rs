@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::build::BuildOutput;
-use crate::model::kinds::Privilege;
+use crate::model::kinds::{Privilege, Runtime};
 use crate::model::stage::StageSelection;
 use crate::ncu::command::{stage_command, StageCollection, StageRun, TargetCommand};
 use crate::plan::{KernelPlan, Plan, PlannedTarget, StagePlan};
@@ -36,7 +36,13 @@ pub fn target_command(kernel: &KernelPlan, built: Option<&BuildOutput>) -> Resul
         }
     };
     args.extend(kernel.args.iter().cloned());
-    Ok(TargetCommand { program, args, env: kernel.profiling_env(), cwd: kernel.cwd.clone() })
+    Ok(TargetCommand {
+        program,
+        args,
+        env: kernel.profiling_env(),
+        cwd: kernel.cwd.clone(),
+        ptx_cache: kernel.ptx_cache.clone(),
+    })
 }
 
 /// One kernel's profile directory and the commands written into it.
@@ -55,12 +61,15 @@ pub struct PreparedKernel<'a> {
 }
 
 /// Creates the kernel's profile directory and writes `profile-target.yaml` and
-/// `commands.sh` into it: everything a run will do, before it does it.
+/// `commands.sh` into it: everything a run will do, before it does it. A harness kernel
+/// whose plan has no PTX cache of its own is given `ptx_cache` (its commands pass it
+/// unshown).
 pub fn prepare_kernel<'a>(
     plan: &Plan,
     kernel: &'a KernelPlan,
     built: Option<&BuildOutput>,
     ncu_path: &Path,
+    ptx_cache: Option<&Path>,
 ) -> Result<PreparedKernel<'a>> {
     let id = names::profile_id(&kernel.name, std::time::SystemTime::now());
     let dir = match (&plan.output_dir, plan.kernels.len()) {
@@ -72,7 +81,10 @@ pub fn prepare_kernel<'a>(
         (None, _) if plan.dry_run => crate::profile::output::dry_run_dir(&plan.profile_root, &kernel.name)?,
         (None, _) => ProfileDir::create_unique(&plan.profile_root, &id)?,
     };
-    let target = target_command(kernel, built)?;
+    let mut target = target_command(kernel, built)?;
+    if kernel.runtime == Runtime::Harness && target.ptx_cache.is_none() {
+        target.ptx_cache = ptx_cache.map(Path::to_path_buf);
+    }
     prepare_in(plan, kernel, dir, target, ncu_path)
 }
 

@@ -452,7 +452,7 @@ mod tests {
         );
         let mut env = std::collections::BTreeMap::new();
         env.insert("KPROF_MIN_TIME".to_string(), "1s".to_string());
-        let t = TargetCommand { program: "/b".into(), args: vec![], env, cwd: "/".into() };
+        let t = TargetCommand { program: "/b".into(), args: vec![], env, cwd: "/".into(), ptx_cache: None };
         let r0 = round_target(&t, 0);
         assert_eq!(r0.env["KPROF_MODE"], "hot");
         assert_eq!(r0.env["KPROF_MIN_TIME"], "1s", "the kernel's own setting wins");

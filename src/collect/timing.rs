@@ -35,6 +35,7 @@ pub fn timing_command(target: &TargetCommand, result: &Path) -> ProcessBuilder {
         }
     }
     cmd.env(contract::RESULT, result.to_string_lossy()).env(contract::QUIET, "1");
+    target.pass_ptx_cache(&mut cmd);
     cmd
 }
 
@@ -147,8 +148,13 @@ mod tests {
         {
             env.insert(k.to_string(), v.to_string());
         }
-        let target =
-            TargetCommand { program: "/bin/hgemm".into(), args: vec!["--x".into()], env, cwd: "/ws".into() };
+        let target = TargetCommand {
+            program: "/bin/hgemm".into(),
+            args: vec!["--x".into()],
+            env,
+            cwd: "/ws".into(),
+            ptx_cache: None,
+        };
         let cmd = timing_command(&target, Path::new("/p/details/timing.json"));
         let envs = cmd.get_envs();
         assert!(!envs.contains_key("KPROF_PROFILE") && !envs.contains_key("KPROF_LAUNCH_COUNT"));
@@ -166,6 +172,7 @@ mod tests {
             args: vec!["-c".into(), "echo boom >&2; exit 3".into()],
             env: Default::default(),
             cwd: tmp.path().to_path_buf(),
+            ptx_cache: None,
         };
         let err = run_timing(&target, &tmp.path().join("t.json"), None, &Shell::quiet()).unwrap_err();
         let text = format!("{err:#}");

@@ -87,6 +87,21 @@ pub struct TargetCommand {
     pub env: std::collections::BTreeMap<String, String>,
     /// The working directory.
     pub cwd: PathBuf,
+    /// The folder of NVRTC output the harness runs of this invocation share
+    /// (`KPROF_PTX_CACHE`, see [`crate::profile::ptx_cache`]): given to the program when it
+    /// runs as this user, and never shown in a command (it exists only while `cargo kprof`
+    /// runs, and changes how fast the program starts, not what it does).
+    #[serde(skip)]
+    pub ptx_cache: Option<PathBuf>,
+}
+
+impl TargetCommand {
+    /// Gives `cmd`, which starts this program as this user, the PTX cache (unshown).
+    pub fn pass_ptx_cache(&self, cmd: &mut crate::process::ProcessBuilder) {
+        if let Some(dir) = &self.ptx_cache {
+            cmd.env_unshown(kprof_contract::env::PTX_CACHE, dir.to_string_lossy());
+        }
+    }
 }
 
 /// Everything needed to write one stage's ncu command.
@@ -170,6 +185,9 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
         for (k, v) in &run.target.env {
             p.env(k.clone(), v.clone());
         }
+        // Under sudo the program runs as root: it would write root's files into the
+        // user's cache, so it compiles as it would without one.
+        run.target.pass_ptx_cache(&mut p);
     }
     p.cwd(&run.target.cwd);
     p
@@ -239,6 +257,9 @@ pub fn sass_only(cmd: &ProcessBuilder) -> ProcessBuilder {
     for (k, v) in cmd.get_envs() {
         p.env(k.clone(), v.clone());
     }
+    for (k, v) in cmd.get_unshown_envs() {
+        p.env_unshown(k.clone(), v.clone());
+    }
     if let Some(dir) = cmd.get_cwd() {
         p.cwd(dir);
     }
@@ -257,6 +278,7 @@ mod tests {
             args: vec!["--size".into(), "1 GiB".into()],
             env,
             cwd: "/ws/demo".into(),
+            ptx_cache: None,
         }
     }
 

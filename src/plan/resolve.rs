@@ -320,6 +320,7 @@ impl Resolver<'_> {
             partition: None,
             extra_stages: Vec::new(),
             census: args.census.clone(),
+            ptx_cache: None,
         }
     }
 }

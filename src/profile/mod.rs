@@ -6,7 +6,8 @@
 //! `profile-target.yaml`, [`run_manifest`] is `run_manifest.yaml`, [`import`] makes a profile directory from ncu exports, [`output`]
 //! checks and creates the places a run writes so that a failure leaves nothing behind,
 //! [`readers`] reads the analysis' and the timing's files back, typed; [`html`] names the
-//! HTML views' files; [`census`] names the files of a program's census.
+//! HTML views' files; [`census`] names the files of a program's census; [`ptx_cache`] keeps NVRTC's output
+//! between the harness runs of one invocation.
 
 pub mod ab;
 pub mod bisect;
@@ -18,6 +19,7 @@ pub mod html;
 pub mod import;
 pub mod names;
 pub mod output;
+pub mod ptx_cache;
 pub mod readers;
 pub mod root;
 pub mod run_manifest;

@@ -368,3 +368,40 @@ fn counters_held_by_another_profiler_are_named() {
     let manifest = std::fs::read_to_string(run.dir.unwrap().join("run_manifest.yaml")).unwrap();
     assert!(manifest.contains("status: ncu-failed"), "{manifest}");
 }
+
+/// #43: the ncu runs that start a harness kernel's bench share one folder of NVRTC output
+/// (`KPROF_PTX_CACHE`), so that only the first start compiles: each is given the same
+/// folder, which exists while it runs; the source page's import starts no program and gets
+/// none; `commands.sh` never names the folder (it replays the same work without it), and
+/// the folder is gone when the run ends.
+#[test]
+fn the_starts_of_a_harness_bench_share_a_ptx_cache_that_commands_sh_leaves_out() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let run = profile_with(&ws, "copy", &fixture_details("copy_20261129_213211"));
+    let stderr = text(&run.out.stderr);
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    let tools = ws.root().join("tools");
+    let argv = std::fs::read_to_string(tools.join("argv.txt")).unwrap();
+    let paged: Vec<&str> = argv.split("---\n").filter(|a| a.contains("--log-file\n")).collect();
+    let env = std::fs::read_to_string(tools.join("argv.txt.env")).unwrap();
+    let given: Vec<&str> = env.lines().collect();
+    assert_eq!(given.len(), paged.len(), "{env}");
+    let mut started = Vec::new();
+    for (args, line) in paged.iter().zip(&given) {
+        if args.starts_with("--import\n") {
+            assert_eq!(*line, "KPROF_PTX_CACHE= absent", "an import starts no program: {args}");
+        } else {
+            started.push(*line);
+        }
+    }
+    assert_eq!(started.len(), 2, "basic and the memory stage start the bench: {env}");
+    let folder = ws.root().join("profile").join(".ptx-cache-");
+    let first = started[0].strip_prefix("KPROF_PTX_CACHE=").and_then(|l| l.strip_suffix(" dir"));
+    let first = first.unwrap_or_else(|| panic!("the first start got no existing folder: {env}"));
+    assert!(first.starts_with(folder.to_str().unwrap()), "{first} is not in the profiles root");
+    assert!(started.iter().all(|l| *l == started[0]), "one folder for every start: {env}");
+    assert!(!Path::new(first).exists(), "{first} is left behind");
+    let dir = run.dir.expect("a profile directory");
+    let script = std::fs::read_to_string(dir.join("commands.sh")).unwrap();
+    assert!(!script.contains("PTX_CACHE") && !script.contains(".ptx-cache"), "{script}");
+}

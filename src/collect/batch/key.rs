@@ -82,7 +82,13 @@ mod tests {
     fn key(k: &KernelPlan) -> Option<String> {
         let mut env: BTreeMap<String, String> = [("KPROF_PROFILE".into(), "1".into())].into();
         env.insert(contract::CASE.into(), k.case.clone().unwrap());
-        let target = TargetCommand { program: "/ws/compute".into(), args: vec![], env, cwd: "/ws".into() };
+        let target = TargetCommand {
+            program: "/ws/compute".into(),
+            args: vec![],
+            env,
+            cwd: "/ws".into(),
+            ptx_cache: None,
+        };
         batch_key(k, &target)
     }
 

@@ -36,6 +36,7 @@ use crate::events::{AbMeasured, AbStarted, About, Event};
 use crate::model::ab::{AmbiguousPolicy, GateSignal};
 use crate::model::kinds::Runtime;
 use crate::model::stage::Stage;
+use crate::profile::ptx_cache::PtxCache;
 use crate::shell::Shell;
 use pair::{AbOptions, AbPair};
 use side::Side;
@@ -111,12 +112,15 @@ pub fn compare_sides(
         (false, true) => vec![Stage::Counters, Stage::Source],
         (false, false) => vec![Stage::Source],
     };
-    let ptx_cache = PtxCache::for_roots([&head.plan.profile_root, &other.plan.profile_root]);
-    for (side, cache) in [&mut head, &mut other].into_iter().zip(&ptx_cache.dirs) {
+    // Each side's folder of NVRTC output: a side's bench starts for every ncu stage and
+    // every timing round, and the folders live until the check ends.
+    let ptx_cache =
+        PtxCache::for_roots([head.plan.profile_root.as_path(), other.plan.profile_root.as_path()]);
+    for (side, cache) in [&mut head, &mut other].into_iter().zip(ptx_cache.dirs()) {
         for k in &mut side.plan.kernels {
             k.extra_stages = extra.clone();
             if k.runtime == Runtime::Harness {
-                k.env.insert(kprof_contract::env::PTX_CACHE.to_string(), cache.display().to_string());
+                k.ptx_cache = Some(cache.clone());
             }
         }
     }
@@ -145,38 +149,6 @@ pub fn compare_sides(
         ptx_cache.create()?;
     }
     run_sides(o, &head, &other, &pairs, label, shell)
-}
-
-/// Each side's folder of NVRTC output for the harness runs of this check: a side's bench
-/// starts for every ncu stage and every timing round, and compiling its kernels again each
-/// time was most of a start (1.8 s of NVRTC for one zoo kernel). The folders are removed
-/// when the check ends, however it ends; the sources cannot change while it runs.
-struct PtxCache {
-    dirs: Vec<std::path::PathBuf>,
-}
-
-impl PtxCache {
-    fn for_roots<'p>(roots: impl IntoIterator<Item = &'p std::path::PathBuf>) -> PtxCache {
-        PtxCache { dirs: roots.into_iter().map(|r| crate::profile::root::ptx_cache_dir(r)).collect() }
-    }
-
-    fn create(&self) -> Result<()> {
-        for d in &self.dirs {
-            std::fs::create_dir_all(d).map_err(|e| {
-                Failure::new(ExitCode::Filesystem, format!("could not create {}: {e}", d.display()))
-                    .help("check that the profiles folder is writable")
-            })?;
-        }
-        Ok(())
-    }
-}
-
-impl Drop for PtxCache {
-    fn drop(&mut self) {
-        for d in &self.dirs {
-            let _ = std::fs::remove_dir_all(d);
-        }
-    }
 }
 
 /// Profiles both sides, runs the rounds, writes the result files and says the verdict.

@@ -19,13 +19,14 @@ use crate::error::ExitCode;
 use crate::events::{
     About, BuildPurpose, BuildStarted, Event, IndexWritten, KernelVerdict, Prepared, StageCommand,
 };
-use crate::model::kinds::Privilege;
+use crate::model::kinds::{Privilege, Runtime};
 use crate::ncu::preflight::{self, CheckId};
 use crate::ncu::privilege;
 use crate::ncu::NcuLocation;
 use crate::plan::{KernelPlan, Plan};
 use crate::process;
 use crate::profile::dir::ProfileDir;
+use crate::profile::ptx_cache::PtxCache;
 use crate::profile::root;
 use crate::shell::Shell;
 
@@ -94,9 +95,13 @@ pub fn profile_plan<'a>(
         }
         (None, None) => None,
     };
+    // Made once the profile directories are (they may make the profiles root), removed
+    // when this function returns.
+    let ptx_cache = own_ptx_cache(plan, extras);
+    let ptx_dir = ptx_cache.as_ref().map(|c| c.dirs()[0].as_path());
     let mut prepared = Vec::new();
     for kernel in &plan.kernels {
-        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu.for_kernel(kernel))?);
+        prepared.push(prepare_kernel(plan, kernel, built.as_ref(), &ncu.for_kernel(kernel), ptx_dir)?);
     }
     if extras.runs_ncu() {
         for p in &prepared {
@@ -111,6 +116,9 @@ pub fn profile_plan<'a>(
     if plan.dry_run || extras.dirs_only {
         return Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect());
     }
+    if let Some(cache) = &ptx_cache {
+        cache.create()?;
+    }
     let results = workers::run_all(plan, &prepared, &|k| ncu.for_kernel(k), extras, shell);
     record_endings(&prepared, results, shell)?;
     let ended = profile_picked(plan, &prepared, &ncu, extras, shell);
@@ -119,6 +127,16 @@ pub fn profile_plan<'a>(
     }
     ended?;
     Ok(prepared.into_iter().map(|p| (p.kernel, p.dir)).collect())
+}
+
+/// The folder of NVRTC output this run's harness kernels share when their caller gave
+/// them none (an A/B check keeps one per side across its rounds): each stage and the
+/// timing start the bench again, and after the first start its kernels' PTX is loaded
+/// rather than compiled. `None` for a dry run, and when no such kernel runs.
+fn own_ptx_cache(plan: &Plan, extras: Extras) -> Option<PtxCache> {
+    let wanting = plan.kernels.iter().any(|k| k.runtime == Runtime::Harness && k.ptx_cache.is_none());
+    (wanting && !plan.dry_run && !extras.dirs_only)
+        .then(|| PtxCache::for_roots([plan.profile_root.as_path()]))
 }
 
 /// Profiles the kernels after the first that each program's census picked, each in a new

@@ -1,6 +1,8 @@
 //! A stand-in for ncu that only replays recordings and records how it was called.
 //!
-//! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, copies
+//! It appends its arguments (one per line, then `---`) to `$FAKE_NCU_ARGV`, and for each
+//! call that writes a page, the harness's PTX cache it was given to `$FAKE_NCU_ARGV.env`
+//! (`KPROF_PTX_CACHE=<value> dir|absent`, whether that folder existed then); it copies
 //! `$FAKE_NCU_REPLAY/<file name of --log-file>` to the log file (or, for the K-th call
 //! that writes a page of that name, `$FAKE_NCU_REPLAY/nth-K/<file name>`, else for the
 //! N-th call that writes a page, `$FAKE_NCU_REPLAY/call-N/<file name>`, when it exists: a
@@ -122,6 +124,8 @@ if [ -n "$import_from" ] && [ ! -f "$import_from" ]; then
 fi
 if [ -n "$export_to" ]; then printf 'a report of the fake ncu\n' > "$export_to"; fi
 if [ -n "$log" ]; then
+  if [ -d "${{KPROF_PTX_CACHE:-}}" ]; then there=dir; else there=absent; fi
+  printf 'KPROF_PTX_CACHE=%s %s\n' "${{KPROF_PTX_CACHE:-}}" "$there" >> "$FAKE_NCU_ARGV.env"
   n=$(( $(cat "$FAKE_NCU_ARGV.pages" 2>/dev/null || echo 0) + 1 ))
   echo "$n" > "$FAKE_NCU_ARGV.pages"
   name=$(basename "$log")

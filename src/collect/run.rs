@@ -124,7 +124,7 @@ fn run_stage(
         Ending::NotStarted(msg) => Some(not_started(msg, cmd, collection)),
         _ => None,
     };
-    let written = read_page(&dir.path().join(&output_rel), cmd);
+    let written = read_page(&dir.path().join(&output_rel), collection, cmd);
     let log_text = written.as_ref().map(|b| String::from_utf8_lossy(b).into_owned()).unwrap_or_default();
     let scan = scan_log(&format!("{log_text}\n{console}"));
     let parsed = RawPage::parse(&log_text, &output_rel).map_err(|e| e.to_string());
@@ -204,24 +204,25 @@ fn not_started(msg: &str, cmd: &ProcessBuilder, collection: &StageCollection) ->
 /// The most bytes Linux takes in one argument (`MAX_ARG_STRLEN`, 32 pages).
 pub const MAX_ARG_BYTES: usize = 128 * 1024;
 
-/// The page `cmd` wrote at `path`; basic's cut to its own columns when its run also
-/// collected the source section ([`basic_columns_only`]).
-fn read_page(path: &Path, cmd: &ProcessBuilder) -> std::io::Result<Vec<u8>> {
+/// The page `cmd` wrote at `path` for `collection`; cut to the columns its stages' own
+/// runs print when the run also collected the source section ([`without_source_section`]).
+fn read_page(path: &Path, collection: &StageCollection, cmd: &ProcessBuilder) -> std::io::Result<Vec<u8>> {
     let bytes = std::fs::read(path)?;
     match crate::ncu::command::exports_report(cmd) {
-        true => Ok(basic_columns_only(path, &bytes).unwrap_or(bytes)),
+        true => Ok(without_source_section(path, &bytes, &collection.stages()).unwrap_or(bytes)),
         false => Ok(bytes),
     }
 }
 
-/// Basic's page from a run that also collected the source section, cut to the columns
-/// basic's own run prints ([`crate::ncu::stages::merged::printed_alone`]) and written back; `None`
+/// The page of a run of `stages` (basic, or basic merged with follow-ups) that also
+/// collected the source section, cut to the columns a run of those stages prints without
+/// it ([`crate::ncu::stages::merged::printed_without_source`]) and written back; `None`
 /// when it cannot be cut (left as ncu wrote it).
-fn basic_columns_only(path: &Path, bytes: &[u8]) -> Option<Vec<u8>> {
+fn without_source_section(path: &Path, bytes: &[u8], stages: &[Stage]) -> Option<Vec<u8>> {
     let text = String::from_utf8_lossy(bytes);
     let page = RawPage::parse(&text, "").ok()?;
     let cut =
-        page.text_with_columns(&text, |c| crate::ncu::stages::merged::printed_alone(c, Stage::Basic))?;
+        page.text_with_columns(&text, |c| crate::ncu::stages::merged::printed_without_source(c, stages))?;
     crate::profile::fs::write_atomic(path, &cut).ok()?;
     Some(cut.into_bytes())
 }
@@ -271,10 +272,26 @@ mod tests {
         let mut plain = ProcessBuilder::new("ncu");
         plain.args(["--metrics", "gpu__time_duration.sum", "--csv", "--page", "raw"]);
         std::fs::copy(&recorded, &page).unwrap();
-        assert_eq!(columns(&read_page(&page, &plain).unwrap()), 422);
+        let basic = StageCollection::Named(Stage::Basic);
+        assert_eq!(columns(&read_page(&page, &basic, &plain).unwrap()), 422);
         let mut exported = ProcessBuilder::new("ncu");
         exported.args(["--section", "SourceCounters", "--export", "r.ncu-rep", "--force-overwrite"]);
-        assert_eq!(columns(&read_page(&page, &exported).unwrap()), 305);
+        assert_eq!(columns(&read_page(&page, &basic, &exported).unwrap()), 305);
         assert_eq!(columns(&std::fs::read(&page).unwrap()), 305, "written back");
+        // The same page read as a merged first run's (basic with compute): the section's
+        // columns go but those compute asks for too (its run prints them), basic's stay.
+        std::fs::copy(&recorded, &page).unwrap();
+        let merged = StageCollection::Merged(vec![Stage::Basic, Stage::Compute]);
+        let kept =
+            RawPage::parse(&String::from_utf8_lossy(&read_page(&page, &merged, &exported).unwrap()), "")
+                .unwrap()
+                .columns;
+        let compute_s: Vec<&String> = kept
+            .iter()
+            .filter(|c| !crate::ncu::stages::merged::printed_alone(c, Stage::Basic))
+            .inspect(|c| assert!(crate::ncu::stages::merged::printed_alone(c, Stage::Compute), "{c}"))
+            .collect();
+        assert_eq!(kept.len(), 305 + compute_s.len());
+        assert!(kept.len() < 422);
     }
 }

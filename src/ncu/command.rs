@@ -35,6 +35,24 @@ pub enum StageCollection {
 }
 
 impl StageCollection {
+    /// Whether this run collects basic: basic's own run, or basic merged with follow-ups.
+    pub fn collects_basic(&self) -> bool {
+        match self {
+            StageCollection::Named(s) => *s == Stage::Basic,
+            StageCollection::Merged(stages) => stages.contains(&Stage::Basic),
+            _ => false,
+        }
+    }
+
+    /// The stages whose metrics this run collects (none for discovery and custom sets).
+    pub fn stages(&self) -> Vec<Stage> {
+        match self {
+            StageCollection::Named(s) => vec![*s],
+            StageCollection::Merged(stages) => stages.clone(),
+            _ => Vec::new(),
+        }
+    }
+
     /// A short name for file names and messages.
     pub fn name(&self) -> &str {
         match self {
@@ -168,7 +186,7 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
     if let Some(filter) = run.filter {
         p.args(filter.ncu_args());
     }
-    if let (StageCollection::Named(Stage::Basic), Some(report)) = (run.collection, run.report) {
+    if let (true, Some(report)) = (run.collection.collects_basic(), run.report) {
         // Basic runs again when its window is fitted or its filter narrowed; the report
         // then replaces the one of the run before, in this profile's own folder.
         p.args(["--section", SOURCE_SECTION, "--export"]).arg(report).arg("--force-overwrite");
@@ -228,9 +246,11 @@ fn import_command(ncu: &Path, report: &Path, run: &StageRun<'_>) -> ProcessBuild
 }
 
 /// Whether the source page of a run of `collections` comes from basic's report: both are
-/// collected, basic in a run of its own (not merged with follow-ups by the planner).
+/// collected, basic in a run of its own or in the first run the planner merged with last
+/// time's follow-ups (that run then exports the report, and the source stage starts no
+/// program of its own).
 pub fn source_from_basic(collections: &[StageCollection]) -> bool {
-    collections.contains(&StageCollection::Named(Stage::Basic))
+    collections.iter().any(StageCollection::collects_basic)
         && collections.contains(&StageCollection::Named(Stage::Source))
 }
 
@@ -440,8 +460,13 @@ mod tests {
             StageCollection::Named(Stage::Basic),
             StageCollection::Named(Stage::Source)
         ]));
-        assert!(!source_from_basic(&[
+        // A merged first run with basic exports the report too; follow-ups alone do not.
+        assert!(source_from_basic(&[
             StageCollection::Merged(vec![Stage::Basic, Stage::Compute]),
+            StageCollection::Named(Stage::Source)
+        ]));
+        assert!(!source_from_basic(&[
+            StageCollection::Merged(vec![Stage::Compute, Stage::Occupancy]),
             StageCollection::Named(Stage::Source)
         ]));
     }

@@ -174,6 +174,19 @@ fn with_history_basic_and_last_time_s_follow_ups_share_the_first_run() {
         stderr.contains("basic and last time's follow-ups in one run (basic+compute+occupancy)"),
         "{stderr}"
     );
+    // #43: the merged first run also collects the source section and exports its report,
+    // and the source page is imported from it: no program start of its own.
+    let calls = fake_ncu::calls(&setup.argv);
+    let after =
+        |call: &[String], flag: &str| call.iter().position(|x| x == flag).map(|i| call[i + 1].clone());
+    let merged =
+        calls.iter().find(|a| a.iter().any(|x| x.ends_with("10_merged_basic+compute+occupancy_raw.csv")));
+    let merged = merged.unwrap();
+    assert!(merged.windows(2).any(|w| w[0] == "--section" && w[1] == "SourceCounters"), "{merged:?}");
+    let report = after(merged, "--export").expect("the merged run exports its report");
+    assert!(report.ends_with("01_basic.ncu-rep"), "{report}");
+    let source = calls.iter().find(|a| a.iter().any(|x| x.ends_with("07_source_raw.csv"))).unwrap();
+    assert_eq!(after(source, "--import").as_deref(), Some(report.as_str()), "{source:?}");
     same_pages_and_verdicts(&setup, &["01_basic", "04_compute", "05_occupancy"]);
     // The run is remembered: one more line, the merged first run with each follow-up.
     let lines: Vec<serde_json::Value> =

@@ -84,6 +84,14 @@ pub fn printed_alone(column: &str, stage: Stage) -> bool {
         || ALWAYS_PRINTED_FAMILIES.iter().any(|f| column.starts_with(f))
 }
 
+/// Whether `column` is on the page a run of `stages` prints without the source section:
+/// on a page of such a run that also collected the section (to export the report the
+/// source page is imported from), the section's columns are not. Basic alone is cut this
+/// way since the source page came from its report; a merged first run is cut the same.
+pub fn printed_without_source(column: &str, stages: &[Stage]) -> bool {
+    stages.iter().any(|s| printed_alone(column, *s))
+}
+
 /// Replay passes per launch of merged runs, measured on the H200 (ncu 2025.3.1,
 /// `fixtures/h200/planner`): ncu shares passes between the stages' metrics, so a union
 /// costs far less than the sum (memory, compute and occupancy together: 12, as compute
@@ -117,5 +125,36 @@ mod tests {
         let cut = crate::ncu::parse::RawPage::parse(&cut, "cut").unwrap();
         assert_eq!(cut.columns, own.columns);
         assert_eq!(cut.launches().count(), 1);
+        let cut = page.text_with_columns(&with, |c| printed_without_source(c, &[Stage::Basic])).unwrap();
+        assert_eq!(crate::ncu::parse::RawPage::parse(&cut, "cut").unwrap().columns, own.columns);
+    }
+
+    /// A merged run that also collected the source section is cut to the columns a run of
+    /// its stages without the section prints. On every merged page recorded on the H200
+    /// (runs without the section), that cut keeps every column: each column a stage's page
+    /// gets from the merged page is one a run of the stages prints, so cutting the
+    /// section away loses nothing the stages' pages had.
+    #[test]
+    fn the_recorded_merged_pages_keep_every_column_without_the_source_section() {
+        let recorded = [
+            ("planner/again/.batch_atomic_bins_20261202_014559/details/10_merged_basic+compute+occupancy_raw.csv", &[Stage::Basic, Stage::Compute, Stage::Occupancy][..]),
+            ("planner/fresh/.batch_atomic_bins_20261202_014504/details/10_merged_compute+occupancy_raw.csv", &[Stage::Compute, Stage::Occupancy][..]),
+            ("census/burn-mlp/batch/10_merged_memory+compute+occupancy_raw.csv", &[Stage::Memory, Stage::Compute, Stage::Occupancy][..]),
+            ("census/candle-block/batch/10_merged_compute+occupancy_raw.csv", &[Stage::Compute, Stage::Occupancy][..]),
+            ("census/batched/batch/10_merged_compute+occupancy_raw.csv", &[Stage::Compute, Stage::Occupancy][..]),
+        ];
+        for (file, stages) in recorded {
+            let text = kprof_testkit::recording(file);
+            let page = crate::ncu::parse::RawPage::parse(&text, file).unwrap();
+            let dropped: Vec<&String> =
+                page.columns.iter().filter(|c| !printed_without_source(c, stages)).collect();
+            assert!(dropped.is_empty(), "{file}: {dropped:?}");
+            let given: usize = page
+                .columns
+                .iter()
+                .filter(|c| stages.iter().any(|s| column_for_stage(c, *s, stages)))
+                .count();
+            assert_eq!(given, page.columns.len(), "{file}");
+        }
     }
 }

@@ -21,11 +21,21 @@ fn recorded(way: &str) -> PathBuf {
 /// The H200's history lines of the latency program that `keep` accepts, as the test
 /// workspace's program.
 fn history(to: &Path, keep: impl Fn(&serde_json::Value) -> bool) -> PathBuf {
+    history_edited(to, keep, |_| {})
+}
+
+/// [`history`], each kept line passed through `edit` (a test's changed past).
+fn history_edited(
+    to: &Path,
+    keep: impl Fn(&serde_json::Value) -> bool,
+    edit: impl Fn(&mut serde_json::Value),
+) -> PathBuf {
     let text = std::fs::read_to_string(recordings().join("planner/cost_history.jsonl")).unwrap();
     let mut out = String::new();
     for line in text.lines() {
         let mut run: serde_json::Value = serde_json::from_str(line).unwrap();
         if run["program"] == "kprof-zoo/bench/latency" && keep(&run) {
+            edit(&mut run);
             run["program"] = "demo/bench/copy".into();
             out.push_str(&format!("{run}\n"));
         }
@@ -42,9 +52,18 @@ fn replay(
     way: &str,
     history_lines: impl Fn(&serde_json::Value) -> bool,
 ) -> (Setup, std::process::Output, PathBuf) {
+    replay_edited(way, history_lines, |_| {})
+}
+
+/// [`replay`] with the history lines passed through `edit`.
+fn replay_edited(
+    way: &str,
+    history_lines: impl Fn(&serde_json::Value) -> bool,
+    edit: impl Fn(&mut serde_json::Value),
+) -> (Setup, std::process::Output, PathBuf) {
     let setup = setup_at(&recorded(way));
     let tools = setup.ws.root().join("tools");
-    let hist = history(&tools, history_lines);
+    let hist = history_edited(&tools, history_lines, edit);
     let details = setup.batch.join("details");
     let env = [
         ("NCU", setup.ncu.to_str().unwrap()),
@@ -196,6 +215,45 @@ fn with_history_basic_and_last_time_s_follow_ups_share_the_first_run() {
     assert_eq!(last["first"], true);
     assert_eq!(last["kernels"].as_array().unwrap().len(), 6);
     assert_eq!(last["kernels"][0]["passes"], 17, "{last}");
+}
+
+/// #43: a kernel whose follow-up is not last time's, where the merged first run collected
+/// it for another kernel, gets that page cut from the same run: no run after it. The
+/// history says `atomic_bins` chose compute and `leader_warp_steps` occupancy (the other
+/// way round from the H200's run), so the first run is the same basic+compute+occupancy,
+/// and each kernel's metrics choose the other's stage.
+#[test]
+fn a_changed_follow_up_the_merged_run_collected_is_cut_from_it() {
+    let swap = |run: &mut serde_json::Value| {
+        for k in run["kernels"].as_array_mut().unwrap() {
+            let swapped = match (k["kernel"].as_str(), k["follow_up"].as_str()) {
+                (Some("atomic_bins"), Some(_)) => "compute",
+                (Some("leader_warp_steps"), Some(_)) => "occupancy",
+                _ => continue,
+            };
+            k["follow_up"] = swapped.into();
+        }
+    };
+    let (setup, out, _) =
+        replay_edited("again", |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy", swap);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        pages_asked(&setup.argv),
+        ["10_merged_basic+compute+occupancy_raw.csv", "07_source_raw.csv"],
+        "{stderr}"
+    );
+    same_pages_and_verdicts(&setup, &["01_basic", "04_compute", "05_occupancy"]);
+    for (name, page) in [("atomic_bins", "05_occupancy"), ("leader_warp_steps", "04_compute")]
+    {
+        let dir = setup
+            .ws
+            .profiles()
+            .into_iter()
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(&format!("{name}_2")));
+        let manifest = std::fs::read_to_string(dir.unwrap().join("run_manifest.yaml")).unwrap();
+        assert!(manifest.contains(&format!("details/{page}")), "{name}: {manifest}");
+    }
 }
 
 /// The dry run with that history shows the merged first run with its estimate, and the

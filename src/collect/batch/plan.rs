@@ -236,7 +236,7 @@ impl Batch<'_, '_> {
                 let mine = wants.get(i)?;
                 mine.iter().map(|s| stage_page(own, text, *s, stages).map(|(t, p)| (*s, t, p))).collect()
             });
-            let (Some((_, own)), Some(pages)) = (&own, pages) else {
+            let (Some((own_text, own)), Some(pages)) = (&own, pages) else {
                 self.send_alone(&[*i], "its stages could not be cut from the merged run's page");
                 continue;
             };
@@ -250,12 +250,19 @@ impl Batch<'_, '_> {
                 .entry(*i)
                 .or_default()
                 .extend(own.launches().map(|l| function_name(l.kernel_name())));
-            // A first run the history planned: basic's columns choose the follow-up as
-            // always; one the run did not collect (the kernel changed) runs after it.
+            // A planned first run: basic's columns choose the follow-up as always. One this
+            // member's pages lack is cut from the same page when the run collected it
+            // (another member's follow-up, or every likely one without history); else
+            // (the kernel changed) it runs after.
             if let Some((_, _, basic)) = pages.into_iter().find(|(s, _, _)| *s == Stage::Basic) {
                 let (stage, reason) = self.follow_up_of(*i, basic)?;
                 chosen.insert(*i, stage);
-                if !wants[i].contains(&stage) {
+                let collected = (!wants[i].contains(&stage) && stages.contains(&stage))
+                    .then(|| stage_page(own, own_text, stage, stages))
+                    .flatten();
+                if let Some((text, page)) = collected {
+                    self.serve(*i, shared, &StageCollection::Named(stage), &text, Some(&page))?;
+                } else if !wants[i].contains(&stage) {
                     missed.insert(*i, (stage, reason));
                 }
             }

@@ -244,8 +244,7 @@ fn a_changed_follow_up_the_merged_run_collected_is_cut_from_it() {
         "{stderr}"
     );
     same_pages_and_verdicts(&setup, &["01_basic", "04_compute", "05_occupancy"]);
-    for (name, page) in [("atomic_bins", "05_occupancy"), ("leader_warp_steps", "04_compute")]
-    {
+    for (name, page) in [("atomic_bins", "05_occupancy"), ("leader_warp_steps", "04_compute")] {
         let dir = setup
             .ws
             .profiles()

@@ -36,6 +36,7 @@ use std::time::Instant;
 
 use anyhow::Result;
 
+mod first;
 pub mod invocations;
 mod key;
 mod plan;
@@ -45,8 +46,9 @@ mod serve;
 
 use rows::{own_page, split_rows};
 
+pub use first::{dry_plan, DryPlan};
 pub use key::batch_key;
-pub use plan::{dry_plan, program_key, DryPlan};
+pub use plan::program_key;
 pub use run::batched_command;
 use run::run_batched;
 
@@ -121,8 +123,8 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     let mut planned = None;
     if auto {
         let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
-        if let Some(run) = plan::first_run(&history, &names) {
-            planned = Some(plan::announce_first(shell, members, &run));
+        if let Some(run) = first::first_run(&history, &names) {
+            planned = Some(first::announce_first(shell, members, &run));
             let basic = StageCollection::Named(Stage::Basic);
             if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {
                 s.collection = StageCollection::Merged(run.stages);

@@ -34,6 +34,16 @@ use crate::ncu::stages::merged::{mergeable, MERGED_PASSES_H200};
 /// 0.021 s x launch passes.
 pub const DEFAULT_PER_PASS_MS: f64 = 21.0;
 
+/// One start of a program under ncu after its batch's first, ms, when no history says
+/// better: the same fit as [`DEFAULT_PER_PASS_MS`].
+pub const DEFAULT_START_MS: f64 = 1970.0;
+
+/// The first start of a program in a batch, ms, when no history says better: what the six
+/// first runs of the zoo's programs on the H200 left after their launch passes and kernel
+/// time (2.9-4.5 s, mean 3.9 s; `fixtures/h200/planner/cost_history.jsonl`). It also pays
+/// for the program's module loads and the driver's JIT cache.
+pub const DEFAULT_FIRST_START_MS: f64 = 3900.0;
+
 /// One ncu run as the history keeps it: its wall time and what it replayed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSample {
@@ -56,6 +66,8 @@ pub enum TermsFrom {
     History(usize),
     /// The basic run that just ended, with the default per-pass work.
     BasicRun,
+    /// Measured on an H200: no run of the program to fit them on yet.
+    H200,
 }
 
 /// The two measured terms of a program's cost.
@@ -106,6 +118,13 @@ impl CostTerms {
         CostTerms { start_ms, per_pass_ms: DEFAULT_PER_PASS_MS, from: TermsFrom::BasicRun }
     }
 
+    /// The terms measured on an H200, for a program with no run to fit them on: a
+    /// `first` start of its batch ([`DEFAULT_FIRST_START_MS`]) or a later one.
+    pub fn h200(first: bool) -> CostTerms {
+        let start_ms = if first { DEFAULT_FIRST_START_MS } else { DEFAULT_START_MS };
+        CostTerms { start_ms, per_pass_ms: DEFAULT_PER_PASS_MS, from: TermsFrom::H200 }
+    }
+
     /// The predicted wall time of one run of `passes` passes over `kernels`, ms.
     pub fn run_ms(&self, passes: u32, kernels: &[&KernelCost]) -> f64 {
         let replay: f64 = kernels
@@ -120,6 +139,7 @@ impl CostTerms {
         let from = match self.from {
             TermsFrom::History(n) => format!("fitted on {n} earlier run(s) of this program"),
             TermsFrom::BasicRun => "from this basic run".to_string(),
+            TermsFrom::H200 => "measured on an H200; no run of this program to fit them on yet".to_string(),
         };
         format!(
             "a start costs {:.1} s and a replay pass {:.0} ms plus the kernel ({from})",

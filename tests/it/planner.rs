@@ -262,11 +262,11 @@ fn the_dry_run_shows_the_planned_runs_and_their_cost() {
     let setup = setup_at(&recorded("again"));
     let tools = setup.ws.root().join("tools");
     let hist = history(&tools, |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy");
-    let run = |hist: &str| {
-        let env =
-            [("NCU", setup.ncu.to_str().unwrap()), ("KPROF_PLAN", "auto"), ("KPROF_COST_HISTORY", hist)];
+    let run_as = |hist: &str, plan: &str| {
+        let env = [("NCU", setup.ncu.to_str().unwrap()), ("KPROF_PLAN", plan), ("KPROF_COST_HISTORY", hist)];
         setup.ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run"], &env)
     };
+    let run = |hist: &str| run_as(hist, "auto");
     let out = run(hist.to_str().unwrap());
     let stdout = text(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -277,8 +277,27 @@ fn the_dry_run_shows_the_planned_runs_and_their_cost() {
     let cost = stdout.lines().find(|l| l.starts_with("# Cost: about ")).unwrap();
     assert!(cost.contains("basic and last time's follow-ups in one run"), "{cost}");
     assert!(stdout.contains("--metrics gpu__time_duration.sum,"), "{stdout}");
+    // #43: without history, basic and every likely follow-up share the first run, priced
+    // with the H200's terms; the source page is imported from its report.
     let none = tools.join("absent.jsonl");
     let out = run(none.to_str().unwrap());
+    let stdout = text(&out.stdout);
+    let stage =
+        stdout.lines().find(|l| l.starts_with("# Stage basic+memory+compute+occupancy (batched: ")).unwrap();
+    assert!(stage.ends_with(" s)") && stage.contains("; about "), "{stage}");
+    let cost = stdout.lines().find(|l| l.starts_with("# Cost: about ")).unwrap();
+    assert!(
+        cost.contains(
+            "basic and every likely follow-up in one run (basic+memory+compute+occupancy, 17 passes)"
+        ) && cost.contains("measured on an H200; no run of this program to fit them on yet"),
+        "{cost}"
+    );
+    assert!(
+        stdout.contains("--section SourceCounters --export ") && stdout.contains("--import "),
+        "{stdout}"
+    );
+    // KPROF_PLAN=fixed: basic alone, and nothing to price it with.
+    let out = run_as(none.to_str().unwrap(), "fixed");
     let stdout = text(&out.stdout);
     assert!(stdout.contains("# Stage basic (batched: ") && stdout.contains("; cost unknown)"), "{stdout}");
     assert!(

@@ -7,21 +7,34 @@ use std::path::Path;
 
 use super::plan::{planner_on, Learned};
 use super::shown_names;
-use crate::collect::planner::{self, KernelCost};
+use crate::collect::planner::{self, CostTerms, KernelCost};
 use crate::events::Event;
 use crate::model::stage::Stage;
 use crate::ncu::command::StageCollection;
 use crate::profile::history::{self, HistoryRun};
 use crate::profile::run_manifest::PlanRecord;
 
-/// A first run the history plans: basic merged with each member's follow-up of last
-/// time, for a batch whose every member has one and whose stages can merge, when the
-/// terms price it below basic then the follow-ups. `None` keeps basic first.
-pub fn first_run(history: &[HistoryRun], members: &[&str]) -> Option<FirstRun> {
+/// The follow-ups basic's metrics choose on most kernels, which one run collects with
+/// basic in 17 passes per launch on the H200 ([`MERGED_PASSES_H200`]): as many as basic
+/// with compute and occupancy, and fewer than basic's 10 then any one of them in a run of
+/// its own (8, 12 or 7 more), besides that run's program start.
+///
+/// [`MERGED_PASSES_H200`]: crate::ncu::stages::merged::MERGED_PASSES_H200
+pub const LIKELY_FOLLOW_UPS: [Stage; 3] = [Stage::Memory, Stage::Compute, Stage::Occupancy];
+
+/// The first run of a batch of `members` (kernel names) that each profile `launches` per
+/// run, planned before it starts, or `None` for basic alone:
+/// - with a history of the program, basic merged with each member's follow-up of last
+///   time, when every member has one, the stages can merge, and the terms price it below
+///   basic then the follow-ups;
+/// - with none, basic merged with every likely follow-up ([`first_run_unseen`]).
+pub fn first_run(history: &[HistoryRun], members: &[&str], launches: &[u32]) -> Option<FirstRun> {
     if !planner_on() {
         return None;
     }
-    let learned = Learned::of(history)?;
+    let Some(learned) = Learned::of(history) else {
+        return first_run_unseen(launches);
+    };
     let (wants, costs) = learned.follow_ups(members)?;
     let mut stages: Vec<Stage> = vec![Stage::Basic];
     stages.extend(wants.values().copied().collect::<std::collections::BTreeSet<_>>());
@@ -62,30 +75,26 @@ pub struct DryPlan {
     pub note: String,
 }
 
-/// The [`DryPlan`] of a batch of `members` (kernel names) of `program` whose profiles go
-/// under `root`, starting with `collections`.
+/// The [`DryPlan`] of a batch of `members` (kernel names, each profiling `launches` per
+/// run) of `program` whose profiles go under `root`, starting with `collections`.
 pub fn dry_plan(
     root: &Path,
     program: &str,
     members: &[&str],
+    launches: &[u32],
     mut collections: Vec<StageCollection>,
 ) -> DryPlan {
     let history = history::runs_of(root, program);
-    let Some(learned) = Learned::of(&history) else {
-        let note = format!(
-            "estimates unknown: no cost history of this program in {} yet (a run records one)",
-            history::history_path(root).display()
-        );
-        let estimates_ms = vec![None; collections.len()];
-        return DryPlan { collections, estimates_ms, follow_ups_ms: None, note };
-    };
-    let first = first_run(&history, members);
+    let first = first_run(&history, members, launches);
     if let Some(run) = &first {
         let basic = StageCollection::Named(Stage::Basic);
         if let Some(c) = collections.iter_mut().find(|c| **c == basic) {
             *c = StageCollection::Merged(run.stages.clone());
         }
     }
+    let Some(learned) = Learned::of(&history) else {
+        return unseen_dry_plan(root, collections, first);
+    };
     let costs: Option<Vec<&KernelCost>> =
         members.iter().map(|m| learned.last.get(*m).map(|(_, c)| c)).collect();
     let imported = crate::ncu::command::source_from_basic(&collections);
@@ -120,6 +129,30 @@ pub fn dry_plan(
     DryPlan { collections, estimates_ms, follow_ups_ms, note }
 }
 
+/// The [`DryPlan`] of a program with no history: the first run [`first_run_unseen`]
+/// planned, priced as it was, and the source page's import about as long as a later start;
+/// without a plan (`KPROF_PLAN=fixed`), no estimate.
+fn unseen_dry_plan(root: &Path, collections: Vec<StageCollection>, first: Option<FirstRun>) -> DryPlan {
+    let Some(run) = first else {
+        let note = format!(
+            "estimates unknown: no cost history of this program in {} yet (a run records one)",
+            history::history_path(root).display()
+        );
+        let estimates_ms = vec![None; collections.len()];
+        return DryPlan { collections, estimates_ms, follow_ups_ms: None, note };
+    };
+    let imported = crate::ncu::command::source_from_basic(&collections);
+    let estimates_ms = collections
+        .iter()
+        .map(|c| match c {
+            StageCollection::Merged(_) => Some(run.estimate_ms),
+            StageCollection::Named(Stage::Source) if imported => Some(CostTerms::h200(false).start_ms),
+            _ => None,
+        })
+        .collect();
+    DryPlan { collections, estimates_ms, follow_ups_ms: Some(0.0), note: run.why }
+}
+
 /// The first run [`first_run`] plans.
 pub struct FirstRun {
     /// Basic and the follow-ups, merged.
@@ -152,5 +185,106 @@ pub fn announce_first(
         estimate_ms: run.estimate_ms.round() as u64,
         alternative_ms: Some(run.alternative_ms.round() as u64),
         follow_up_wall_ms: 0,
+    }
+}
+
+/// The first run of a program with no history: basic merged with [`LIKELY_FOLLOW_UPS`],
+/// priced with the H200's terms ([`CostTerms::h200`]) before anything ran. The kernels'
+/// durations are not known yet, so only ncu's work per pass is counted; against basic
+/// then the cheapest follow-up run, the merged run saves that run's program start and
+/// replays no more passes, whatever the durations. A kernel whose follow-up is another
+/// stage still gets it in a run after; its page of the merged run's follow-ups is not
+/// written (it did not choose them).
+pub fn first_run_unseen(launches: &[u32]) -> Option<FirstRun> {
+    let costs: Vec<KernelCost> =
+        launches.iter().map(|l| KernelCost { launches: *l, duration_ms: 0.0 }).collect();
+    let all: Vec<&KernelCost> = costs.iter().collect();
+    let none = BTreeMap::new();
+    let mut stages = vec![Stage::Basic];
+    stages.extend(LIKELY_FOLLOW_UPS);
+    let (first, later) = (CostTerms::h200(true), CostTerms::h200(false));
+    let merged_passes = planner::passes_of(&stages, &none);
+    let basic_passes = planner::passes_of(&[Stage::Basic], &none);
+    let cheapest = LIKELY_FOLLOW_UPS.iter().map(|s| planner::passes_of(&[*s], &none)).min()?;
+    let merged = first.run_ms(merged_passes, &all);
+    let apart = first.run_ms(basic_passes, &all) + later.run_ms(cheapest, &all);
+    if merged >= apart {
+        return None;
+    }
+    let why = format!(
+        "basic and every likely follow-up in one run ({}, {merged_passes} passes), {:.1} s against at \
+         least {:.1} s for basic ({basic_passes} passes) then a follow-up run; {}",
+        planner::label(&stages),
+        merged / 1000.0,
+        apart / 1000.0,
+        first.said()
+    );
+    let wants = (0..launches.len()).map(|i| (i, vec![Stage::Basic])).collect();
+    Some(FirstRun { stages, wants, why, estimate_ms: merged, alternative_ms: apart })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The H200's history lines of the zoo's latency program (six kernels, one launch
+    /// each) that `keep` accepts.
+    fn latency_history(keep: impl Fn(&HistoryRun) -> bool) -> Vec<HistoryRun> {
+        let text = kprof_testkit::recording("planner/cost_history.jsonl");
+        text.lines()
+            .map(|l| serde_json::from_str::<HistoryRun>(l).unwrap())
+            .filter(|r| r.program == "kprof-zoo/bench/latency" && keep(r))
+            .collect()
+    }
+
+    const LATENCY: [&str; 6] = [
+        "atomic_bins",
+        "leader_warp_steps",
+        "logistic_map",
+        "fixed_blocks_fma",
+        "vec_add_small",
+        "code_switch_64",
+    ];
+
+    /// Without history, basic and the three likely follow-ups share the first run: one
+    /// start and 17 passes against basic's 10 and a run of at least 7 more, so cheaper
+    /// by at least a start whatever the kernels' durations; every member wants basic only
+    /// (its follow-up page is cut once its metrics choose it).
+    #[test]
+    fn without_history_the_first_run_collects_every_likely_follow_up() {
+        let run = first_run_unseen(&[1; 6]).unwrap();
+        assert_eq!(run.stages, [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy]);
+        assert!(run.wants.values().all(|w| *w == [Stage::Basic]) && run.wants.len() == 6);
+        // 3.9 s + 17 x 6 x 21 ms, against 3.9 s + 10 x 6 x 21 ms + 1.97 s + 7 x 6 x 21 ms.
+        assert!((run.estimate_ms - (3900.0 + 17.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
+        assert!((run.alternative_ms - run.estimate_ms - 1970.0).abs() < 1e-6, "{}", run.alternative_ms);
+        assert!(run.why.starts_with("basic and every likely follow-up in one run (basic+memory+compute+occupancy, 17 passes), 6.0 s against at least 8.0 s"), "{}", run.why);
+    }
+
+    /// On the H200, the latency program's merged first run (basic+compute+occupancy,
+    /// first of its batch) took 6.36 s; the unseen plan of the same six launches, at 17
+    /// passes too, predicts it within 25 %.
+    #[test]
+    fn the_unseen_estimate_is_within_a_quarter_of_the_recorded_merged_first_run() {
+        let recorded = latency_history(|r| r.stages == "basic+compute+occupancy");
+        let wall = recorded[0].wall_ms as f64;
+        let run = first_run_unseen(&[1; 6]).unwrap();
+        let error = (run.estimate_ms - wall).abs() / wall;
+        assert!(error < 0.25, "{} ms against {wall} ms", run.estimate_ms);
+    }
+
+    /// A program profiled once, whose history holds only a first run, plans from what that
+    /// run chose: basic with each kernel's follow-up of last time, priced with the H200's
+    /// terms (no later run to fit them on).
+    #[test]
+    fn a_history_of_one_first_run_plans_last_time_s_follow_ups() {
+        let history = latency_history(|r| r.first && r.stages == "basic");
+        assert_eq!(history.len(), 1);
+        let learned = Learned::of(&history).unwrap();
+        assert_eq!(learned.terms.from, crate::collect::planner::TermsFrom::H200);
+        let (wants, _) = learned.follow_ups(&LATENCY).unwrap();
+        assert_eq!(wants.values().filter(|s| **s == Stage::Compute).count(), 1);
+        assert_eq!(wants.values().filter(|s| **s == Stage::Occupancy).count(), 5);
+        assert!(Learned::of(&[]).is_none());
     }
 }

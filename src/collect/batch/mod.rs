@@ -123,7 +123,8 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     let mut planned = None;
     if auto {
         let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
-        if let Some(run) = first::first_run(&history, &names) {
+        let launches: Vec<u32> = members.iter().map(|m| m.kernel.window.launch_count()).collect();
+        if let Some(run) = first::first_run(&history, &names, &launches) {
             planned = Some(first::announce_first(shell, members, &run));
             let basic = StageCollection::Named(Stage::Basic);
             if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {

@@ -312,9 +312,15 @@ pub(super) struct Learned {
 }
 
 impl Learned {
-    /// From the program's runs; `None` without a run to fit the terms on.
+    /// From the program's runs; `None` without any. Runs that were all first in their
+    /// batch (a program profiled once) fit no terms: the H200's are used with what they
+    /// say of the kernels.
     pub(super) fn of(runs: &[HistoryRun]) -> Option<Learned> {
-        let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())?;
+        if runs.is_empty() {
+            return None;
+        }
+        let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())
+            .unwrap_or_else(|| CostTerms::h200(false));
         let mut last: BTreeMap<String, (Option<Stage>, KernelCost)> = BTreeMap::new();
         for run in runs {
             for k in &run.kernels {

@@ -98,7 +98,10 @@ pub(super) fn planned_batches(
         // The source page is split by the functions the other stages' pages named.
         collections.sort_by_key(|c| *c == StageCollection::Named(Stage::Source));
         let dry = match runs[0].kernel.stages.is_auto() {
-            true => batch::dry_plan(root, &batch::program_key(runs[0].kernel), &names, collections),
+            true => {
+                let launches: Vec<u32> = runs.iter().map(|r| r.kernel.window.launch_count()).collect();
+                batch::dry_plan(root, &batch::program_key(runs[0].kernel), &names, &launches, collections)
+            }
             false => batch::DryPlan {
                 estimates_ms: vec![None; collections.len()],
                 collections,

@@ -122,6 +122,19 @@ fn pages_asked(argv: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Asserts that the replay ended well after the merged first run and the source page
+/// only (no follow-up run after them); its stderr.
+fn only_the_merged_first_run_and_the_source_page(setup: &Setup, out: &std::process::Output) -> String {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        pages_asked(&setup.argv),
+        ["10_merged_basic+compute+occupancy_raw.csv", "07_source_raw.csv"],
+        "{stderr}"
+    );
+    stderr
+}
+
 /// Without a history of the kernels' follow-ups, basic runs first; its metrics choose
 /// compute for one kernel and occupancy for five, and with the start the history measured
 /// (1.8 s) one merged run of 12 passes beats two runs: one follow-up run, as on the H200.
@@ -182,13 +195,7 @@ fn follow_ups_of_several_stages_share_one_run_when_it_costs_less() {
 fn with_history_basic_and_last_time_s_follow_ups_share_the_first_run() {
     let (setup, out, hist) =
         replay("again", |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy");
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(
-        pages_asked(&setup.argv),
-        ["10_merged_basic+compute+occupancy_raw.csv", "07_source_raw.csv"],
-        "{stderr}"
-    );
+    let stderr = only_the_merged_first_run_and_the_source_page(&setup, &out);
     assert!(
         stderr.contains("basic and last time's follow-ups in one run (basic+compute+occupancy)"),
         "{stderr}"
@@ -236,13 +243,7 @@ fn a_changed_follow_up_the_merged_run_collected_is_cut_from_it() {
     };
     let (setup, out, _) =
         replay_edited("again", |run| run["stages"] == "basic" || run["stages"] == "compute+occupancy", swap);
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert_eq!(
-        pages_asked(&setup.argv),
-        ["10_merged_basic+compute+occupancy_raw.csv", "07_source_raw.csv"],
-        "{stderr}"
-    );
+    only_the_merged_first_run_and_the_source_page(&setup, &out);
     same_pages_and_verdicts(&setup, &["01_basic", "04_compute", "05_occupancy"]);
     for (name, page) in [("atomic_bins", "05_occupancy"), ("leader_warp_steps", "04_compute")] {
         let dir = setup

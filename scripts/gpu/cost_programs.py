@@ -79,9 +79,20 @@ def page_facts(path):
 
 
 def by_hand(batch, what, out, name):
-    """The batch's basic command with its metrics replaced by `what`, timed."""
-    basic = next(s["command"] for s in batch["stages"] if s["stage"] == "basic")
+    """The batch's first command (basic, or basic merged with follow-ups) with its metrics
+    replaced by `what` and without the source section and report it adds for the hot
+    lines (what an expert runs by hand), timed."""
+    basic = next(s["command"] for s in batch["stages"] if "basic" in s["stage"].split("+"))
     cwd, env, argv = split(basic)
+    bare, skip = [], 0
+    for a in argv:
+        if skip:
+            skip -= 1
+        elif a in ("--section", "--export"):
+            skip = 1
+        elif a != "--force-overwrite":
+            bare.append(a)
+    argv = bare
     at = argv.index("--metrics")
     argv = argv[:at] + what + argv[at + 2:]
     page = os.path.join(out, f"{name}.csv")
@@ -128,7 +139,8 @@ def kprof_run(kprof, archive, remap, env, log, kernels):
 
 def program_cost(result, kernels):
     """Distinct ncu runs of the program's kernels: wall (s), the source runs' wall (s),
-    passes without the source stage, and the source stage's (5 per launch on the H200)."""
+    passes without the source stage, and the source stage's (5 per launch on the H200 when
+    it runs on its own, none when its page is imported)."""
     seen = {}
     source_wall = {}
     passes = source = 0
@@ -142,7 +154,9 @@ def program_cost(result, kernels):
                 continue  # one merged run gives a kernel several pages
             mine.add((cmd, wall))
             if stage == "source":
-                source += 5
+                # Imported from the first run's report: no replay of its own (that run's
+                # source section is in its passes).
+                source += 0 if "--import" in cmd else 5
             else:
                 passes += p
     return sum(seen.values()) / 1000.0, sum(source_wall.values()) / 1000.0, passes, source

@@ -51,6 +51,18 @@ pub mod env {
     pub const PTX_CACHE: &str = "KPROF_PTX_CACHE";
 }
 
+/// The environment variables `cargo kprof` sets for its census tracer (the `kprof-tracer`
+/// library the CUDA driver loads through `CUDA_INJECTION64_PATH`). The tracer has no
+/// dependency and spells them too; a test of cargo-kprof holds the two spellings equal.
+pub mod tracer {
+    /// The folder the tracer writes its trace into, one `<pid>.tsv` per process.
+    pub const OUT: &str = "KPROF_TRACE_OUT";
+    /// The CUPTI library the tracer opens.
+    pub const CUPTI: &str = "KPROF_CUPTI";
+    /// The most launches the tracer counts (`--census-launches`); unset: every launch.
+    pub const LAUNCHES: &str = "KPROF_TRACE_LAUNCHES";
+}
+
 /// Version of the result JSON's shape.
 pub const SCHEMA_VERSION: u32 = 1;
 

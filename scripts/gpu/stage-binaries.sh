@@ -2,6 +2,10 @@
 # Builds what the GPU machine runs and copies it into DEST under stable names:
 #   copy fma tiny hgemm occupancy reduce   the demo bench binaries (release)
 #   harness-gpu-tests                      the harness' GPU test binary (tests/gpu.rs)
+#   libkprof_tracer.so                     the census tracer (tracer/), for KPROF_TRACER
+#   tracer-gpu-tests                       the tracer's GPU test binary (tracer/tests/gpu.rs);
+#                                          it finds libkprof_tracer.so beside its parent folder,
+#                                          so run it from DEST/tracer-tests/deps/ (copied so)
 #
 # usage: scripts/gpu/stage-binaries.sh DEST
 #
@@ -79,6 +83,30 @@ strip_staged copy fma tiny hgemm occupancy reduce
     --message-format=json-render-diagnostics) >"$messages/harness.json"
 copy_artifacts "$messages/harness.json" test "gpu=harness-gpu-tests"
 strip_staged harness-gpu-tests
+
+(cd "$repo" && cargo build --release -p kprof-tracer --message-format=json-render-diagnostics) \
+    >"$messages/tracer.json"
+python3 - "$messages/tracer.json" "$dest" <<'PY'
+import json, shutil, sys
+for line in open(sys.argv[1]):
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        continue
+    if msg.get("reason") == "compiler-artifact" and msg["target"]["name"] == "kprof_tracer":
+        for f in msg["filenames"]:
+            if f.endswith(".so"):
+                shutil.copy2(f, sys.argv[2] + "/libkprof_tracer.so")
+                print(f"stage-binaries: {sys.argv[2]}/libkprof_tracer.so <- {f}", file=sys.stderr)
+PY
+# The tracer's GPU test looks for the cdylib one folder above its own: the layout of
+# cargo's target/<profile>/deps/.
+(cd "$repo" && cargo test -p kprof-tracer --release --no-run \
+    --message-format=json-render-diagnostics) >"$messages/tracer-tests.json"
+copy_artifacts "$messages/tracer-tests.json" test "gpu=tracer-gpu-tests"
+mkdir -p "$dest/tracer-tests/deps"
+mv "$dest/tracer-gpu-tests" "$dest/tracer-tests/deps/tracer-gpu-tests"
+cp "$dest/libkprof_tracer.so" "$dest/tracer-tests/libkprof_tracer.so"
 
 # The reduce bench is useless without its PTX: fail here, not on the GPU machine.
 if ! "$dest/reduce" --list >/dev/null || ! grep -aq '\.entry reduce_kernel' "$dest/reduce"; then

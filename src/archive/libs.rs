@@ -44,6 +44,31 @@ const CUDARC_LIBRARIES: [(&str, &str); 15] = [
 /// `get_lib_name_candidates`), newest CUDA first.
 const CUDARC_SUFFIXES: [&str; 7] = ["", ".13", ".12", ".11", ".10", ".9", ".1"];
 
+/// The file names of the CUPTI library kprof's tracing census opens, newest CUDA first.
+pub const CUPTI_NAMES: [&str; 4] = ["libcupti.so", "libcupti.so.13", "libcupti.so.12", "libcupti.so.11.8"];
+
+/// The CUDA toolkit's folders that hold CUPTI, which the loader does not search unless
+/// `LD_LIBRARY_PATH` or the `ld.so` cache names them.
+pub const CUPTI_DIRS: [&str; 2] = ["/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/lib64"];
+
+/// The CUPTI library a program's traced census needs: any of [`CUPTI_NAMES`] the loader
+/// finds, or one of them in [`CUPTI_DIRS`] (the census then takes the first it finds; see
+/// `ops::profile::tracer`). Without it the census is ncu's pass, as before.
+pub fn cupti_for_census() -> OpenedLibrary {
+    let names = CUPTI_NAMES.iter().map(|n| n.to_string());
+    let in_dirs = CUPTI_DIRS.iter().flat_map(|d| CUPTI_NAMES.iter().map(move |n| format!("{d}/{n}")));
+    OpenedLibrary {
+        by: "kprof's tracing census (without it, ncu's census)".into(),
+        candidates: names.chain(in_dirs).collect(),
+    }
+}
+
+/// Whether `kernel`'s census may be traced, so that its program needs CUPTI: a program
+/// with no kernel named that is not a harness bench.
+pub fn traces_census(kernel: &crate::plan::KernelPlan) -> bool {
+    kernel.filter.is_none() && kernel.runtime != crate::model::kinds::Runtime::Harness
+}
+
 /// What one packed program needs of the machine that runs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProgramLibraries {
@@ -278,6 +303,17 @@ mod tests {
         let tmp = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(tmp.path(), b"#!/bin/sh\necho hi\n").unwrap();
         assert_eq!(read_dynamic(tmp.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn a_traced_census_needs_cupti_by_name_or_in_cuda_s_folders() {
+        let o = cupti_for_census();
+        assert!(o.by.contains("tracing census"), "{}", o.by);
+        assert_eq!(o.candidates[0], "libcupti.so");
+        assert!(o.candidates.contains(&"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13".to_string()));
+        // Every candidate passes the archive's name check.
+        let p = ProgramLibraries { opened: vec![o], ..Default::default() };
+        assert_eq!(odd_name([&p]), None);
     }
 
     #[test]

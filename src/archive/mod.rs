@@ -140,7 +140,16 @@ fn pack(
             let name = format!("bin/{}", exe.file_name().and_then(|n| n.to_str()).unwrap_or(&t.name));
             tar.append_path_with_name(exe, &name)
                 .with_context(|| format!("could not pack {}", exe.display()))?;
-            libraries.push(libs::record(exe, &name, &graph.opened, &find));
+            // A program whose census may be traced needs CUPTI too (else ncu's census runs).
+            let mut opened = graph.opened.clone();
+            if plan
+                .kernels
+                .iter()
+                .any(|k| k.target == PlannedTarget::Cargo(t.clone()) && libs::traces_census(k))
+            {
+                opened.push(libs::cupti_for_census());
+            }
+            libraries.push(libs::record(exe, &name, &opened, &find));
             executables.push((t.clone(), name));
         }
     }

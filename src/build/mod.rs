@@ -1,10 +1,13 @@
-//! The only module that talks to cargo: `cargo metadata`, and `cargo build` with line info.
+//! The only module that talks to cargo: `cargo metadata`, `cargo build` with line info, and
+//! the build of the census tracer (`tracer.rs`).
 //!
 //! Profiling builds go to their own target directory (`<target-dir>/kprof`), as
 //! cargo-llvm-cov does, for two reasons: our flags never invalidate the user's normal
 //! build cache, and build scripts that cache PTX and do not watch `NVCC_APPEND_FLAGS`
 //! still rebuild with `-lineinfo` there. Executable paths come from cargo's JSON
 //! messages, never from walking the target directory.
+
+pub mod tracer;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -111,10 +111,17 @@ impl Census {
                 }),
             }
         }
+        let capped = cap.is_some_and(|c| launches as u64 >= u64::from(c));
+        Census::from_candidates(kernels, launches, capped)
+    }
+
+    /// The census of `kernels` already summed, `launches` in all: sorted costliest first
+    /// (total duration, then launch count).
+    pub fn from_candidates(mut kernels: Vec<Candidate>, launches: usize, capped: bool) -> Census {
         kernels.sort_by(|a, b| {
             b.total_duration_ns.total_cmp(&a.total_duration_ns).then(b.launches.cmp(&a.launches))
         });
-        Census { kernels, launches, capped: cap.is_some_and(|c| launches as u64 >= u64::from(c)) }
+        Census { kernels, launches, capped }
     }
 
     /// The kernels `filter` matches, costliest first. ncu matches the filter against the
@@ -234,14 +241,24 @@ pub(crate) fn discover(
 ) -> Result<(Census, Breakdown, Option<Failure>)> {
     let page = page.map_err(|e| Failure::new(ExitCode::NoKernelMatched, e))?;
     check_durations(&page, &crate::profile::dir::raw_page_rel(&crate::ncu::StageCollection::Discovery))?;
-    let census = Census::from_page(&page, cap);
+    finish(dir, Census::from_page(&page, cap), breakdown(&page, cap), plan)
+}
+
+/// A program's census however it was taken (ncu's page, a trace): refused when it saw no
+/// launch, else the kernels `plan` picks recorded in `breakdown`, written to
+/// `breakdown.json`; returns what [`discover`] returns.
+pub(crate) fn finish(
+    dir: &ProfileDir,
+    census: Census,
+    mut b: Breakdown,
+    plan: &CensusPlan,
+) -> Result<(Census, Breakdown, Option<Failure>)> {
     if census.kernels.is_empty() {
         let bounded = plan.describe_bounds().map(|b| format!(" ({b})")).unwrap_or_default();
         return Err(Failure::new(ExitCode::NoKernelMatched, format!("the census saw no kernel launch{bounded}"))
-            .help("the program launched no kernel under ncu: check that it runs on the GPU with these arguments, and that any --nvtx-include or --profiler-range range is entered")
+            .help("the program launched no kernel: check that it runs on the GPU with these arguments, and that any --nvtx-include or --profiler-range range is entered")
             .into());
     }
-    let mut b = breakdown(&page, cap);
     b.bounds = plan.describe_bounds();
     let refused = b.pick(plan.pick).err();
     write_atomic(
@@ -271,8 +288,10 @@ pub(crate) fn census_events(kernel: &str, b: &Breakdown) -> [Event; 2] {
                 share_pct: r.share_pct,
                 grid: shapes(&r.grid),
                 block: shapes(&r.block),
+                early: r.early,
             })
             .collect(),
+        by: b.by,
     };
     let picked: Vec<PickedKernel> = b
         .chosen

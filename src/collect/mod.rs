@@ -35,6 +35,8 @@ mod run;
 mod single;
 mod source_split;
 pub mod timing;
+pub mod trace;
+pub mod traced;
 pub mod window;
 
 pub use run::KernelRun;
@@ -51,12 +53,18 @@ use crate::plan::KernelPlan;
 use crate::profile::{ProfileDir, RunManifest, StageStatus};
 use crate::shell::Shell;
 
-/// Runs the stages of one kernel, reporting each step through `shell`. The manifest is
-/// written when the stages end, however they end.
-pub fn collect(run: &KernelRun<'_>, rules: &Rules, shell: &Shell) -> Result<RunManifest> {
+/// Runs the stages of one kernel, reporting each step through `shell`; a program's census
+/// is taken the `census` way where it can be (see [`traced`]). The manifest is written
+/// when the stages end, however they end.
+pub fn collect(
+    run: &KernelRun<'_>,
+    census: &traced::CensusWay,
+    rules: &Rules,
+    shell: &Shell,
+) -> Result<RunManifest> {
     let started = Instant::now();
     let (mut unit, first) = single::Single::new(run, rules, shell);
-    let result = queue::drive(&mut unit, first);
+    let result = unit.start_with(census, first).and_then(|first| queue::drive(&mut unit, first));
     let mut manifest = unit.manifest;
     manifest.kprof_overhead_ms = (started.elapsed().as_millis() as u64).saturating_sub(unit.ncu_ms);
     manifest.write(run.dir)?;

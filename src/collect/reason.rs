@@ -32,6 +32,8 @@ pub enum Reason {
     SassOnly,
     /// The durations-only pass that counts every kernel's launches.
     Census,
+    /// The census taken by tracing the program instead (kprof's CUPTI tracer, no ncu).
+    Traced,
     /// The batched run of a stage (as announced).
     Batched(Box<Reason>),
     /// The batched run of a stage, as one member's manifest records it.
@@ -99,6 +101,7 @@ impl Reason {
             Reason::FollowUps(_) => "auto follow-ups, chosen per kernel".to_string(),
             Reason::WindowFitted(_) => "again, window fitted".to_string(),
             Reason::Census => "census of every kernel's launches".to_string(),
+            Reason::Traced => "census by tracing".to_string(),
             Reason::Batched(inner) => format!("{}; batched", inner.brief()),
             Reason::BatchedWith { inner, kernels } => {
                 format!("{}; batched with {kernels} kernel(s)", inner.brief())
@@ -134,6 +137,9 @@ impl fmt::Display for Reason {
             Reason::NarrowedTo(kernel) => write!(f, "again, for `{kernel}` only"),
             Reason::SassOnly => f.write_str("again, SASS only: no line info"),
             Reason::Census => f.write_str("census: count every kernel's launches (durations only)"),
+            Reason::Traced => {
+                f.write_str("census: every kernel launch traced as the program runs (CUPTI, no ncu)")
+            }
             Reason::Batched(inner) => write!(f, "{inner}; batched"),
             Reason::BatchedWith { inner, kernels } => {
                 write!(f, "{inner}; batched with {kernels} kernel(s) of this program")

@@ -260,6 +260,17 @@ impl<'r, 'a> Single<'r, 'a> {
         let plan = &self.run.kernel.census;
         let cap = window::census_cap(self.st.window, plan.launch_cap);
         let (counted, breakdown, refused) = discover::discover(self.run.dir, page, cap, plan)?;
+        self.on_census(counted, breakdown, refused)
+    }
+
+    /// A census taken (ncu's page or a trace, its breakdown written): its table said, and
+    /// the kernels it picked profiled, here or in one batch next; or the pick's refusal.
+    pub(super) fn on_census(
+        &mut self,
+        counted: Census,
+        breakdown: crate::model::census::Breakdown,
+        refused: Option<crate::error::Failure>,
+    ) -> Result<Next<Pending>> {
         let [table, chosen] = discover::census_events(&self.run.kernel.name, &breakdown);
         self.shell.emit(&table);
         if let Some(refused) = refused {

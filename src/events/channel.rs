@@ -38,7 +38,7 @@ impl Message for Event {
             NoLineInfo { .. } | HintNarrowed { .. } | HotLinesMissing { .. } => {
                 Channel::Notice(Level::Warning)
             }
-            LibraryKernels { .. } => Channel::Notice(Level::Note),
+            LibraryKernels { .. } | CensusFallback { .. } => Channel::Notice(Level::Note),
             NoTiming { .. } => Channel::Notice(Level::Note),
             Notice(n) => Channel::Notice(n.level()),
             ProfilesRootCreated { .. } => Channel::Notice(Level::Note),

@@ -140,6 +140,16 @@ pub enum Event {
         bounds: Option<String>,
         /// Every kernel.
         kernels: Vec<CensusRow>,
+        /// How it was taken: `ncu` (one durations-only pass) or `trace` (kprof's tracer).
+        by: crate::model::census::CensusSource,
+    },
+    /// A program's census is taken by ncu's durations-only pass because the tracer could
+    /// not be used: why, in one line.
+    CensusFallback {
+        /// The kernel as planned (the program).
+        kernel: String,
+        /// Why the tracer was not used.
+        why: String,
     },
     /// The census chose the kernels to profile, each in its own profile directory.
     KernelDiscovered {

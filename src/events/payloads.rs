@@ -32,6 +32,10 @@ pub struct CensusRow {
     pub grid: String,
     /// Block sizes, the same way.
     pub block: String,
+    /// Whether every launch came early in the program (a traced census only): warm-up,
+    /// autotuning or set-up. Left out when not.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub early: bool,
 }
 
 /// A kernel the census chose, and its share of GPU time.

@@ -35,13 +35,11 @@ impl fmt::Display for Event {
             }
             FollowUpChosen { stage, why, batched: false, .. } => write!(f, "Follow-up: {stage} ({why})"),
             WindowFitted { window, why, .. } => write!(f, "Window: {why} ({window})"),
-            HotLinesMissing { kernel, why } => write!(
-                f,
-                "`{kernel}`: the source stage failed ({why}): this profile has no hot lines; the verdict \
-                 does not need them, and the stage's command is in commands.sh"
-            ),
-            CensusTaken { .. } | KernelDiscovered { .. } => super::runs::census_words(f, self),
+            CensusTaken { .. } | KernelDiscovered { .. } | CensusFallback { .. } => {
+                super::runs::census_words(f, self)
+            }
             NoLineInfo { .. }
+            | HotLinesMissing { .. }
             | LibraryKernels { .. }
             | HintNarrowed { .. }
             | NoTiming { .. }

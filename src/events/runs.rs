@@ -5,14 +5,19 @@
 use std::fmt;
 
 use super::*;
+use crate::model::census::CensusSource;
 use crate::units;
 
 /// The census' two messages: its table, and the kernels it chose.
 pub(super) fn census_words(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
     use Event::*;
     match e {
-        CensusTaken { kernel, launches, capped, total_ns, bounds, kernels } => {
-            census(f, kernel, (*launches, *capped, *total_ns), bounds.as_deref(), kernels)
+        CensusTaken { kernel, launches, capped, total_ns, bounds, kernels, by } => {
+            let how = Heading { launches: *launches, capped: *capped, total_ns: *total_ns, by: *by };
+            census(f, kernel, how, bounds.as_deref(), kernels)
+        }
+        CensusFallback { kernel, why } => {
+            write!(f, "the census of `{kernel}` is ncu's durations-only pass, not a trace: {why}")
         }
         KernelDiscovered { why, picked, share_pct, .. } => {
             let each: Vec<String> = picked
@@ -35,23 +40,38 @@ pub(super) fn census_words(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result
 /// How many kernels the census' console table lists; `breakdown.md` has them all.
 const CENSUS_ROWS: usize = 10;
 
+/// What the census' heading says of the pass.
+struct Heading {
+    launches: usize,
+    capped: bool,
+    total_ns: f64,
+    by: CensusSource,
+}
+
 /// The census as a compact table: a heading, then one line per kernel, costliest first.
 fn census(
     f: &mut fmt::Formatter<'_>,
     kernel: &str,
-    (launches, capped, total_ns): (usize, bool, f64),
+    h: Heading,
     bounds: Option<&str>,
     rows: &[CensusRow],
 ) -> fmt::Result {
+    let (launches, total_ns) = (h.launches, h.total_ns);
+    // A trace sums launches as the program ran them (overlapping on several streams); ncu
+    // serialises the launches it profiles.
+    let (time, traced) = match h.by {
+        CensusSource::Trace => ("GPU time", " (traced)"),
+        CensusSource::Ncu => ("serialised GPU time", ""),
+    };
     write!(
         f,
-        "Census of `{kernel}`: {launches} launch{} of {} kernel{}, {} of serialised GPU time{}{}",
+        "Census of `{kernel}`{traced}: {launches} launch{} of {} kernel{}, {} of {time}{}{}",
         if launches == 1 { "" } else { "es" },
         rows.len(),
         if rows.len() == 1 { "" } else { "s" },
         units::duration(total_ns),
         bounds.map(|b| format!(", {b}")).unwrap_or_default(),
-        if capped { " (stopped at the launch cap: later launches are not counted)" } else { "" }
+        if h.capped { " (stopped at the launch cap: later launches are not counted)" } else { "" }
     )?;
     write!(
         f,
@@ -70,6 +90,9 @@ fn census(
             r.block,
             r.function
         )?;
+        if r.early {
+            f.write_str(" (early: warm-up or set-up)")?;
+        }
     }
     if rows.len() > CENSUS_ROWS {
         write!(f, "\n  ... and {} more kernels (breakdown.md lists them all)", rows.len() - CENSUS_ROWS)?;
@@ -86,6 +109,11 @@ pub(super) fn measuring(f: &mut fmt::Formatter<'_>, e: &Event) -> fmt::Result {
             "no line info in `{}`: ncu cannot map samples to source lines, so the hotspots will be SASS \
              instructions; to see lines, {advice}",
             kernels.join("`, `")
+        ),
+        HotLinesMissing { kernel, why } => write!(
+            f,
+            "`{kernel}`: the source stage failed ({why}): this profile has no hot lines; the verdict \
+             does not need them, and the stage's command is in commands.sh"
         ),
         LibraryKernels { kernels } => {
             let named: Vec<String> = kernels.iter().map(|(k, lib)| format!("`{k}` is {lib}'s")).collect();

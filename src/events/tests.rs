@@ -193,8 +193,9 @@ fn samples() -> Vec<Event> {
     .collect()
 }
 
-/// The census' two messages.
-fn census_samples() -> [Event; 2] {
+/// The census' messages: ncu's table, a traced one with an early kernel, the pick, and
+/// the one line of a census that could not be traced.
+fn census_samples() -> [Event; 4] {
     [
         Event::CensusTaken {
             kernel: "app".into(),
@@ -210,7 +211,27 @@ fn census_samples() -> [Event; 2] {
                 share_pct: 100.0,
                 grid: "(1, 1, 1)".into(),
                 block: "(32, 1, 1)".into(),
+                early: false,
             }],
+            by: crate::model::census::CensusSource::Ncu,
+        },
+        Event::CensusTaken {
+            kernel: "app".into(),
+            launches: 40_000,
+            capped: false,
+            total_ns: 4e9,
+            bounds: None,
+            kernels: vec![CensusRow {
+                function: "autotune".into(),
+                launches: 12,
+                total_ns: 1e6,
+                mean_ns: 83_333.3,
+                share_pct: 0.025,
+                grid: "(1, 1, 1)".into(),
+                block: "(32, 1, 1)".into(),
+                early: true,
+            }],
+            by: crate::model::census::CensusSource::Trace,
         },
         Event::KernelDiscovered {
             kernel: "k".into(),
@@ -219,6 +240,7 @@ fn census_samples() -> [Event; 2] {
             picked: vec![PickedKernel { function: "f".into(), share_pct: 100.0 }],
             share_pct: 100.0,
         },
+        Event::CensusFallback { kernel: "app".into(), why: "no CUPTI library was found".into() },
     ]
 }
 

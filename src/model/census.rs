@@ -15,6 +15,35 @@ use crate::error::{ExitCode, Failure};
 pub const DEFAULT_SHARE_PCT: f64 = 80.0;
 /// The most kernels the default pick profiles.
 pub const DEFAULT_MAX_KERNELS: usize = 5;
+/// A traced kernel whose every launch started in this first part of the traced GPU span
+/// (the first launch's start to the last one's end) is marked early: warm-up, autotuning
+/// or set-up rather than the program's steady work.
+pub const EARLY_PART_OF_SPAN: f64 = 0.1;
+
+/// Whether a kernel whose last launch started at `last_start` is early in a trace whose
+/// launches span `span` (ns): see [`EARLY_PART_OF_SPAN`].
+pub fn is_early(last_start: u64, span: (u64, u64)) -> bool {
+    let (first, end) = span;
+    end > first && (last_start.saturating_sub(first) as f64) < EARLY_PART_OF_SPAN * (end - first) as f64
+}
+
+/// How a census was taken: one ncu durations-only pass, or the program traced with CUPTI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CensusSource {
+    /// ncu's durations-only pass (serialised launches, up to its launch cap).
+    #[default]
+    Ncu,
+    /// kprof's tracer (CUPTI activity records of every launch, as the program ran them).
+    Trace,
+}
+
+impl CensusSource {
+    /// Whether it is ncu's (the breakdown's JSON leaves it out then).
+    pub fn is_ncu(&self) -> bool {
+        *self == CensusSource::Ncu
+    }
+}
 
 /// Which kernels of a census are profiled.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -142,6 +171,10 @@ pub struct BreakdownRow {
     pub grid: Vec<String>,
     /// The block sizes, the same way.
     pub block: Vec<String>,
+    /// Whether every launch came early in the program (a traced census only, see
+    /// [`EARLY_PART_OF_SPAN`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub early: bool,
 }
 
 /// `breakdown.json`: every kernel of a census, costliest first, and which were picked.
@@ -164,6 +197,9 @@ pub struct Breakdown {
     pub chosen: Vec<String>,
     /// Every kernel, costliest first (total duration, then launches).
     pub kernels: Vec<BreakdownRow>,
+    /// How the census was taken (left out for ncu's pass).
+    #[serde(default, skip_serializing_if = "CensusSource::is_ncu")]
+    pub by: CensusSource,
 }
 
 /// One launch as a census counts it.
@@ -204,6 +240,7 @@ impl Breakdown {
                         share_pct: 0.0,
                         grid: Vec::new(),
                         block: Vec::new(),
+                        early: false,
                     });
                     rows.len() - 1
                 }
@@ -219,21 +256,29 @@ impl Breakdown {
                 }
             }
         }
+        Breakdown::from_rows(rows, count, capped)
+    }
+
+    /// The breakdown of `rows` already summed per kernel (their launches and total time
+    /// set), of `launches` launches in all: sorted costliest first, their means and shares
+    /// computed. Nothing is picked yet.
+    pub fn from_rows(mut rows: Vec<BreakdownRow>, launches: usize, capped: bool) -> Breakdown {
         rows.sort_by(|a, b| b.total_ns.total_cmp(&a.total_ns).then(b.launches.cmp(&a.launches)));
         let total_ns: f64 = rows.iter().map(|r| r.total_ns).sum();
         for r in &mut rows {
-            r.mean_ns = r.total_ns / r.launches as f64;
+            r.mean_ns = r.total_ns / r.launches.max(1) as f64;
             r.share_pct = if total_ns > 0.0 { 100.0 * r.total_ns / total_ns } else { 0.0 };
         }
         Breakdown {
             schema_version: 1,
-            launches: count,
+            launches,
             capped,
             total_ns,
             bounds: None,
             pick: String::new(),
             chosen: Vec::new(),
             kernels: rows,
+            by: CensusSource::Ncu,
         }
     }
 
@@ -389,6 +434,17 @@ mod tests {
             assert!(e.message.starts_with("--min-share"), "{}", e.message);
         }
         assert_eq!(Pick::min_share(10.0).unwrap(), Pick::MinShare(10.0));
+    }
+
+    #[test]
+    fn early_means_every_launch_in_the_first_tenth_of_the_span() {
+        // A span of 1000 ns from 5000: the first tenth ends at 5100.
+        assert!(is_early(5000, (5000, 6000)));
+        assert!(is_early(5099, (5000, 6000)));
+        assert!(!is_early(5100, (5000, 6000)));
+        assert!(!is_early(5900, (5000, 6000)));
+        // One launch, or launches all at one instant: nothing to tell apart.
+        assert!(!is_early(5000, (5000, 5000)));
     }
 
     #[test]

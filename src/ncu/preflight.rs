@@ -31,6 +31,8 @@ pub enum CheckId {
     SudoNcu,
     /// The shared libraries an archive's programs load (`doctor --archive`).
     Libraries,
+    /// How a program's census is taken: by tracing (CUPTI) or by ncu's pass.
+    Census,
 }
 
 impl CheckId {
@@ -46,6 +48,7 @@ impl CheckId {
             CheckId::NcuPathFile => "profile/ncu_path",
             CheckId::SudoNcu => "sudo -n ncu",
             CheckId::Libraries => "shared libraries",
+            CheckId::Census => "census",
         }
     }
 

@@ -94,7 +94,15 @@ pub fn checks(manifest_path: Option<&Path>, sudo_flag: bool, shell: &Shell) -> (
     if !sudo {
         checks.push(ncu_path_check(&profile_root.join(root::NCU_PATH_FILE)));
     }
+    checks.push(census_check(shell));
     (checks, sudo)
+}
+
+/// How a census is taken here: by tracing, or by ncu's pass and why. Never a failure: the
+/// census works either way, and the detail says which.
+fn census_check(shell: &Shell) -> preflight::Check {
+    let detail = super::profile::tracer::describe(shell).unwrap_or_else(|why| why);
+    preflight::Check { what: CheckId::Census, result: Ok(detail), fix: None, unknown: false }
 }
 
 /// `doctor --archive FILE`: one check per packed program, that the libraries it loads

@@ -50,6 +50,8 @@ pub fn raw_page_name(collection: &StageCollection) -> String {
 const METRICS_RAW: &str = "metrics_raw.csv";
 /// `details/00_discovery_raw.csv`: the durations-only pass over every kernel.
 const DISCOVERY_RAW: &str = "00_discovery_raw.csv";
+/// `details/census_trace/`: the census tracer's files.
+const CENSUS_TRACE: &str = "census_trace";
 /// `details/import.json`.
 const IMPORT_RECORD: &str = "import.json";
 
@@ -232,6 +234,17 @@ impl ProfileDir {
     /// in profiles made before the census, discovery's ranking).
     pub fn kernel_candidates_path(&self) -> PathBuf {
         self.details_dir().join("kernel_candidates.json")
+    }
+
+    /// `details/census_trace/`: where the census tracer writes one `<pid>.tsv` per process
+    /// of the traced run (a census taken by tracing instead of ncu's pass).
+    pub fn census_trace_dir(&self) -> PathBuf {
+        self.details_dir().join(CENSUS_TRACE)
+    }
+
+    /// [`Self::census_trace_dir`] relative to the profile directory, as the manifest names it.
+    pub fn census_trace_rel() -> String {
+        format!("details/{CENSUS_TRACE}")
     }
 
     /// `details/<NN>_<stage>_raw.superseded-<n>.log`: where a stage's page is kept when the

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use super::md;
-use crate::model::census::Breakdown;
+use crate::model::census::{Breakdown, CensusSource, EARLY_PART_OF_SPAN};
 use crate::profile::fs::{write_atomic, write_atomic_bytes};
 use crate::profile::ProfileDir;
 use crate::units::{duration, pct_fixed};
@@ -32,10 +32,18 @@ pub fn write(dir: &ProfileDir) -> Result<Option<String>> {
 /// The census as Markdown.
 pub fn render(b: &Breakdown) -> String {
     let mut out = String::from("# Census: which kernels take the time\n\n");
+    let how = match b.by {
+        CensusSource::Ncu => {
+            "ncu serialises the launches it profiles, so each share is of serialised GPU time \
+             (kernels that overlapped on several streams count in full)."
+        }
+        CensusSource::Trace => {
+            "Traced as the program ran (CUPTI, no ncu): each share is of the launches' summed GPU \
+             time (kernels that overlapped on several streams count in full)."
+        }
+    };
     out.push_str(&format!(
-        "{} launch{} of {} kernel{}, {} of GPU time in all{}. ncu serialises the launches it \
-         profiles, so each share is of serialised GPU time (kernels that overlapped on \
-         several streams count in full).{}\n\n",
+        "{} launch{} of {} kernel{}, {} of GPU time in all{}. {how}{}\n\n",
         b.launches,
         if b.launches == 1 { "" } else { "es" },
         b.kernels.len(),
@@ -44,6 +52,13 @@ pub fn render(b: &Breakdown) -> String {
         b.bounds.as_deref().map(|r| format!(", {r}")).unwrap_or_default(),
         if b.capped { " The pass stopped at its launch cap: later launches are not counted." } else { "" },
     ));
+    if b.kernels.iter().any(|r| r.early) {
+        out.push_str(&format!(
+            "Kernels marked *early* launched only in the first {:.0} % of the traced GPU time span: \
+             warm-up, autotuning or set-up rather than the program's steady work.\n\n",
+            100.0 * EARLY_PART_OF_SPAN
+        ));
+    }
     if !b.chosen.is_empty() {
         let each: Vec<String> = b
             .chosen
@@ -62,7 +77,7 @@ pub fn render(b: &Breakdown) -> String {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             i + 1,
-            md::cell_code(&r.kernel),
+            md::cell_code(&r.kernel) + if r.early { " *early*" } else { "" },
             r.launches,
             duration(r.total_ns),
             duration(r.mean_ns),
@@ -129,5 +144,28 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("| 2 | `c` | 1 | 1.0000 µs | 1.0000 µs | 25.0 % |"), "{text}");
+        assert!(text.contains("serialised GPU time") && !text.contains("early"), "{text}");
+    }
+
+    #[test]
+    fn a_traced_census_says_so_and_marks_early_kernels() {
+        let row = |k: &str, ns: f64, early: bool| crate::model::census::BreakdownRow {
+            kernel: k.into(),
+            function: k.into(),
+            launches: 1,
+            total_ns: ns,
+            mean_ns: 0.0,
+            share_pct: 0.0,
+            grid: Vec::new(),
+            block: Vec::new(),
+            early,
+        };
+        let mut b = Breakdown::from_rows(vec![row("work", 900.0, false), row("tune", 100.0, true)], 2, false);
+        b.by = CensusSource::Trace;
+        let text = render(&b);
+        assert!(text.contains("Traced as the program ran (CUPTI, no ncu)"), "{text}");
+        assert!(text.contains("first 10 % of the traced GPU time span"), "{text}");
+        assert!(text.contains("| 2 | `tune` *early* | 1 |"), "{text}");
+        assert!(text.contains("| 1 | `work` | 1 |"), "{text}");
     }
 }

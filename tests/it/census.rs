@@ -13,31 +13,31 @@ use crate::support::{fixture_details, recordings, text, Workspace};
 
 /// The recorded durations of the census page, ns: `hgemm_naive`'s two launches, then
 /// `hgemm_tiled`'s.
-const NAIVE: [f64; 2] = [30_266_336.0, 30_223_168.0];
-const TILED: [f64; 2] = [15_240_480.0, 15_178_912.0];
+pub(crate) const NAIVE: [f64; 2] = [30_266_336.0, 30_223_168.0];
+pub(crate) const TILED: [f64; 2] = [15_240_480.0, 15_178_912.0];
 /// `hgemm_tiled`'s exact filter, as kprof writes it.
-const TILED_FILTER: &str = "regex:(^|[ :])hgemm_tiled($|[<(])";
+pub(crate) const TILED_FILTER: &str = "regex:(^|[ :])hgemm_tiled($|[<(])";
 
-struct Census {
-    ws: Workspace,
-    out: std::process::Output,
+pub(crate) struct Census {
+    pub ws: Workspace,
+    pub out: std::process::Output,
     /// The ncu calls that wrote a page, in order.
-    calls: Vec<Vec<String>>,
+    pub calls: Vec<Vec<String>>,
 }
 
 impl Census {
-    fn stderr(&self) -> String {
+    pub fn stderr(&self) -> String {
         text(&self.out.stderr)
     }
 
     /// The profile directories, the census's (named after the program, `copy`) first.
-    fn profiles(&self) -> Vec<PathBuf> {
+    pub fn profiles(&self) -> Vec<PathBuf> {
         let mut dirs = self.ws.profiles();
         dirs.sort_by_key(|d| !d.file_name().unwrap().to_string_lossy().starts_with("copy_"));
         dirs
     }
 
-    fn breakdown(&self) -> serde_json::Value {
+    pub fn breakdown(&self) -> serde_json::Value {
         let path = self.profiles()[0].join("breakdown.json");
         serde_json::from_str(
             &std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())),
@@ -55,7 +55,11 @@ fn census(args: &[&str]) -> Census {
 
 /// [`census`] with the recording `page` (under `fixtures/h200/`) as the census page.
 fn census_replaying(page: &str, args: &[&str]) -> Census {
-    let ws = Workspace::new("");
+    census_in(Workspace::new(""), page, args, &[])
+}
+
+/// [`census_replaying`] in the workspace `ws`, with `env` added to kprof's environment.
+pub(crate) fn census_in(ws: Workspace, page: &str, args: &[&str], env: &[(&str, &str)]) -> Census {
     let replay = ws.root().join("replay");
     let tiled = replay.join("by-filter").join(filter_key(TILED_FILTER));
     std::fs::create_dir_all(&tiled).unwrap();
@@ -71,7 +75,14 @@ fn census_replaying(page: &str, args: &[&str]) -> Census {
     let argv = tools.join("argv.txt");
     let mut all = vec!["--bench", "copy"];
     all.extend_from_slice(args);
-    let out = ws.kprof_replaying(&all, &ncu, &argv, &replay);
+    let mut vars = vec![
+        ("NCU", ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
+    ];
+    vars.extend_from_slice(env);
+    let out = ws.kprof(&all, &vars);
     let paged: Vec<Vec<String>> =
         calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
     // Each source page is imported from its basic run's report: the launches of that run,

@@ -20,6 +20,7 @@ mod bisect;
 mod bisect_archive;
 mod browser;
 mod census;
+mod census_trace;
 mod census_windows;
 mod cli;
 mod collect;

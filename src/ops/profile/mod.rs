@@ -5,6 +5,7 @@
 //! rewrite the profiles index.
 
 mod census;
+pub mod tracer;
 mod workers;
 
 use std::path::PathBuf;
@@ -119,7 +120,9 @@ pub fn profile_plan<'a>(
     if let Some(cache) = &ptx_cache {
         cache.create()?;
     }
-    let results = workers::run_all(plan, &prepared, &|k| ncu.for_kernel(k), extras, shell);
+    // The tracer (found, or built on first use) before any program runs.
+    let census = tracer::census_way(plan, extras, shell);
+    let results = workers::run_all(plan, &prepared, &|k| ncu.for_kernel(k), &census, extras, shell);
     record_endings(&prepared, results, shell)?;
     let ended = profile_picked(plan, &prepared, &ncu, extras, shell);
     if !extras.timing_only {
@@ -168,7 +171,9 @@ fn profile_picked(
     for p in &more {
         shell.emit(&prepared_event(plan, p));
     }
-    let results = workers::run_all(plan, &more, &|k| ncu.for_kernel(k), extras, shell);
+    // The picks have their functions as filters: no census.
+    let none = collect::traced::CensusWay::Ncu(None);
+    let results = workers::run_all(plan, &more, &|k| ncu.for_kernel(k), &none, extras, shell);
     record_endings(&more, results, shell)
 }
 

@@ -12,6 +12,7 @@ use super::Extras;
 use crate::analyze::rules::Rules;
 use crate::analyze::AnalyzeOptions;
 use crate::collect::prepare::PreparedKernel;
+use crate::collect::traced::CensusWay;
 use crate::collect::{self, batch, environment, timing, KernelRun};
 use crate::events::{About, BatchPlanned, Event, StageCommand};
 use crate::model::stage::Stage;
@@ -29,6 +30,7 @@ struct Ctx<'a, 'p> {
     plan: &'a Plan,
     prepared: &'a [PreparedKernel<'p>],
     ncu_for: &'a (dyn Fn(&KernelPlan) -> PathBuf + Sync),
+    census: &'a CensusWay,
     rules: Rules,
     extras: Extras,
     shell: &'a Shell,
@@ -47,10 +49,11 @@ pub(super) fn run_all(
     plan: &Plan,
     prepared: &[PreparedKernel<'_>],
     ncu_for: &(dyn Fn(&KernelPlan) -> PathBuf + Sync),
+    census: &CensusWay,
     extras: Extras,
     shell: &Shell,
 ) -> Endings {
-    let ctx = Ctx { plan, prepared, ncu_for, rules: Rules::builtin(), extras, shell };
+    let ctx = Ctx { plan, prepared, ncu_for, census, rules: Rules::builtin(), extras, shell };
     let lanes = lanes(prepared, units(plan, prepared, extras));
     if plan.gpus.len() > 1 && lanes.len() > 1 {
         std::thread::scope(|scope| {
@@ -239,7 +242,7 @@ impl Ctx<'_, '_> {
         if self.extras.timing_only {
             return Ok(());
         }
-        let manifest = collect::collect(&self.kernel_run(p, ncu_path), &self.rules, self.shell)?;
+        let manifest = collect::collect(&self.kernel_run(p, ncu_path), self.census, &self.rules, self.shell)?;
         if manifest.census_only() {
             // Its picks, the first included, are profiled together next.
             return Ok(());

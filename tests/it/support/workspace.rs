@@ -61,7 +61,7 @@ impl Workspace {
     }
 
     /// Runs `cargo-kprof kprof ARGS --manifest-path <this>` with NCU unset unless given,
-    /// `KPROF_PLAN=fixed` unless given, and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
+    /// `KPROF_PLAN=fixed` and `KPROF_CENSUS=ncu` unless given, and without the variables of a Slurm job array or Kubernetes Indexed Job the tests
     /// may run in (they would choose a shard).
     pub fn kprof(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         self.command(args, env).output().unwrap()
@@ -75,6 +75,9 @@ impl Workspace {
         // The recordings replayed hold one run per follow-up stage; a test of the planner's
         // merged runs sets KPROF_PLAN itself (its pages were recorded that way).
         cmd.env("KPROF_PLAN", "fixed");
+        // A census is ncu's pass, as the recordings replayed were made, whether or not this
+        // machine has CUPTI; the tests of the traced census set KPROF_CENSUS themselves.
+        cmd.env("KPROF_CENSUS", "ncu");
         for var in kprof_testkit::JOB_ARRAY_VARS {
             cmd.env_remove(var);
         }

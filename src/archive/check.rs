@@ -14,7 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path, PathBuf};
 
-use super::{ArchiveManifest, BIN, DEPS, MANIFEST, SCHEMA_VERSION, WORKSPACE};
+use super::{listed, ArchiveManifest, BIN, DEPS, MANIFEST, SCHEMA_VERSION, WORKSPACE};
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::LaunchWindow;
 use crate::plan::{KernelPlan, PlannedTarget};
@@ -102,10 +102,10 @@ pub fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
     let (manifest, kernels) = check_plan(archive, &text)?;
     let files: BTreeSet<PathBuf> =
         entries.iter().filter(|(_, size)| size.is_some()).map(|(p, _)| p.clone()).collect();
-    check_listed_files(archive, &manifest, &files)?;
-    check_library_names(archive, &manifest)?;
-    let executables = check_executables(archive, &manifest, &files)?;
-    check_all_listed(archive, &manifest, &files)?;
+    listed::check_listed_files(archive, &manifest, &files)?;
+    listed::check_library_names(archive, &manifest)?;
+    let executables = listed::check_executables(archive, &manifest, &files)?;
+    listed::check_all_listed(archive, &manifest, &files)?;
     Ok(CheckedArchive { manifest, kernels, executables, entries })
 }
 
@@ -323,113 +323,6 @@ fn check_values(k: &KernelPlan) -> Result<(), String> {
         return Err(format!("`tolerance_pct` {} is not a percentage of 0 or more", k.tolerance_pct));
     }
     Ok(())
-}
-
-/// Refuses a plan whose `included` or `build_outputs` name a file the archive lacks.
-fn check_listed_files(
-    archive: &Path,
-    manifest: &ArchiveManifest,
-    files: &BTreeSet<PathBuf>,
-) -> Result<(), Failure> {
-    for (list, paths) in [("included", &manifest.included), ("build_outputs", &manifest.build_outputs)] {
-        for p in paths {
-            let packed = entry_path(p).ok().is_some_and(|r| files.contains(&Path::new(WORKSPACE).join(r)));
-            if !packed {
-                return Err(refuse(
-                    archive,
-                    format_args!(
-                        "`{MANIFEST}` lists `{}` in `{list}`, which is not a file under `{WORKSPACE}/` of the archive",
-                        crate::process::shell_comment(&p.to_string_lossy())
-                    ),
-                ));
-            }
-        }
-    }
-    for d in &manifest.dependency_sources {
-        if !entry_path(&d.entry).ok().is_some_and(|r| files.contains(&Path::new(DEPS).join(r))) {
-            return Err(refuse(
-                archive,
-                format_args!(
-                    "`{MANIFEST}` lists the dependency source `{}`, which is not a file under `{DEPS}/` of the archive",
-                    crate::process::shell_comment(&d.entry.to_string_lossy())
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a library name that is neither a plain file name nor an absolute path
-/// ([`super::libs::odd_name`]).
-fn check_library_names(archive: &Path, manifest: &ArchiveManifest) -> Result<(), Failure> {
-    let Some((name, executable)) = super::libs::odd_name(manifest.libraries.iter().flatten()) else {
-        return Ok(());
-    };
-    Err(refuse(
-        archive,
-        format_args!(
-            "`{MANIFEST}` names the library `{}` of `{}`, which is neither a file name nor an absolute path",
-            crate::process::shell_comment(name),
-            crate::process::shell_comment(executable)
-        ),
-    ))
-}
-
-/// Refuses a file the plan does not list: every file of an archive kprof writes is its
-/// plan, an executable, or a source, included file or build output under `workspace/`,
-/// so what is unpacked is at most what the plan lists.
-fn check_all_listed(
-    archive: &Path,
-    manifest: &ArchiveManifest,
-    files: &BTreeSet<PathBuf>,
-) -> Result<(), Failure> {
-    let workspace = Path::new(WORKSPACE);
-    let mut listed: BTreeSet<PathBuf> = [PathBuf::from(MANIFEST)].into();
-    listed.extend(manifest.executables.iter().filter_map(|(_, f)| entry_path(Path::new(f)).ok()));
-    for p in manifest.sources.iter().chain(&manifest.included).chain(&manifest.build_outputs) {
-        listed.extend(entry_path(p).ok().map(|r| workspace.join(r)));
-    }
-    for d in &manifest.dependency_sources {
-        listed.extend(entry_path(&d.entry).ok().map(|r| Path::new(DEPS).join(r)));
-    }
-    match files.iter().find(|f| !listed.contains(*f)) {
-        Some(f) => Err(refuse(
-            archive,
-            format_args!(
-                "entry `{}` is not listed in `{MANIFEST}` (as an executable, source, included file, build \
-                 output or dependency source): an archive unpacks only what its plan lists",
-                crate::process::shell_comment(&f.to_string_lossy())
-            ),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// Each executable's file relative to the unpacked archive: a packed file under `bin/`.
-fn check_executables(
-    archive: &Path,
-    manifest: &ArchiveManifest,
-    files: &BTreeSet<PathBuf>,
-) -> Result<Vec<PathBuf>, Failure> {
-    let mut exes = Vec::new();
-    for (t, file) in &manifest.executables {
-        let rel = entry_path(Path::new(file))
-            .ok()
-            .filter(|r| r.starts_with(BIN) && files.contains(r))
-            .ok_or_else(|| {
-                refuse(
-                    archive,
-                    format_args!(
-                        "`{MANIFEST}`: the executable of {} `{}` is `{}`, not a file under `{BIN}/` of the archive",
-                        t.kind,
-                        t.name,
-                        crate::process::shell_comment(file)
-                    ),
-                )
-            })?;
-        exes.push(rel);
-    }
-    Ok(exes)
 }
 
 /// The checks a plan gets on its own, before it is held against the archive's entries:

@@ -24,6 +24,7 @@ pub mod contents;
 pub mod deps;
 pub mod emit;
 pub mod libs;
+mod listed;
 pub mod loader;
 pub mod outer;
 pub mod pair;

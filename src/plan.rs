@@ -57,6 +57,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The shard of the selection this plan holds, when the selection was split.
     pub partition: Option<Partition>,
+    /// The tracing census's injection library an unpacked archive carries; `None`: the
+    /// one built with cargo on first use (see `ops::profile::tracer`).
+    pub tracer: Option<PathBuf>,
 }
 
 /// What the command line asks for, already typed: the input of [`resolve`].

@@ -33,6 +33,8 @@ pub struct CheckedArchive {
     pub kernels: Vec<(KernelPlan, PathBuf)>,
     /// Each executable's file relative to the unpacked archive.
     pub executables: Vec<PathBuf>,
+    /// The tracer library's file relative to the unpacked archive, when one is packed.
+    pub tracer: Option<PathBuf>,
     /// Every entry that may be unpacked.
     pub entries: Entries,
 }
@@ -105,8 +107,9 @@ pub fn check(archive: &Path) -> Result<CheckedArchive, Failure> {
     listed::check_listed_files(archive, &manifest, &files)?;
     listed::check_library_names(archive, &manifest)?;
     let executables = listed::check_executables(archive, &manifest, &files)?;
+    let tracer = listed::check_tracer(archive, &manifest, &files)?;
     listed::check_all_listed(archive, &manifest, &files)?;
-    Ok(CheckedArchive { manifest, kernels, executables, entries })
+    Ok(CheckedArchive { manifest, kernels, executables, tracer, entries })
 }
 
 /// A tar stream that cannot be read.

@@ -70,6 +70,7 @@ pub(super) fn check_all_listed(
     let workspace = Path::new(WORKSPACE);
     let mut listed: BTreeSet<PathBuf> = [PathBuf::from(MANIFEST)].into();
     listed.extend(manifest.executables.iter().filter_map(|(_, f)| entry_path(Path::new(f)).ok()));
+    listed.extend(manifest.tracer.iter().filter_map(|f| entry_path(Path::new(f)).ok()));
     for p in manifest.sources.iter().chain(&manifest.included).chain(&manifest.build_outputs) {
         listed.extend(entry_path(p).ok().map(|r| workspace.join(r)));
     }
@@ -80,8 +81,8 @@ pub(super) fn check_all_listed(
         Some(f) => Err(refuse(
             archive,
             format_args!(
-                "entry `{}` is not listed in `{MANIFEST}` (as an executable, source, included file, build \
-                 output or dependency source): an archive unpacks only what its plan lists",
+                "entry `{}` is not listed in `{MANIFEST}` (as an executable, the tracer, a source, included \
+                 file, build output or dependency source): an archive unpacks only what its plan lists",
                 crate::process::shell_comment(&f.to_string_lossy())
             ),
         )),
@@ -114,4 +115,26 @@ pub(super) fn check_executables(
         exes.push(rel);
     }
     Ok(exes)
+}
+
+/// The tracer library's file relative to the unpacked archive, when the plan lists one:
+/// exactly the packed file [`super::TRACER_ENTRY`] names.
+pub(super) fn check_tracer(
+    archive: &Path,
+    manifest: &ArchiveManifest,
+    files: &BTreeSet<PathBuf>,
+) -> Result<Option<PathBuf>, Failure> {
+    let Some(file) = &manifest.tracer else { return Ok(None) };
+    let rel =
+        entry_path(Path::new(file)).ok().filter(|r| r == Path::new(super::TRACER_ENTRY) && files.contains(r));
+    rel.map(Some).ok_or_else(|| {
+        refuse(
+            archive,
+            format_args!(
+                "`{MANIFEST}`: the tracer is `{}`, not the packed file `{}`",
+                crate::process::shell_comment(file),
+                super::TRACER_ENTRY
+            ),
+        )
+    })
 }

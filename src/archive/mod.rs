@@ -72,6 +72,11 @@ pub struct ArchiveManifest {
     /// of its folder, a file over `deps::LARGEST_SOURCE`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dependency_sources_refused: Vec<deps::RefusedSource>,
+    /// The tracing census's injection library (`bin/libkprof_tracer.so`), built on this
+    /// machine for the programs whose census may be traced; `run --archive` injects it
+    /// (without one the GPU machine has no cargo to build it, and the census is ncu's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracer: Option<String>,
 }
 
 /// What the dependency graph tells the packer: the libraries cudarc opens itself, and each
@@ -169,6 +174,11 @@ fn pack(
         tar.append_path_with_name(&s.file, Path::new(DEPS).join(&s.entry))
             .with_context(|| format!("could not pack {}", s.file.display()))?;
     }
+    let tracer = tracer_to_pack(plan);
+    if let Some(file) = &tracer {
+        tar.append_path_with_name(file, TRACER_ENTRY)
+            .with_context(|| format!("could not pack {}", file.display()))?;
+    }
     let manifest = ArchiveManifest {
         schema_version: SCHEMA_VERSION,
         kprof_version: env!("CARGO_PKG_VERSION").into(),
@@ -182,6 +192,7 @@ fn pack(
         dependency_sources: found.sources,
         dependency_sources_missing: found.missing,
         dependency_sources_refused: found.refused,
+        tracer: tracer.map(|_| TRACER_ENTRY.to_string()),
     };
     let json = serde_json::to_vec_pretty(&manifest)?;
     let mut header = tar::Header::new_gnu();
@@ -191,6 +202,20 @@ fn pack(
     tar.append_data(&mut header, MANIFEST, json.as_slice())?;
     tar.into_inner()?.sync_all().ok();
     Ok(manifest)
+}
+
+/// The tracer library's entry in an archive.
+pub const TRACER_ENTRY: &str = "bin/libkprof_tracer.so";
+
+/// The tracer library to pack with `plan`: built (or found built) with the plan's cargo
+/// when a program's census may be traced. `None` when none may be, or when it cannot be
+/// built: the GPU machine then takes ncu's census and says why.
+fn tracer_to_pack(plan: &Plan) -> Option<PathBuf> {
+    let build = plan.build.as_ref()?;
+    if !plan.kernels.iter().any(libs::traces_census) {
+        return None;
+    }
+    crate::build::tracer::ensure(&build.cargo, &build.target_dir, &crate::shell::Shell::quiet()).ok()
 }
 
 /// A tar writer that stores every file as a plain file. Linkers leave holes in large
@@ -225,7 +250,7 @@ pub fn unpack_adjusted(
     adjust: impl FnOnce(&ArchiveManifest, Vec<KernelPlan>) -> Result<Vec<KernelPlan>>,
 ) -> Result<(Plan, BuildOutput)> {
     require_new_or_empty(dir)?;
-    let CheckedArchive { manifest, kernels, executables: files, entries } = check(archive)?;
+    let CheckedArchive { manifest, kernels, executables: files, tracer, entries } = check(archive)?;
     let kernels = adjust(&manifest, kernels.into_iter().map(|(k, _)| k).collect())?
         .into_iter()
         .map(|k| {
@@ -279,6 +304,7 @@ pub fn unpack_adjusted(
             gpus: Vec::new(),
             notes: Vec::new(),
             partition: None,
+            tracer: tracer.map(|t| dir.join(t)),
         };
         Ok((plan, BuildOutput { executables, build_script_out_dirs: Vec::new() }))
     })();

@@ -57,6 +57,7 @@ pub fn resolve(args: &Request, metadata: &Metadata, config: &Config, cargo: OsSt
         gpus: Vec::new(),
         notes,
         partition: args.partition.as_ref().map(|s| s.partition),
+        tracer: None,
     };
     plan.assign_gpus(&args.gpus);
     Ok(plan)

@@ -254,6 +254,18 @@ fn archives_that_unpack_more_than_they_hold_are_refused() {
             vec!["tolerance_pct"],
             &[],
         ),
+        (
+            "a tracer the archive does not hold",
+            edited(&|m| m["tracer"] = "bin/libkprof_tracer.so".into()),
+            vec!["the tracer is `bin/libkprof_tracer.so`, not the packed file"],
+            &[],
+        ),
+        (
+            "a tracer that is another entry",
+            edited(&|m| m["tracer"] = m["executables"][0][1].clone()),
+            vec!["the tracer is `bin/", "not the packed file `bin/libkprof_tracer.so`"],
+            &[],
+        ),
         ("an A/B archive", pair, vec!["check --archive"], &[]),
     ];
     let mut failures = Vec::new();

@@ -60,6 +60,19 @@ fn census_replaying(page: &str, args: &[&str]) -> Census {
 
 /// [`census_replaying`] in the workspace `ws`, with `env` added to kprof's environment.
 pub(crate) fn census_in(ws: Workspace, page: &str, args: &[&str], env: &[(&str, &str)]) -> Census {
+    let mut all = vec!["--bench", "copy"];
+    all.extend_from_slice(args);
+    census_of(ws, page, env, |ws, vars| ws.kprof(&all, vars))
+}
+
+/// [`census_in`] with the command `run` starts (given the workspace and the variables):
+/// `run --archive ...`, which takes no `--manifest-path`.
+pub(crate) fn census_of(
+    ws: Workspace,
+    page: &str,
+    env: &[(&str, &str)],
+    run: impl FnOnce(&Workspace, &[(&str, &str)]) -> std::process::Output,
+) -> Census {
     let replay = ws.root().join("replay");
     let tiled = replay.join("by-filter").join(filter_key(TILED_FILTER));
     std::fs::create_dir_all(&tiled).unwrap();
@@ -73,8 +86,6 @@ pub(crate) fn census_in(ws: Workspace, page: &str, args: &[&str], env: &[(&str, 
     let tools = ws.root().join("tools");
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let mut all = vec!["--bench", "copy"];
-    all.extend_from_slice(args);
     let mut vars = vec![
         ("NCU", ncu.to_str().unwrap()),
         ("KPROF_SKIP_GPU_CHECK", "1"),
@@ -82,7 +93,7 @@ pub(crate) fn census_in(ws: Workspace, page: &str, args: &[&str], env: &[(&str, 
         ("FAKE_NCU_REPLAY", replay.to_str().unwrap()),
     ];
     vars.extend_from_slice(env);
-    let out = ws.kprof(&all, &vars);
+    let out = run(&ws, &vars);
     let paged: Vec<Vec<String>> =
         calls(&argv).into_iter().filter(|a| a.iter().any(|x| x == "--log-file")).collect();
     // Each source page is imported from its basic run's report: the launches of that run,

@@ -15,7 +15,7 @@ use std::path::Path;
 use kprof_tracer::tally::{Launch, Tally};
 
 use crate::census::arg_after;
-use crate::census::{census_in, Census, NAIVE, TILED, TILED_FILTER};
+use crate::census::{census_in, census_of, Census, NAIVE, TILED, TILED_FILTER};
 use crate::support::{text, Workspace};
 
 /// The note of a census that could not be traced, up to its reason.
@@ -160,6 +160,56 @@ fn a_traced_census_replaces_ncus_pass_with_the_same_breakdown_and_picks() {
     let manifest = std::fs::read_to_string(census_dir.join("run_manifest.yaml")).unwrap();
     assert!(manifest.contains("output: details/census_trace"), "{manifest}");
     assert!(census_dir.join("details/census_trace").read_dir().unwrap().count() == 1);
+}
+
+/// #44: an archive of a program whose census may be traced carries the tracer, built on
+/// the machine that packs it; `run --archive` injects the packed one, so a GPU machine
+/// without cargo (and without `KPROF_TRACER`) traces the census too.
+#[test]
+fn an_archive_carries_the_tracer_that_run_archive_injects() {
+    let ws = stand_in();
+    let archive = ws.root().join("copy.tar");
+    let out = ws.kprof(&["archive", "--bench", "copy", "-o", archive.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let mut packed = Vec::new();
+    let mut manifest = String::new();
+    for entry in tar::Archive::new(std::fs::File::open(&archive).unwrap()).entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        if name == "kprof-archive.json" {
+            std::io::Read::read_to_string(&mut entry, &mut manifest).unwrap();
+        }
+        packed.push(name);
+    }
+    assert!(packed.iter().any(|n| n == "bin/libkprof_tracer.so"), "{packed:?}");
+    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    assert_eq!(manifest["tracer"], "bin/libkprof_tracer.so");
+
+    let cupti = some_file(&ws, "libcupti.so");
+    let trace = ws.root().join("trace.tsv");
+    std::fs::write(&trace, recorded_launches_traced()).unwrap();
+    let seen = ws.root().join("seen.txt");
+    let remap = ws.root().join("gpu");
+    let env = [
+        ("KPROF_CENSUS", "trace"),
+        ("KPROF_CUPTI", cupti.as_str()),
+        ("FAKE_TRACE", trace.to_str().unwrap()),
+        ("FAKE_TRACE_SEEN", seen.to_str().unwrap()),
+        // The recorded stage pages are one run per stage.
+        ("KPROF_PLAN", "fixed"),
+    ];
+    let args = ["run", "--archive", archive.to_str().unwrap(), "--workspace-remap", remap.to_str().unwrap()];
+    let root = ws.root().to_path_buf();
+    let run = census_of(ws, "misc/discovery_hgemm.csv", &env, |_, vars| {
+        crate::support::kprof_env(&root, &args, vars)
+    });
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("not a trace") && stderr.contains("(traced)"), "{stderr}");
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let injected = remap.canonicalize().unwrap().join("bin/libkprof_tracer.so");
+    assert!(seen.starts_with(&format!("CUDA_INJECTION64_PATH={}\n", injected.display())), "{seen}");
+    assert!(!ncu_census_ran(&run), "{:?}", run.calls);
 }
 
 fn doctor(ws: &Workspace, env: &[(&str, &str)]) -> String {

@@ -9,9 +9,10 @@
 //!   `targets/x86_64-linux/lib`), then as the loader finds it (`LD_LIBRARY_PATH`, the
 //!   `ld.so` cache, the standard folders), then in `/usr/local/cuda`'s two folders: the
 //!   same names `run --archive` checks (`archive::libs::cupti_for_census`).
-//! - The tracer: the file `KPROF_TRACER` names (a `libkprof_tracer.so` built elsewhere,
-//!   for machines without cargo), else the one `build::tracer` builds with cargo into the
-//!   profiling target directory on first use.
+//! - The tracer: the file `KPROF_TRACER` names (a `libkprof_tracer.so` built elsewhere),
+//!   else the one an unpacked archive carries (`cargo kprof archive` builds and packs it),
+//!   else the one `build::tracer` builds with cargo into the profiling target directory on
+//!   first use.
 //!
 //! `doctor` reports the same decision, without building anything.
 
@@ -44,9 +45,10 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
         Ok(p) => p,
         Err(why) => return CensusWay::Ncu(Some(why)),
     };
-    let library = match std::env::var_os(LIBRARY_VAR) {
-        Some(v) => named_file(LIBRARY_VAR, Path::new(&v)),
-        None => {
+    let library = match (std::env::var_os(LIBRARY_VAR), &plan.tracer) {
+        (Some(v), _) => named_file(LIBRARY_VAR, Path::new(&v)),
+        (None, Some(packed)) => Ok(packed.clone()),
+        (None, None) => {
             let (cargo, target_dir) = match &plan.build {
                 Some(b) => (b.cargo.clone(), b.target_dir.clone()),
                 None => (crate::build::cargo_binary(), plan.workspace_root.join("target").join("kprof")),

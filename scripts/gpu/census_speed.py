@@ -17,16 +17,18 @@ Per archive, each with `cargo-kprof kprof run --archive A --workspace-remap W --
 (the census, then exit 6 when no kernel has all the time: nothing else runs):
   1. the program alone (its command from the traced run's manifest, without the tracer);
   2. the traced census (KPROF_CENSUS=trace, KPROF_TRACER=TRACER_SO);
-  3. ncu's census over the whole run (KPROF_CENSUS=ncu, --census-launches
-     $NCU_CENSUS_LAUNCHES, default 100000: ncu's default cap of 1000 would count a part).
+  3. ncu's census of the first $NCU_CENSUS_LAUNCHES launches (KPROF_CENSUS=ncu,
+     --census-launches, default 1000: at about 60 ms a launch, a whole framework run
+     under ncu would not fit one GPU session), and the traced census of the same first
+     launches (--census-launches), whose shares are the ones held to ncu's.
 The census walls are the discovery stage's wall_ms in run_manifest.yaml; the shares come
 from each breakdown.json.
 
 The zoo's benches are harness programs, whose census kprof keeps on ncu's pass (its window
 is the harness's range), so they are run here directly, as plain programs with their
 timing bounded (KPROF_MIN_SAMPLES=3, KPROF_MIN_TIME=1ms): alone, with the tracer injected
-(the trace files read here), and under `ncu --metrics gpu__time_duration.sum` (up to
-$NCU_CENSUS_LAUNCHES launches).
+(the trace files read here; the first $NCU_CENSUS_LAUNCHES launches counted), and under
+`ncu --metrics gpu__time_duration.sum` (the same first launches).
 
 Printed per program: the walls, each census's launches, every kernel above 5 % in either
 with both shares and the difference, and the issue's targets: burn censused in at most
@@ -190,10 +192,11 @@ def compare(name, walls, censuses, out):
 def archive_runs(kprof, tracer, out, archive, summary):
     name = os.path.basename(archive).removesuffix(".tar")
     env_args = ["--env", f"LD_LIBRARY_PATH={os.environ['LD_LIBRARY_PATH']}"] if os.environ.get("LD_LIBRARY_PATH") else []
-    ncu_cap = os.environ.get("NCU_CENSUS_LAUNCHES", "100000")
+    ncu_cap = os.environ.get("NCU_CENSUS_LAUNCHES", "1000")
     results = {}
     for way, extra, env in [
         ("trace", [], {"KPROF_CENSUS": "trace", "KPROF_TRACER": tracer}),
+        ("trace-capped", ["--census-launches", ncu_cap], {"KPROF_CENSUS": "trace", "KPROF_TRACER": tracer}),
         ("ncu", ["--census-launches", ncu_cap], {"KPROF_CENSUS": "ncu"}),
     ]:
         ws = os.path.join(out, f"{name}-{way}")
@@ -202,8 +205,8 @@ def archive_runs(kprof, tracer, out, archive, summary):
         d = profile_dir(ws)
         results[way] = (code, wall, d)
         print(f"{name} {way}: exit {code}, {wall:.2f} s, {d}", flush=True)
-    d_trace, d_ncu = results["trace"][2], results["ncu"][2]
-    if not d_trace or not d_ncu:
+    d_trace, d_capped, d_ncu = results["trace"][2], results["trace-capped"][2], results["ncu"][2]
+    if not d_trace or not d_capped or not d_ncu:
         print(f"{name}: a census left no breakdown.json; see the logs", flush=True)
         return
     traced_manifest = os.path.join(d_trace, "run_manifest.yaml")
@@ -216,7 +219,8 @@ def archive_runs(kprof, tracer, out, archive, summary):
         _, alone = run(argv, os.path.join(out, f"{name}-alone.log"), cwd=cwd)
     walls = {"alone": alone, "traced census": discovery_wall_s(traced_manifest),
              "ncu census": discovery_wall_s(os.path.join(d_ncu, "run_manifest.yaml"))}
-    censuses = (shares_of_breakdown(os.path.join(d_trace, "breakdown.json")),
+    # The shares of the same first launches: the capped trace against ncu's.
+    censuses = (shares_of_breakdown(os.path.join(d_capped, "breakdown.json")),
                 shares_of_breakdown(os.path.join(d_ncu, "breakdown.json")))
     compare(name, walls, censuses, summary)
 
@@ -224,7 +228,7 @@ def archive_runs(kprof, tracer, out, archive, summary):
 def zoo_runs(tracer, out, zoo, summary):
     ncu = os.environ.get("NCU") or shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     bounded = {**os.environ, "KPROF_MIN_SAMPLES": "3", "KPROF_MIN_TIME": "1ms", "KPROF_QUIET": "1"}
-    cap = os.environ.get("NCU_CENSUS_LAUNCHES", "100000")
+    cap = os.environ.get("NCU_CENSUS_LAUNCHES", "1000")
     for bench in ZOO:
         exe = os.path.join(zoo, bench)
         if not os.path.isfile(exe):
@@ -232,7 +236,9 @@ def zoo_runs(tracer, out, zoo, summary):
         _, alone = run([exe], os.path.join(out, f"zoo-{bench}-alone.log"), env=bounded)
         trace_dir = os.path.join(out, f"zoo-{bench}-trace")
         os.makedirs(trace_dir)
-        traced_env = {**bounded, "CUDA_INJECTION64_PATH": tracer, "KPROF_TRACE_OUT": trace_dir}
+        # The same first launches ncu counts below.
+        traced_env = {**bounded, "CUDA_INJECTION64_PATH": tracer, "KPROF_TRACE_OUT": trace_dir,
+                      "KPROF_TRACE_LAUNCHES": cap}
         if os.environ.get("KPROF_CUPTI"):
             traced_env["KPROF_CUPTI"] = os.environ["KPROF_CUPTI"]
         _, traced = run([exe], os.path.join(out, f"zoo-{bench}-trace.log"), env=traced_env)

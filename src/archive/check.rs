@@ -12,8 +12,9 @@
 //! plan lists.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use super::entry::{entry_path, refuse};
 use super::{listed, ArchiveManifest, BIN, DEPS, MANIFEST, SCHEMA_VERSION, WORKSPACE};
 use crate::error::{ExitCode, Failure};
 use crate::model::kinds::LaunchWindow;
@@ -43,14 +44,6 @@ pub struct CheckedArchive {
 /// (given as an entry, or holding one).
 pub type Entries = BTreeMap<PathBuf, Option<u64>>;
 
-/// A refusal of `archive`, naming what in it is wrong (exit 3).
-pub(super) fn refuse(archive: &Path, what: impl std::fmt::Display) -> Failure {
-    Failure::new(ExitCode::Config, format!("{}: {what}", archive.display())).help(
-        "use an archive written by `cargo kprof archive -o FILE`, as it was written; \
-         archives from elsewhere are refused when they could write outside --workspace-remap",
-    )
-}
-
 /// Opens the archive, refusing a path that is not a regular file: a pipe (`/dev/stdin`)
 /// can be read only once, and an archive is read twice (checked, then unpacked); a named
 /// pipe nobody writes would wait forever, and a device never ends.
@@ -72,23 +65,6 @@ pub fn open(archive: &Path) -> Result<std::fs::File, Failure> {
         )
         .help("pass the tar file `cargo kprof archive -o FILE` wrote")),
     }
-}
-
-/// An entry's name as a relative path of plain components, or why it is refused.
-pub(super) fn entry_path(name: &Path) -> Result<PathBuf, &'static str> {
-    let mut out = PathBuf::new();
-    for c in name.components() {
-        match c {
-            Component::Normal(part) => out.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => return Err("has a `..` component"),
-            Component::RootDir | Component::Prefix(_) => return Err("is an absolute path"),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        return Err("has an empty name");
-    }
-    Ok(out)
 }
 
 /// A kernel's working directory relative to the packed workspace root, when it lies under it.

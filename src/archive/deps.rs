@@ -119,7 +119,7 @@ impl Prefixes {
             let dir = self.out_dirs.iter().find(|d| file.starts_with(d))?;
             Some((out_dir_tail(file)?, dir.clone()))
         })?;
-        Some((super::check::entry_path(&tail).ok()?, folder))
+        Some((super::entry::entry_path(&tail).ok()?, folder))
     }
 }
 

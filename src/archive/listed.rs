@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use super::check::{entry_path, refuse};
+use super::entry::{entry_path, refuse};
 use super::{ArchiveManifest, BIN, DEPS, MANIFEST, WORKSPACE};
 use crate::error::Failure;
 

@@ -15,7 +15,8 @@ use serde::{Deserialize, Serialize};
 use crate::build::{BuildOutput, BuildTarget, BuiltExecutable};
 use crate::error::{ExitCode, Failure};
 use crate::plan::{KernelPlan, Plan, PlannedTarget};
-use check::{check, cwd_under, entry_path, CheckedArchive, Entries};
+use check::{check, cwd_under, CheckedArchive, Entries};
+use entry::entry_path;
 
 pub mod adjust;
 pub mod bisect;
@@ -23,6 +24,7 @@ pub mod check;
 pub mod contents;
 pub mod deps;
 pub mod emit;
+mod entry;
 pub mod libs;
 mod listed;
 pub mod loader;
@@ -440,7 +442,7 @@ pub fn require_new_or_empty(dir: &Path) -> Result<(), Failure> {
 /// is copied.
 fn extract(archive: &Path, dir: &Path, checked: &Entries) -> Result<()> {
     let changed = |what: String| {
-        check::refuse(archive, format_args!("{what}: the archive changed while it was unpacked"))
+        entry::refuse(archive, format_args!("{what}: the archive changed while it was unpacked"))
     };
     let mut tar = tar::Archive::new(check::open(archive)?);
     for entry in tar.entries()? {

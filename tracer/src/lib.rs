@@ -222,10 +222,13 @@ unsafe extern "C" fn buffer_completed(_: *mut c_void, _: u32, buffer: *mut u8, _
         // SAFETY: `buffer` holds `valid` bytes of records; each record CUPTI returns stays
         // valid until the buffer is freed, and kernel records start with `KernelRecord`.
         while unsafe { (cupti.next_record)(buffer, valid, &mut record) } == 0 && !record.is_null() {
-            let r = unsafe { *record };
-            if r.kind != KIND_CONCURRENT_KERNEL && r.kind != KIND_KERNEL {
+            // Every record starts with its kind; only a kernel record is read whole (another
+            // kind's record may be shorter than the kernel prefix).
+            let kind = unsafe { record.cast::<u32>().read() };
+            if kind != KIND_CONCURRENT_KERNEL && kind != KIND_KERNEL {
                 continue;
             }
+            let r = unsafe { *record };
             let name = if r.name.is_null() {
                 &b"(unnamed)"[..]
             } else {

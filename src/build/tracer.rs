@@ -61,6 +61,11 @@ pub fn tracer_dir(target_dir: &Path) -> PathBuf {
     target_dir.join("tracer").join(hex)
 }
 
+/// Whether this cargo-kprof's tracer is built under `target_dir` already.
+pub fn built(target_dir: &Path) -> bool {
+    tracer_dir(target_dir).join(LIBRARY).is_file()
+}
+
 /// The built tracer under `target_dir`, built now with `cargo` when it is not there yet;
 /// why not, in words, when it cannot be built.
 pub fn ensure(cargo: &OsString, target_dir: &Path, shell: &Shell) -> Result<PathBuf, String> {

@@ -18,6 +18,8 @@ pub enum BuildPurpose {
     LineInfo,
     /// `init`'s build of the harness benches, to list their cases.
     ListCases,
+    /// The census tracer, built once for this cargo-kprof (see `build::tracer`).
+    CensusTracer,
 }
 
 /// A `cargo build` starts.
@@ -45,6 +47,9 @@ impl fmt::Display for BuildStarted {
                 "Building {build} to list {} cases (a build like a profile's, reused by it; no GPU needed)",
                 if self.targets == 1 { "its" } else { "their" }
             ),
+            (BuildPurpose::CensusTracer, _) => {
+                write!(f, "Building the census tracer, once for this cargo-kprof: {build}")
+            }
         }
     }
 }

@@ -633,6 +633,7 @@ fn progress_samples() -> Vec<(Event, &'static str)> {
         (build(None, BuildPurpose::LineInfo, 1), "Building with line info: bench copy of demo (release, into /t/kprof)"),
         (build(Some("the base"), BuildPurpose::LineInfo, 1), "Building the base with line info: bench copy"),
         (build(None, BuildPurpose::ListCases, 2), "Building bench copy of demo (release, into /t/kprof) to list their cases (a build like a profile's, reused by it; no GPU needed)"),
+        (build(None, BuildPurpose::CensusTracer, 1), "Building the census tracer, once for this cargo-kprof: bench copy"),
         (Event::BuildDone(BuildDone { side: "the base".into(), wall_ms: 1234 }), "  built the base in 1.2 s"),
         (Event::IndexWritten(IndexWritten { index: "/w/profile/index.md".into() }), "Index: /w/profile/index.md"),
         (

@@ -212,6 +212,37 @@ fn an_archive_carries_the_tracer_that_run_archive_injects() {
     assert!(!ncu_census_ran(&run), "{:?}", run.calls);
 }
 
+/// The first traced census builds the tracer with the user's cargo, under the profiling
+/// target directory, and says so; the next one finds it built and says nothing.
+#[test]
+fn the_first_traced_census_builds_the_tracer_and_says_so() {
+    let ws = stand_in();
+    let cupti = some_file(&ws, "libcupti.so");
+    let trace = ws.root().join("trace.tsv");
+    std::fs::write(&trace, recorded_launches_traced()).unwrap();
+    let seen = ws.root().join("seen.txt");
+    let root = ws.root().to_path_buf();
+    let env = [
+        ("KPROF_CENSUS", "trace"),
+        ("KPROF_CUPTI", cupti.as_str()),
+        ("FAKE_TRACE", trace.to_str().unwrap()),
+        ("FAKE_TRACE_SEEN", seen.to_str().unwrap()),
+    ];
+    let building = "Building the census tracer, once for this cargo-kprof: ";
+    let run = census_in(ws, "misc/discovery_hgemm.csv", &["--no-batch"], &env);
+    let stderr = run.stderr();
+    assert_eq!(run.out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr.matches(building).count(), 1, "{stderr}");
+    let injected = std::fs::read_to_string(&seen).unwrap();
+    let library = injected.lines().next().unwrap().trim_start_matches("CUDA_INJECTION64_PATH=").to_string();
+    assert!(library.starts_with(root.join("target").to_str().unwrap()), "{library}");
+    assert!(library.ends_with("/libkprof_tracer.so") && Path::new(&library).is_file(), "{library}");
+    let again = census_in(run.ws, "misc/discovery_hgemm.csv", &["--no-batch"], &env);
+    let stderr = again.stderr();
+    assert_eq!(again.out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains(building) && stderr.contains("(traced)"), "{stderr}");
+}
+
 fn doctor(ws: &Workspace, env: &[(&str, &str)]) -> String {
     let mut all = vec![("KPROF_CENSUS", "trace")];
     all.extend_from_slice(env);

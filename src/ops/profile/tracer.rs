@@ -22,6 +22,7 @@ use super::Extras;
 use crate::archive::libs::{cupti_for_census, traces_census, CUPTI_NAMES};
 use crate::archive::loader::Search;
 use crate::collect::traced::{CensusWay, Tracer};
+use crate::events::{BuildPurpose, BuildStarted, Event};
 use crate::plan::Plan;
 use crate::shell::Shell;
 
@@ -53,6 +54,14 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
                 Some(b) => (b.cargo.clone(), b.target_dir.clone()),
                 None => (crate::build::cargo_binary(), plan.workspace_root.join("target").join("kprof")),
             };
+            if !crate::build::tracer::built(&target_dir) {
+                shell.emit(&Event::BuildStarted(BuildStarted {
+                    side: None,
+                    build: crate::build::tracer::tracer_dir(&target_dir).display().to_string(),
+                    targets: 1,
+                    purpose: BuildPurpose::CensusTracer,
+                }));
+            }
             crate::build::tracer::ensure(&cargo, &target_dir, shell)
                 .map_err(|e| format!("{e} (set {LIBRARY_VAR} to a built libkprof_tracer.so)"))
         }

@@ -84,11 +84,16 @@ pub struct CostTerms {
 impl CostTerms {
     /// The terms of a program from its recorded runs: `wall - kernel time = start +
     /// per_pass x launch passes`, by least squares over the runs that were not first in
-    /// their batch. With fewer than two distinct pass counts (or a fit that makes either
-    /// term negative) the per-pass term is the default and the start the mean remainder.
-    /// `None` without a usable run.
+    /// their batch, or over the first runs when there is no other (a program whose first
+    /// run collected everything leaves no later one; their start also holds the first
+    /// start's extra, so it errs high, towards fewer starts). With fewer than two
+    /// distinct pass counts (or a fit that makes either term negative) the per-pass term
+    /// is the default and the start the mean remainder. `None` without a run.
     pub fn fit(samples: &[RunSample]) -> Option<CostTerms> {
-        let later: Vec<&RunSample> = samples.iter().filter(|s| !s.first).collect();
+        let mut later: Vec<&RunSample> = samples.iter().filter(|s| !s.first).collect();
+        if later.is_empty() {
+            later = samples.iter().collect();
+        }
         if later.is_empty() {
             return None;
         }
@@ -328,7 +333,13 @@ mod tests {
         assert!((t.start_ms - (3000.0 - 21.0 * 40.0)).abs() < 1e-9);
         let falling = CostTerms::fit(&[sample(3000.0, 10.0, false), sample(2000.0, 50.0, false)]).unwrap();
         assert_eq!(falling.per_pass_ms, DEFAULT_PER_PASS_MS);
-        assert!(CostTerms::fit(&[sample(3000.0, 10.0, true)]).is_none());
+        // Only first runs: fitted on them (their start holds the first start's extra);
+        // a later run, when there is one, is what the fit reads.
+        let first = CostTerms::fit(&[sample(3000.0, 10.0, true)]).unwrap();
+        assert!((first.start_ms - (3000.0 - 21.0 * 10.0)).abs() < 1e-9);
+        let both = CostTerms::fit(&[sample(9000.0, 10.0, true), sample(3000.0, 40.0, false)]).unwrap();
+        assert!((both.start_ms - (3000.0 - 21.0 * 40.0)).abs() < 1e-9);
+        assert!(CostTerms::fit(&[]).is_none());
         let basic = CostTerms::from_basic(&RunSample {
             wall_ms: 5590.0,
             launch_passes: 60.0,

@@ -20,6 +20,12 @@ pub const DEFAULT_MAX_KERNELS: usize = 5;
 /// or set-up rather than the program's steady work.
 pub const EARLY_PART_OF_SPAN: f64 = 0.1;
 
+/// The least share of a traced census' time that the kernels not marked early must hold
+/// for the picks to leave the early ones out: then the program has a steady state, and
+/// its warm-up, autotuning or set-up kernels are not what to profile. Below it (a
+/// program whose main work is early, or that launches once) nothing is left out.
+pub const STEADY_STATE_MIN_PCT: f64 = 50.0;
+
 /// Whether a kernel whose last launch started at `last_start` is early in a trace whose
 /// launches span `span` (ns): see [`EARLY_PART_OF_SPAN`].
 pub fn is_early(last_start: u64, span: (u64, u64)) -> bool {
@@ -286,31 +292,37 @@ impl Breakdown {
     /// function, so two kernels of one function are profiled once, and `--top N` counts
     /// functions). An error when
     /// `--min-share` leaves none, naming the largest share.
+    ///
+    /// When [`Breakdown::steady_share`] says the program has a steady state, the kernels
+    /// marked early are left out and the shares are of the steady state's time.
     pub fn choose(&self, pick: Pick) -> Result<Vec<&BreakdownRow>, Failure> {
+        let steady = self.steady_share();
+        let share = |r: &BreakdownRow| steady.map_or(r.share_pct, |s| 100.0 * r.share_pct / s);
+        let rows: Vec<&BreakdownRow> = self.kernels.iter().filter(|r| steady.is_none() || !r.early).collect();
         let mut out: Vec<&BreakdownRow> = Vec::new();
         let mut covered = 0.0;
-        for r in &self.kernels {
+        for r in &rows {
             let take = match pick {
                 Pick::Default => covered < DEFAULT_SHARE_PCT && out.len() < DEFAULT_MAX_KERNELS,
                 Pick::Top(n) => out.len() < n as usize,
-                Pick::MinShare(p) => r.share_pct >= p,
+                Pick::MinShare(p) => share(r) >= p,
             };
             if !take {
                 break;
             }
-            covered += r.share_pct;
+            covered += share(r);
             if !out.iter().any(|o| o.function == r.function) {
                 out.push(r);
             }
         }
         if out.is_empty() {
-            if let (Pick::MinShare(p), Some(top)) = (pick, self.kernels.first()) {
+            if let (Pick::MinShare(p), Some(top)) = (pick, rows.first()) {
                 return Err(Failure::new(
                     ExitCode::NoKernelMatched,
                     format!(
                         "--min-share {p}: no kernel has that share of GPU time; the largest is `{}` with {}",
                         top.function,
-                        crate::units::pct_fixed(top.share_pct, 1)
+                        crate::units::pct_fixed(share(top), 1)
                     ),
                 )
                 .help("lower --min-share, or pass --top N to profile the N costliest kernels"));
@@ -319,10 +331,29 @@ impl Breakdown {
         Ok(out)
     }
 
+    /// The share of the time of the kernels not marked early, when the picks leave the
+    /// early ones out: some are marked, and the others hold at least
+    /// [`STEADY_STATE_MIN_PCT`] of the time. `None` otherwise (and for ncu's census, which
+    /// marks none).
+    pub fn steady_share(&self) -> Option<f64> {
+        if !self.kernels.iter().any(|r| r.early) {
+            return None;
+        }
+        let steady: f64 = self.kernels.iter().filter(|r| !r.early).map(|r| r.share_pct).sum();
+        (steady >= STEADY_STATE_MIN_PCT).then_some(steady)
+    }
+
     /// Picks the kernels `pick` chooses ([`Breakdown::choose`]) and records them.
     pub fn pick(&mut self, pick: Pick) -> Result<(), Failure> {
         let chosen = self.choose(pick)?.iter().map(|r| r.function.clone()).collect();
-        self.pick = pick.describe();
+        self.pick = match self.steady_share() {
+            Some(s) => format!(
+                "{}, in the steady state ({} of the time; kernels launched only early are left out)",
+                pick.describe(),
+                crate::units::pct_fixed(s, 0)
+            ),
+            None => pick.describe(),
+        };
         self.chosen = chosen;
         Ok(())
     }
@@ -434,6 +465,46 @@ mod tests {
             assert!(e.message.starts_with("--min-share"), "{}", e.message);
         }
         assert_eq!(Pick::min_share(10.0).unwrap(), Pick::MinShare(10.0));
+    }
+
+    /// `seven()` with the kernels `early` marked early, as a traced census marks them.
+    fn marked(early: &[&str]) -> Breakdown {
+        let mut b = seven();
+        for r in &mut b.kernels {
+            r.early = early.contains(&r.function.as_str());
+        }
+        b
+    }
+
+    fn chosen(b: &Breakdown, pick: Pick) -> Vec<String> {
+        b.choose(pick).unwrap().iter().map(|r| r.function.clone()).collect()
+    }
+
+    /// #44: with a steady state (the kernels not marked early hold at least half the
+    /// time), the picks leave the early ones out and count shares of the steady state's
+    /// time: `b` and `c` are autotuning here, so `a` (50 % of all, 73.5 % of the steady
+    /// 68 %) and `d` make up 80 %.
+    #[test]
+    fn the_picks_leave_early_kernels_out_when_there_is_a_steady_state() {
+        let mut b = marked(&["b", "c"]);
+        assert_eq!(b.steady_share().map(|s| s.round()), Some(68.0));
+        assert_eq!(chosen(&b, Pick::Default), ["a", "d"]);
+        assert_eq!(chosen(&b, Pick::Top(3)), ["a", "d", "e"]);
+        assert_eq!(chosen(&b, Pick::MinShare(10.0)), ["a", "d"], "d is 11.8 % of the steady state");
+        b.pick(Pick::Default).unwrap();
+        assert!(
+            b.pick.ends_with(
+                "in the steady state (68 % of the time; kernels launched only early are left out)"
+            ),
+            "{}",
+            b.pick
+        );
+        // Without marks, or with the steady state under half the time (the main work is
+        // early, as in a program that launches once), nothing is left out.
+        assert_eq!(chosen(&seven(), Pick::Default), ["a", "b", "c"]);
+        let mostly_early = marked(&["a", "c"]);
+        assert_eq!(mostly_early.steady_share(), None);
+        assert_eq!(chosen(&mostly_early, Pick::Default), ["a", "b", "c"]);
     }
 
     #[test]

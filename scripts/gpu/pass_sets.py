@@ -20,10 +20,12 @@ under ncu with `--clock-control none` as archived. A set's passes are the
 import csv
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cost_programs import split  # noqa: E402  (`cd DIR && env K=V ... NCU ARGS` into its parts)
 
 SETS = [
     "basic",
@@ -36,22 +38,6 @@ SETS = [
     "basic+memory+compute+occupancy+counters+SC",
     "memory+compute+occupancy+counters",
 ]
-
-
-def split(command):
-    """`cd DIR && env K=V ... NCU ARGS...` into (cwd, env, argv)."""
-    words = shlex.split(command)
-    cwd = None
-    if words[0] == "cd":
-        cwd, words = words[1], words[3:]
-    env = dict(os.environ)
-    if words[0] == "env":
-        words = words[1:]
-        while "=" in words[0] and not words[0].startswith("/"):
-            k, v = words[0].split("=", 1)
-            env[k] = v
-            words = words[1:]
-    return cwd, env, words
 
 
 def without(argv, flags_with_value, flags):

@@ -147,19 +147,24 @@ impl Trace {
         }
     }
 
+    /// Each kernel with the name ncu prints for it (demangled) and its function name.
+    fn named(&self) -> impl Iterator<Item = (&TracedKernel, String, String)> {
+        self.kernels.iter().map(|k| {
+            let kernel = demangle(&k.name);
+            let function = function_name(&kernel);
+            (k, kernel, function)
+        })
+    }
+
     /// The census of the trace: each kernel by its demangled name, costliest first.
     pub fn census(&self) -> Census {
         let kernels = self
-            .kernels
-            .iter()
-            .map(|k| {
-                let kernel = demangle(&k.name);
-                Candidate {
-                    function: function_name(&kernel),
-                    kernel,
-                    launches: k.launches as usize,
-                    total_duration_ns: k.total_ns as f64,
-                }
+            .named()
+            .map(|(k, kernel, function)| Candidate {
+                function,
+                kernel,
+                launches: k.launches as usize,
+                total_duration_ns: k.total_ns as f64,
             })
             .collect();
         Census::from_candidates(kernels, self.launches as usize, self.capped)
@@ -169,21 +174,17 @@ impl Trace {
     /// those all of whose launches came early marked so.
     pub fn breakdown(&self) -> Breakdown {
         let rows = self
-            .kernels
-            .iter()
-            .map(|k| {
-                let kernel = demangle(&k.name);
-                BreakdownRow {
-                    function: function_name(&kernel),
-                    kernel,
-                    launches: k.launches as usize,
-                    total_ns: k.total_ns as f64,
-                    mean_ns: 0.0,
-                    share_pct: 0.0,
-                    grid: k.grids.clone(),
-                    block: k.blocks.clone(),
-                    early: self.span.is_some_and(|s| is_early(k.last_start, s)),
-                }
+            .named()
+            .map(|(k, kernel, function)| BreakdownRow {
+                function,
+                kernel,
+                launches: k.launches as usize,
+                total_ns: k.total_ns as f64,
+                mean_ns: 0.0,
+                share_pct: 0.0,
+                grid: k.grids.clone(),
+                block: k.blocks.clone(),
+                early: self.span.is_some_and(|s| is_early(k.last_start, s)),
             })
             .collect();
         let mut b = Breakdown::from_rows(rows, self.launches as usize, self.capped);

@@ -107,11 +107,11 @@ pub fn dry_plan(
                 // 1.5-2.7 s).
                 return Some(learned.terms.start_ms);
             }
-            let stages = match c {
-                StageCollection::Named(s) => vec![*s],
-                StageCollection::Merged(s) => s.clone(),
-                _ => return None,
-            };
+            // Discovery and custom sets have no stages to price.
+            let stages = c.stages();
+            if stages.is_empty() {
+                return None;
+            }
             Some(learned.terms.run_ms(planner::passes_of(&stages, &learned.passes), costs.as_ref()?))
         })
         .collect();

@@ -152,3 +152,29 @@ impl fmt::Display for RevisionNotPacked {
         write!(f, "{} {} is not packed: it {}", self.commit, self.subject, self.why)
     }
 }
+
+/// The archive packed, the revisions it holds and those it could not build, and how to search it.
+impl fmt::Display for super::BisectArchive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self;
+        write!(
+            f,
+            "Archive: {} (bisect: --good {} ({}) and {} revision(s) up to {} ({}), {} distinct build(s))",
+            b.archive.display(),
+            b.good.short(),
+            b.good.asked,
+            b.revisions,
+            b.bad.short(),
+            b.bad.asked,
+            b.builds
+        )?;
+        for (commit, why) in &b.not_built {
+            write!(f, "\n  {commit} is not packed: it {why}")?;
+        }
+        write!(
+            f,
+            "\n  search it on the GPU machine: cargo-kprof kprof bisect --archive {} --workspace-remap DIR",
+            b.archive.display()
+        )
+    }
+}

@@ -90,6 +90,12 @@ impl Event {
                 let note = if reused { " (the kernel's next dry run reuses it)" } else { "" };
                 Some(format!("Profile directory: {}{note}", p.profile_dir.display()))
             }
+            Event::DryRunBatch(b) if b.kernels.len() == 1 => Some(format!(
+                "Planned: `{}` of `{}` runs as the planner merges its stages (below); its commands.sh above \
+                 replays it stage by stage",
+                b.kernels[0],
+                b.program.display(),
+            )),
             Event::DryRunBatch(b) => Some(format!(
                 "Batched: {} kernels of `{}` run as one ncu run per stage ({}); each profile's commands.sh \
                  above replays its kernel alone",

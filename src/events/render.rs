@@ -20,6 +20,11 @@ impl fmt::Display for Event {
                 let wall = units::seconds(*wall_ms as f64 / 1000.0);
                 write!(f, "Profiled `{kernel}`: {stage}, {passes}{wall} ({why})")
             }
+            BatchStarted { program, kernels } if kernels.len() == 1 => write!(
+                f,
+                "Planning the ncu runs of `{}` (`{program}`): its stages merged where that saves a program start",
+                kernels[0]
+            ),
             BatchStarted { program, kernels } => write!(
                 f,
                 "Batching {} kernels of `{program}` into one ncu run per stage: {}",
@@ -81,7 +86,7 @@ impl fmt::Display for Event {
             ProfileMerged { from, to, .. } => write!(f, "Copied {} -> {}", from.display(), to.display()),
             MergeFinished(m) => merge_finished(f, m),
             ArchiveWritten(l) => archive_listing(f, l),
-            BisectArchiveWritten(b) => bisect_archive(f, b),
+            BisectArchiveWritten(b) => write!(f, "{b}"),
         }
     }
 }
@@ -242,28 +247,6 @@ fn analysed(f: &mut fmt::Formatter<'_>, report: &std::path::Path, kernels: &[Ker
         }
     }
     write!(f, "Report: {}", report.display())
-}
-
-fn bisect_archive(f: &mut fmt::Formatter<'_>, b: &BisectArchive) -> fmt::Result {
-    write!(
-        f,
-        "Archive: {} (bisect: --good {} ({}) and {} revision(s) up to {} ({}), {} distinct build(s))",
-        b.archive.display(),
-        b.good.short(),
-        b.good.asked,
-        b.revisions,
-        b.bad.short(),
-        b.bad.asked,
-        b.builds
-    )?;
-    for (commit, why) in &b.not_built {
-        write!(f, "\n  {commit} is not packed: it {why}")?;
-    }
-    write!(
-        f,
-        "\n  search it on the GPU machine: cargo-kprof kprof bisect --archive {} --workspace-remap DIR",
-        b.archive.display()
-    )
 }
 
 fn bisect_step(f: &mut fmt::Formatter<'_>, s: &BisectStep) -> fmt::Result {

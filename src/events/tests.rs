@@ -523,6 +523,12 @@ fn collection_progress_reads_as_before_and_is_tagged() {
     let e = Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into(), "b".into()] };
     assert_eq!(e.to_string(), "Batching 2 kernels of `/b/zoo` into one ncu run per stage: a, b");
     assert_eq!(serde_json::to_value(&e).unwrap()["reason"], "batch-started");
+    // A kernel batched alone is planned, not batched with others.
+    let e = Event::BatchStarted { program: "/b/zoo".into(), kernels: vec!["a".into()] };
+    assert_eq!(
+        e.to_string(),
+        "Planning the ncu runs of `a` (`/b/zoo`): its stages merged where that saves a program start"
+    );
     let e = Event::WindowFitted { kernel: "k".into(), window: "w".into(), why: "y".into() };
     assert_eq!(e.to_string(), "Window: y (w)");
 }

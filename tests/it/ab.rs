@@ -84,7 +84,7 @@ fn repository_with(kernels: &str) -> Option<Workspace> {
 /// `cargo-kprof kprof check --base HEAD ARGS` on `ws`, with nothing of the caller's CI
 /// (step summary, base branch) or ncu leaking in.
 pub(crate) fn check_base(ws: &Workspace, args: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     // Stand-in benches: no GPU needed.
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--base", "HEAD"]).args(args);
@@ -255,7 +255,7 @@ fn an_a_b_archive_carries_both_sides_and_checks_without_cargo() {
     // A one-sided check of it needs nothing else; a pair is refused as a one-sided archive.
     let state = tempfile::tempdir().unwrap();
     let remap = ws.root().join("there");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     // Stand-in benches: no GPU needed.
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(&tar).arg("--workspace-remap").arg(&remap);
@@ -286,7 +286,7 @@ fn a_one_sided_archive_without_a_baseline_is_refused_with_the_way_out() {
     let tar = ws.root().join("one.tar");
     let out = ws.kprof(&["archive", "-o", tar.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .env("KPROF_SKIP_GPU_CHECK", "1")
         .args(["kprof", "check", "--archive"])
         .arg(&tar)
@@ -376,7 +376,7 @@ fn a_profiled_check_has_the_counters_and_hot_line_as_evidence_and_merges() {
         .unwrap()
         .contains("regressed +428.1 %"));
     let merged = ws.root().join("merged");
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .env("KPROF_SKIP_GPU_CHECK", "1")
         .args(["kprof", "merge"])
         .arg(ws.root().join("profile"))

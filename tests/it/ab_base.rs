@@ -23,7 +23,7 @@ fn packed(ws: &Workspace) -> (PathBuf, Vec<Entry>) {
 /// replaying its rounds of the recorded `bank` run.
 fn check_archive(tar: &Path, remap: &Path) -> Output {
     let state = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     // Stand-in benches: no GPU needed.
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.args(["kprof", "check", "--timing-only", "--archive"]).arg(tar).arg("--workspace-remap").arg(remap);
@@ -187,7 +187,7 @@ fn an_a_b_archive_on_a_machine_without_a_gpu_unpacks_nothing() {
     let Some(ws) = repository() else { return };
     let (tar, _) = packed(&ws);
     let remap = ws.root().join("there");
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "check", "--archive"])
         .arg(&tar)
         .arg("--workspace-remap")

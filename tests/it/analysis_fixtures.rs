@@ -2,7 +2,6 @@
 //! the `import` / `report` subcommands.
 
 use std::path::Path;
-use std::process::Command;
 
 use cargo_kprof::analyze::rules::{BottleneckDecision, Classification};
 use cargo_kprof::analyze::AnalyzeOptions;
@@ -158,7 +157,7 @@ fn report_reanalyses_a_profile_directory_from_its_stage_pages() {
 }
 
 fn kprof(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).output().unwrap()
+    crate::support::kprof_bin().arg("kprof").args(args).output().unwrap()
 }
 
 #[test]

@@ -4,7 +4,6 @@
 //! `copy` kernel) or in the `commands.sh` a dry run writes.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::process::Output;
 
 use crate::support::tarball::{self, Entry};
@@ -71,7 +70,7 @@ impl There {
     /// `cargo-kprof kprof run --archive ARCHIVE --workspace-remap <remap> ARGS`, run in
     /// this machine's folder.
     fn run(&self, archive: &Path, args: &[&str]) -> Output {
-        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        crate::support::kprof_bin()
             .args(["kprof", "run", "--archive"])
             .arg(archive)
             .arg("--workspace-remap")
@@ -361,7 +360,7 @@ fn hints_among_several_programs_and_harness_windows() {
     assert!(!there.remap().exists(), "nothing unpacked");
     // `check --archive` takes the same selection.
     let remap = there.remap().with_extension("check");
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "check", "--timing-only", "--baseline", "main", "--kernel", "hgemm", "--archive"])
         .arg(&path)
         .arg("--workspace-remap")
@@ -453,7 +452,7 @@ fn without_ncu_the_suggested_dry_run_works() {
     let path = archived(&ws, &["--kernel", "copy"]);
     let there = tempfile::tempdir().unwrap();
     let run = |remap: &str, extra: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        crate::support::kprof_bin()
             .args(["kprof", "run", "--archive"])
             .arg(&path)
             .args(["--workspace-remap", remap])

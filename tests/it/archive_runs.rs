@@ -60,7 +60,7 @@ fn archive_and_run(entry: &str, selection: &[&str], replay: &Path, console: Opti
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive"])
         .arg(&archive)
         .arg("--workspace-remap")
@@ -246,7 +246,7 @@ fn an_archive_run_without_a_gpu_leaves_no_folder_in_the_way() {
     let out = ws.kprof(&["archive", "--kernel", "copy", "-o", archive.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let remap = ws.root().join("there");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "run", "--archive"])
         .arg(&archive)
         .arg("--workspace-remap")

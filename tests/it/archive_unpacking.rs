@@ -26,7 +26,7 @@ fn real_archive_entries(ws: &Workspace) -> Vec<crate::support::tarball::Entry> {
 /// `cargo-kprof kprof run --archive ARCHIVE --workspace-remap REMAP`, without cargo, with
 /// the fake ncu replaying the recorded `copy` profile.
 fn run_archive(ws: &Workspace, archive: &Path, remap: &Path) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive"]).arg(archive).arg("--workspace-remap").arg(remap);
     cmd.env("CARGO", "/nonexistent/cargo");
     for (k, v) in replay_env(ws) {
@@ -103,7 +103,7 @@ fn hostile_archives_are_refused_naming_the_entry() {
 /// `run --archive ARCHIVE --workspace-remap REMAP [extra]` in `root`, without ncu; at most
 /// 60 s (a run that hangs is reported as exit `None`).
 pub(crate) fn run_archive_in(root: &Path, archive: &str, remap: &str, extra: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive", archive, "--workspace-remap", remap]).args(extra);
     cmd.current_dir(root)
         .env("NCU", "/nonexistent/ncu")
@@ -297,7 +297,7 @@ fn archives_that_unpack_more_than_they_hold_are_refused() {
         .extend(verify("a named pipe", root, expect, || run_archive_in(root, &fifo_s, "remap-fifo", &[])));
     let expect = Expect { code: 3, names: &["/dev/stdin", "not a regular file"], allowed: &[] };
     failures.extend(verify("a pipe on stdin", root, expect, || {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "run", "--archive", "/dev/stdin", "--workspace-remap", "remap-stdin"]);
         cmd.current_dir(root).env("NCU", "/nonexistent/ncu").env("NO_COLOR", "1");
         cmd.stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
@@ -336,7 +336,7 @@ fn an_archive_never_chooses_sudo() {
     crate::support::fake_sudo::write(&tools);
     let (ncu_argv, sudo_argv) = (tools.join("ncu_argv.txt"), tools.join("sudo_argv.txt"));
     let remap = there.path().join("unpacked");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive"]).arg(&archive).arg("--workspace-remap").arg(&remap);
     cmd.env("CARGO", "/nonexistent/cargo").env("NCU", &ncu).env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.env("FAKE_NCU_ARGV", &ncu_argv).env("FAKE_SUDO_ARGV", &sudo_argv);

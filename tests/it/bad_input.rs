@@ -11,7 +11,7 @@
 //! reported at the end.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::snapshot;
 use crate::support::tarball::{self, Entry};
@@ -66,7 +66,7 @@ pub(crate) fn assert_all(failures: Vec<String>, cases: usize) {
 
 /// `cargo-kprof kprof ARGS` in `cwd`, without ncu.
 pub(crate) fn kprof_in(cwd: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    crate::support::kprof_bin()
         .arg("kprof")
         .args(args)
         .current_dir(cwd)

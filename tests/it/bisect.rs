@@ -105,7 +105,7 @@ fn bisect_as(ws: &Workspace, args: &[&str], log: &Path) -> Output {
 
 /// The command [`bisect_as`] runs, the benches keeping their places in `state`.
 pub(crate) fn bisect_command(ws: &Workspace, args: &[&str], state: &Path, log: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "bisect", "--timing-only", "-k", "hgemm_tiled"]).args(args);
     cmd.arg("--manifest-path").arg(ws.manifest()).current_dir(ws.root());
     cmd.env("CARGO_TARGET_DIR", ws.root().join("target"));
@@ -314,7 +314,7 @@ fn a_revision_without_the_kernel_is_skipped_and_named() {
 fn a_bisect_without_its_inputs_is_refused_naming_them() {
     let Some((ws, c)) = history() else { return };
     let run = |args: &[&str]| {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "bisect"]).args(args).arg("--manifest-path").arg(ws.manifest());
         cmd.env("KPROF_SKIP_GPU_CHECK", "1").env("CARGO_TARGET_DIR", ws.root().join("target"));
         cmd.output().unwrap()

@@ -2,8 +2,6 @@
 //! generated history of `bisect.rs` and packs identical builds once; `bisect --archive`
 //! searches it with no repository and no cargo, its benches replaying the H200's rounds.
 
-use std::process::Command;
-
 use crate::bisect::{bound, history, outcomes_at, replaying, short, with_reason};
 use crate::support::text;
 
@@ -39,7 +37,7 @@ fn an_archived_range_is_searched_without_the_repository_each_build_checked_once(
     let there = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     let log = there.path().join("runs.log");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&tar);
     cmd.args(["--workspace-remap", "remap", "--message-format", "json"]).current_dir(there.path());
     replaying(&mut cmd, state.path(), &log);
@@ -88,7 +86,7 @@ fn an_archived_range_is_searched_without_the_repository_each_build_checked_once(
 
     // The bundle is not for `run --archive`: refused, naming the command that takes it,
     // before anything is unpacked.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive"]).arg(&tar).args(["--workspace-remap", "r2"]);
     let out = cmd.current_dir(there.path()).env("KPROF_SKIP_GPU_CHECK", "1").output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
@@ -111,7 +109,7 @@ fn archive_and_search(
     let there = ws.root().join(format!("{name}-there"));
     std::fs::create_dir(&there).unwrap();
     let state = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&tar).args(args);
     cmd.args(["--workspace-remap", "remap", "--message-format", "json"]).current_dir(&there);
     replaying(&mut cmd, state.path(), &there.join("runs.log"));
@@ -201,7 +199,7 @@ fn a_bundle_with_a_damaged_build_or_history_is_refused_before_the_first_step() {
         tarball::write(&bad, &entries);
         let there = tempfile::tempdir().unwrap();
         let state = tempfile::tempdir().unwrap();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "bisect", "--timing-only", "--archive"]).arg(&bad);
         cmd.args(["--workspace-remap", "remap"]).current_dir(there.path());
         replaying(&mut cmd, state.path(), &there.path().join("runs.log"));

@@ -3,7 +3,6 @@
 //! They need cargo (to read metadata and build the tiny bench) but no GPU and no ncu.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::support::{text, Workspace};
 
@@ -229,19 +228,14 @@ fn compare_without_profiles_says_what_to_do() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "--launch-count", "0"])
-        .output()
-        .unwrap();
+    let out = crate::support::kprof_bin().args(["kprof", "--launch-count", "0"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--launch-count"), "{}", text(&out.stderr));
 }
 
 #[test]
 fn explain_prints_meaning_and_fixes_or_suggests() {
-    let run = |topic: &str| {
-        Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain", topic]).output().unwrap()
-    };
+    let run = |topic: &str| crate::support::kprof_bin().args(["kprof", "explain", topic]).output().unwrap();
     let out = run("sm__throughput");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -256,9 +250,7 @@ fn explain_prints_meaning_and_fixes_or_suggests() {
 /// included, and the error names no file an installed user lacks.
 #[test]
 fn explain_finds_names_written_loosely() {
-    let run = |topic: &str| {
-        Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain", topic]).output().unwrap()
-    };
+    let run = |topic: &str| crate::support::kprof_bin().args(["kprof", "explain", topic]).output().unwrap();
     for (query, shown) in
         [("uncoalesced", "uncoalesced-global (limiter)"), ("DRAM-bandwidth", "dram-bandwidth (limiter)")]
     {
@@ -286,7 +278,7 @@ fn explain_finds_names_written_loosely() {
 /// `explain` without a name lists what it can explain, the limiters the reports name first.
 #[test]
 fn explain_without_a_name_lists_its_topics() {
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "explain"]).output().unwrap();
+    let out = crate::support::kprof_bin().args(["kprof", "explain"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     let first = stdout.lines().next().unwrap_or_default();
@@ -299,16 +291,13 @@ fn explain_without_a_name_lists_its_topics() {
     {
         assert!(stdout.contains(line), "{line}: {stdout}");
     }
-    let help = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "explain", "--help"])
-        .output()
-        .unwrap();
+    let help = crate::support::kprof_bin().args(["kprof", "explain", "--help"]).output().unwrap();
     assert!(text(&help.stdout).contains("A limiter the reports name"), "{}", text(&help.stdout));
 }
 
 /// Runs `kprof doctor` in `ws` with `env`.
 fn doctor(ws: &Workspace, env: &[(&str, &str)]) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "doctor", "--manifest-path"]).arg(ws.manifest()).env_remove("NCU");
     for (k, v) in env {
         cmd.env(k, v);
@@ -394,7 +383,7 @@ fn doctor_agrees_with_itself_and_colours_when_asked() {
     std::fs::write(ws.root().join("profile/ncu_path"), "/nonexistent/cuda/bin/ncu\n").unwrap();
     let cargo_dir = Path::new(env!("CARGO")).parent().unwrap().to_str().unwrap().to_string();
     let run = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        crate::support::kprof_bin()
             .args(["kprof", "doctor", "--manifest-path"])
             .arg(ws.manifest())
             .args(extra)
@@ -425,7 +414,7 @@ fn doctor_agrees_with_itself_and_colours_when_asked() {
 #[test]
 fn short_help_fits_a_screen_and_long_help_has_every_option() {
     let run = |flag: &str| {
-        let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", flag]).output().unwrap();
+        let out = crate::support::kprof_bin().args(["kprof", flag]).output().unwrap();
         assert_eq!(out.status.code(), Some(0));
         text(&out.stdout)
     };

@@ -267,7 +267,7 @@ fn ctrl_c_stops_ncu_and_keeps_what_was_written() {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = hanging_ncu(&tools);
     let started = tools.join("started");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let child = crate::support::kprof_bin()
         .args(["kprof", "--kernel", "copy", "--manifest-path"])
         .arg(ws.manifest())
         .env("CARGO_TARGET_DIR", ws.root().join("target"))
@@ -317,7 +317,7 @@ fn archive_then_run_profiles_without_cargo() {
     std::fs::create_dir_all(&tools).unwrap();
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "run", "--archive"])
         .arg(&archive)
         .arg("--workspace-remap")
@@ -339,7 +339,7 @@ fn archive_then_run_profiles_without_cargo() {
     assert!(profiles >= 2, "a profile directory and ncu_path");
     assert!(text(&out.stdout).contains("copy_kernel: memory-bound"), "{}", text(&out.stdout));
     // Unpacking never goes into a non-empty directory.
-    let again = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let again = crate::support::kprof_bin()
         .args(["kprof", "run", "--archive"])
         .arg(&archive)
         .arg("--workspace-remap")

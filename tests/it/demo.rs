@@ -23,12 +23,7 @@ fn demo_target_dir() -> PathBuf {
 }
 
 fn kprof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .arg("kprof")
-        .args(args)
-        .env_remove("NVCC_APPEND_FLAGS")
-        .output()
-        .unwrap()
+    crate::support::kprof_bin().arg("kprof").args(args).env_remove("NVCC_APPEND_FLAGS").output().unwrap()
 }
 
 #[test]

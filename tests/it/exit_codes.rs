@@ -51,7 +51,7 @@ fn a_damaged_file_exits_12_naming_it() {
     let dir = tmp.path().join("profile/hgemm_tiled_20261129_231734");
     crate::support::copy_dir(&from, &dir);
     std::fs::write(dir.join("details/metrics_summary.json"), "{ \"kernels\": [ truncated").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "compare", "profile/hgemm_tiled_20261129_231734", "--baseline", "main"])
         .current_dir(tmp.path())
         .output()

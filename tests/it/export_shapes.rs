@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
@@ -264,7 +264,7 @@ fn a_renamed_key_a_missing_key_or_another_type_is_caught() {
 /// `cargo-kprof kprof ARGS --manifest-path <ws>`, its target directory inside `ws`, with
 /// `env`, outside any job array and without a step summary to append to.
 fn kprof(ws: &Workspace, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     // Stand-in benches: no GPU needed.
     cmd.env("KPROF_SKIP_GPU_CHECK", "1");
     cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest());

@@ -63,6 +63,7 @@ fn kprof_small_files(cwd: &Path, kib: u32, args: &[&str]) -> Output {
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
+        .env("KPROF_PLAN", "fixed")
         .output()
         .unwrap()
 }

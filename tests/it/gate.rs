@@ -7,7 +7,7 @@
 //! and the step summary are then those of the real runs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{copy_dir, recordings, text, Workspace};
 
@@ -25,7 +25,7 @@ fn recorded(run: &str, kernel: &str) -> PathBuf {
 }
 
 fn kprof(args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(args).env_remove("GITHUB_STEP_SUMMARY");
     for (k, v) in env {
         cmd.env(k, v);
@@ -198,7 +198,7 @@ fn timing(name: &str) -> PathBuf {
 
 /// `check --timing-only ARGS` in `ws`, the stand-in bench writing the recorded `recorded`.
 fn check_timing_only(ws: &Workspace, args: &[&str], recorded: &str, summary: &Path) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "check", "--timing-only"]).args(args).arg("--manifest-path").arg(ws.manifest());
     cmd.env("CARGO_TARGET_DIR", ws.root().join("target"))
         .env("FAKE_TIMING", timing(recorded))
@@ -220,7 +220,7 @@ fn check_without_a_gpu_stops_before_building() {
     }
     let ws = timing_workspace();
     for args in [&["--timing-only", "--save-baseline", "main"][..], &["--save-baseline", "main"][..]] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        let out = crate::support::kprof_bin()
             .args(["kprof", "check"])
             .args(args)
             .arg("--manifest-path")

@@ -11,7 +11,6 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support::{copy_dir, recordings, repo};
 
@@ -80,7 +79,7 @@ impl Record {
     /// Runs `cargo-kprof kprof ARGS` in the temporary directory, records its outputs and
     /// returns its exit code.
     fn run(&mut self, args: &[&str]) -> Option<i32> {
-        let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        let out = crate::support::kprof_bin()
             .arg("kprof")
             .args(args)
             .current_dir(self.root())

@@ -4,12 +4,12 @@
 //! `report --open`, and `index.html` of a merged root. `browser.rs` opens them in a browser.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{copy_dir, recordings, text, write_script};
 
 fn kprof(args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(args).env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY").env_remove("BROWSER");
     for (k, v) in env {
         cmd.env(k, v);
@@ -122,7 +122,7 @@ fn open_without_a_browser_prints_the_url_and_report_lists_what_it_rewrote() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("a profile");
     copy_dir(&recordings().join("demo-stages").join("copy_20261129_213211"), &dir);
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "report", dir.to_str().unwrap(), "--open"])
         .env("NO_COLOR", "1")
         .env_remove("BROWSER")

@@ -2,7 +2,7 @@
 //! command that takes the flag; text for people goes to stderr.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use crate::support::{copy_dir, fake_ncu, fixture_details, recordings, text, Workspace};
 
@@ -35,7 +35,7 @@ fn json_lines(what: &str, out: &Output, codes: &[i32]) -> Vec<serde_json::Value>
 }
 
 fn kprof(args: &[&str], cwd: &Path, env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(args).current_dir(cwd).env_remove("NCU").env("KPROF_SKIP_GPU_CHECK", "1");
     for (k, v) in env {
         cmd.env(k, v);

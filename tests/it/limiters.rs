@@ -14,7 +14,7 @@ fn import_zoo(kernel: &str, tmp: &Path) -> (PathBuf, String) {
     let page = |p: &str| recording_file(&format!("zoo-full/{kernel}_{p}.csv"), &inputs);
     let (raw, details, source) = (page("full_raw"), page("full_details"), page("source"));
     let out = tmp.join(kernel);
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let run = crate::support::kprof_bin()
         .args(["kprof", "import", "--raw"])
         .arg(&raw)
         .arg("--details")
@@ -104,11 +104,7 @@ fn causes_the_stages_could_not_check_are_named_with_the_stage_that_would() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("p");
     copy_dir(&recorded, &dir);
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "report"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = crate::support::kprof_bin().args(["kprof", "report"]).arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report = std::fs::read_to_string(dir.join("final_report.md")).unwrap();
     assert!(
@@ -126,10 +122,7 @@ fn causes_the_stages_could_not_check_are_named_with_the_stage_that_would() {
 fn explain_prints_every_limiter_a_report_can_name() {
     let rules = cargo_kprof::analyze::rules::Rules::builtin();
     for id in rules.limiter_ids() {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .args(["kprof", "explain", id])
-            .output()
-            .unwrap();
+        let out = crate::support::kprof_bin().args(["kprof", "explain", id]).output().unwrap();
         let stdout = text(&out.stdout);
         assert_eq!(out.status.code(), Some(0), "{id}: {}", text(&out.stderr));
         assert!(stdout.starts_with(&format!("{id} (limiter)\n")), "{stdout}");
@@ -175,11 +168,7 @@ fn kprofs_own_source_stage_leads_to_the_line_that_causes_the_limiter() {
             .unwrap();
         let dir = tmp.path().join(prefix);
         copy_dir(&recorded, &dir);
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .args(["kprof", "report"])
-            .arg(&dir)
-            .output()
-            .unwrap();
+        let out = crate::support::kprof_bin().args(["kprof", "report"]).arg(&dir).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let l = limiter(&dir);
         assert_eq!(l["id"], id);

@@ -12,7 +12,7 @@ const TWO_KERNELS: &str = "[[package.metadata.kprof.kernels]]\nname = \"copy\"\n
                            [[package.metadata.kprof.kernels]]\nname = \"fma\"\nbench = \"fma\"\nruntime = \"cuda\"\n";
 
 fn kprof_in(cwd: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).current_dir(cwd).output().unwrap()
+    crate::support::kprof_bin().arg("kprof").args(args).current_dir(cwd).output().unwrap()
 }
 
 /// `00_environment.txt` says how a probe failed once: "(exit code 3)", not "(exit exit

@@ -21,11 +21,7 @@ fn verdicts(dir: &Path) -> Vec<serde_json::Value> {
 fn report(recorded: &Path, tmp: &Path) -> PathBuf {
     let dir = tmp.join(recorded.file_name().unwrap());
     copy_dir(recorded, &dir);
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .args(["kprof", "report"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let run = crate::support::kprof_bin().args(["kprof", "report"]).arg(&dir).output().unwrap();
     assert_eq!(run.status.code(), Some(0), "{}: {}", dir.display(), text(&run.stderr));
     dir
 }

@@ -86,7 +86,7 @@ fn the_index_is_never_written_beside_an_explicit_output_dir() {
 
 /// `cargo-kprof kprof ARGS --manifest-path <ws>` run from `cwd`, with the fake ncu.
 fn profile_copy_from(ws: &Workspace, cwd: &Path, args: &[&str]) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest()).current_dir(cwd);
     cmd.env_remove("NCU").env("CARGO_TARGET_DIR", ws.root().join("target"));
     for (k, v) in replay_env(ws) {
@@ -157,7 +157,7 @@ fn a_relative_ncu_is_resolved_once_for_the_check_and_the_run() {
     let ws = Workspace::new(&harness_entry("copy"));
     let tools = ws.root().join("tools");
     let run = |cwd: &Path, ncu: &str, path: &str| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "--kernel", "copy", "--manifest-path"]).arg(ws.manifest()).current_dir(cwd);
         cmd.env("CARGO_TARGET_DIR", ws.root().join("target"));
         for (k, v) in replay_env(&ws) {
@@ -193,7 +193,7 @@ fn a_failed_import_leaves_nothing_that_blocks_the_corrected_one() {
     let raw = crate::support::recordings().join("demo-full/copy_full_raw.csv");
     let out_dir = tmp.path().join("imports/copy");
     let import = |hint: &str| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+        crate::support::kprof_bin()
             .args(["kprof", "import", "--raw"])
             .arg(&raw)
             .args(["--kernel", hint, "--output-dir"])
@@ -230,12 +230,7 @@ fn a_kernel_name_from_a_csv_cannot_lead_a_baseline_outside() {
     let csv = tmp.path().join("hostile_raw.csv");
     std::fs::write(&csv, hostile).unwrap();
     let kprof = |args: &[&str]| {
-        std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .arg("kprof")
-            .args(args)
-            .current_dir(tmp.path())
-            .output()
-            .unwrap()
+        crate::support::kprof_bin().arg("kprof").args(args).current_dir(tmp.path()).output().unwrap()
     };
     for dir in ["ws/profile/a_20261129_230000", "ws/profile/b_20261129_230001"] {
         let out = kprof(&["import", "--raw", csv.to_str().unwrap(), "--output-dir", dir]);

@@ -625,7 +625,7 @@ fn import_reads_a_full_set_details_page_with_its_embedded_table() {
     let tmp = tempfile::tempdir().unwrap();
     let raw = crate::support::recording_file("zoo-full/hmma_loop_full_raw.csv", tmp.path());
     let details = crate::support::recording_file("zoo-full/hmma_loop_full_details.csv", tmp.path());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "import", "--raw"])
         .arg(&raw)
         .arg("--details")

@@ -306,3 +306,49 @@ fn the_dry_run_shows_the_planned_runs_and_their_cost() {
         "{stdout}"
     );
 }
+
+/// A kernel profiled on its own plans its runs as a batch's do: without history, basic
+/// and every likely follow-up share its first run, whose report stays in its own profile
+/// for the source page's import, and the batch's folder is inside that profile (nothing
+/// beside it). `KPROF_PLAN=fixed` keeps it on the single path: basic, then the follow-up.
+#[test]
+fn a_kernel_profiled_alone_gets_the_merged_first_run() {
+    let setup = setup_at(&recorded("again"));
+    let none = setup.ws.root().join("tools/absent.jsonl");
+    let run_as = |plan: &str| {
+        let env = [
+            ("NCU", setup.ncu.to_str().unwrap()),
+            ("KPROF_PLAN", plan),
+            ("KPROF_COST_HISTORY", none.to_str().unwrap()),
+        ];
+        let out = setup.ws.kprof(&["--kernel", "atomic_bins", "--clock-control", "none", "--dry-run"], &env);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        (text(&out.stdout), text(&out.stderr))
+    };
+    let (stdout, stderr) = run_as("auto");
+    assert!(stderr.contains("Planned: `atomic_bins` of `"), "{stderr}");
+    let stage = stdout
+        .lines()
+        .position(|l| l.starts_with("# Stage basic+memory+compute+occupancy (batched: atomic_bins; about "))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let lines: Vec<&str> = stdout.lines().collect();
+    let merged = lines[stage + 1];
+    let dir = setup
+        .ws
+        .profiles()
+        .into_iter()
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("atomic_bins_dry-run"));
+    let dir = dir.unwrap_or_else(|| panic!("no dry-run profile: {stdout}"));
+    let own_report = dir.join("details/01_basic.ncu-rep");
+    assert!(merged.contains(&format!("--export {}", own_report.display())), "{merged}");
+    assert!(merged.contains(&format!("{}/.batch/details/", dir.display())), "{merged}");
+    let source = lines[stage + 3];
+    assert!(source.contains(&format!("--import {}", own_report.display())), "{source}");
+    // One merged run and the import, against basic and a follow-up run.
+    let cost = stdout.lines().find(|l| l.starts_with("# Cost: about ")).unwrap();
+    assert!(cost.contains("17 passes"), "{cost}");
+
+    let (stdout, stderr) = run_as("fixed");
+    assert!(!stderr.contains("Planned: ") && !stdout.contains("# Stage basic+"), "{stdout}");
+    assert!(stdout.contains("# Stage 1: basic\n"), "{stdout}");
+}

@@ -447,7 +447,7 @@ fn doctor_checks_the_sudo_setup() {
     let ws = workspace("");
     let tools = Tools::new(&ws, REPLAYING_NCU);
     let doctor = |args: &[&str], env: &[(String, String)], ws: &Workspace| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "doctor", "--manifest-path"]).arg(ws.manifest()).args(args);
         cmd.envs(env.iter().map(|(k, v)| (k, v)));
         cmd.output().unwrap()

@@ -79,12 +79,7 @@ fn the_readmes_import_needs_no_gpu() {
     let tmp = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(repo(), tmp.path().join("cargo-kprof")).unwrap();
     let words: Vec<&str> = command.split_whitespace().skip(2).collect();
-    let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-        .arg("kprof")
-        .args(&words)
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
+    let out = crate::support::kprof_bin().arg("kprof").args(&words).current_dir(tmp.path()).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{command}: {}", text(&out.stderr));
     let report = std::fs::read_to_string(tmp.path().join("hgemm-import/final_report.md")).unwrap();
     assert!(report.contains("| % samples | file:line | source | top stalls |"), "{report}");
@@ -124,11 +119,7 @@ fn the_readmes_sample_output_is_what_report_prints_on_its_recordings_today() {
         for (n, p) in profiles.iter().enumerate() {
             let copy = tmp.path().join(format!("{i}-{n}")).join(p.file_name().unwrap());
             crate::support::copy_dir(p, &copy);
-            let out = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-                .args(["kprof", "report"])
-                .arg(&copy)
-                .output()
-                .unwrap();
+            let out = crate::support::kprof_bin().args(["kprof", "report"]).arg(&copy).output().unwrap();
             assert_eq!(out.status.code(), Some(0), "{}: {}", p.display(), text(&out.stderr));
             printed.push_str(&text(&out.stdout));
             reports.push_str(&std::fs::read_to_string(copy.join("final_report.md")).unwrap());

@@ -143,7 +143,7 @@ fn import_zoo_fix_dir(kernel: &str, tmp: &Path) -> PathBuf {
     std::fs::create_dir_all(&inputs).unwrap();
     let page = |p: &str| recording_file(&format!("zoo-fixes/ncu/{kernel}_{p}.csv"), &inputs);
     let out = tmp.join(kernel);
-    let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let run = crate::support::kprof_bin()
         .args(["kprof", "import", "--raw"])
         .arg(page("full_raw"))
         .arg("--details")
@@ -273,7 +273,7 @@ fn report_prints_the_sass_cause_in_the_console_the_markdown_the_html_and_the_jso
     let dir = tmp.path().join("scale_promoted");
     crate::support::copy_dir(&fix_loop("scale_promoted"), &dir);
     let run = |json: bool| {
-        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut c = crate::support::kprof_bin();
         c.args(["kprof", "report"]).arg(&dir).current_dir(repo());
         if json {
             c.args(["--message-format", "json"]);
@@ -325,12 +325,7 @@ fn compare_pair(before: &Path, after: &Path, tmp: &Path) -> (String, serde_json:
     crate::support::copy_dir(before, &b);
     crate::support::copy_dir(after, &a);
     let kprof = |args: &[&std::ffi::OsStr]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .arg("kprof")
-            .args(args)
-            .current_dir(repo())
-            .output()
-            .unwrap();
+        let out = crate::support::kprof_bin().arg("kprof").args(args).current_dir(repo()).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
         text(&out.stdout)
     };

@@ -95,7 +95,7 @@ fn the_profile_note_respects_quiet() {
 
 /// Runs `cargo-kprof kprof ARGS --manifest-path MANIFEST`.
 fn kprof_at(manifest: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    crate::support::kprof_bin()
         .arg("kprof")
         .args(args)
         .arg("--manifest-path")

@@ -8,7 +8,7 @@
 //! (fixtures/h200/check-runs/).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use cargo_kprof::model::partition::{
     fnv1a64, from_env, identity_hash, KernelIdentity, Partition, PartitionMode, Shard,
@@ -242,7 +242,7 @@ fn normalised(index: &Value) -> Vec<Value> {
 }
 
 fn merge(args: &[&str], env: &[(&str, &Path)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").arg("merge").args(args).env_remove("GITHUB_STEP_SUMMARY");
     for (k, v) in env {
         cmd.env(k, v);

@@ -8,7 +8,7 @@
 //! file and blocks opening a fifo nobody writes to, until it is killed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::{fake_ncu, text, Workspace};
@@ -95,7 +95,7 @@ fn assert_gone(pids: &[i32]) {
 
 /// `cargo-kprof kprof ARGS --manifest-path <ws>` started in the background.
 fn spawn(ws: &Workspace, args: &[&str], env: &[(&str, &Path)]) -> Child {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(args).arg("--manifest-path").arg(ws.manifest());
     cmd.env_remove("NCU").env("CARGO_TARGET_DIR", ws.root().join("target")).env("KPROF_SKIP_GPU_CHECK", "1");
     for (k, v) in env {

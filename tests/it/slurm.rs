@@ -303,7 +303,7 @@ fn the_slurm_launcher_shards_and_merges_as_one_run_would() {
 
     // The reference: one unsharded run of the same archive.
     let whole = tools.path().join("whole");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.args(["kprof", "run", "--archive"]).arg(&archive).arg("--workspace-remap").arg(&whole);
     fake_env(&mut cmd);
     let out = cmd.output().unwrap();

@@ -24,7 +24,7 @@ fn hidden(dir: &Path) -> Vec<String> {
 }
 
 fn kprof(cwd: &Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).arg("kprof").args(args).current_dir(cwd).output().unwrap()
+    crate::support::kprof_bin().arg("kprof").args(args).current_dir(cwd).output().unwrap()
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn sigint_during_import_removes_its_staging_folder() {
     let tmp = tempfile::tempdir().unwrap();
     let t = tmp.path();
     let raw = big_page(t, 20_000);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let mut child = crate::support::kprof_bin()
         .args(["kprof", "import", "--raw", raw.to_str().unwrap(), "--output-dir", "out"])
         .current_dir(t)
         .stdout(std::process::Stdio::null())

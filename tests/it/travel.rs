@@ -102,7 +102,7 @@ fn run_archive(f: &Fixture, remap: &Path, extra: &[&str]) -> (Output, String) {
     let tools = remap.with_extension("tools");
     let ncu = crate::support::fake_ncu::write(&tools);
     let argv = tools.join("argv.txt");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    let out = crate::support::kprof_bin()
         .args(["kprof", "run", "--archive"])
         .arg(&f.archive)
         .arg("--workspace-remap")
@@ -239,7 +239,7 @@ fn doctor_checks_an_archives_libraries() {
     let f = fixture();
     assert_eq!(f.packed.status.code(), Some(0), "{}", String::from_utf8_lossy(&f.packed.stderr));
     let doctor = |ld: Option<&Path>| {
-        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = crate::support::kprof_bin();
         cmd.args(["kprof", "doctor", "--archive"]).arg(&f.archive).current_dir(f.ws.root());
         match ld {
             Some(dir) => cmd.env("LD_LIBRARY_PATH", dir),

@@ -3,7 +3,6 @@
 //! recorded profile is copied and analysed again with `cargo kprof report`.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::support::{copy_dir, recordings, text};
 
@@ -23,8 +22,7 @@ fn recorded(set: &str, prefix: &str) -> PathBuf {
 fn reported(set: &str, prefix: &str, tmp: &Path) -> PathBuf {
     let dir = tmp.join(prefix);
     copy_dir(&recorded(set, prefix), &dir);
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_cargo-kprof")).args(["kprof", "report"]).arg(&dir).output().unwrap();
+    let out = crate::support::kprof_bin().args(["kprof", "report"]).arg(&dir).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     dir
 }

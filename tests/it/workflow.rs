@@ -4,7 +4,6 @@
 //! a renamed or misspelt flag fails here rather than on a user's GPU runner.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::Command;
 
 use regex::Regex;
 use serde_yaml::Value;
@@ -28,7 +27,7 @@ struct Help {
 }
 
 fn help(sub: Option<&str>) -> Help {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = crate::support::kprof_bin();
     cmd.arg("kprof").args(sub).arg("--help").env("NO_COLOR", "1");
     let out = cmd.output().unwrap();
     assert_eq!(out.status.code(), Some(0), "kprof {sub:?} --help: {}", text(&out.stderr));

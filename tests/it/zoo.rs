@@ -131,11 +131,7 @@ fn auto_runs_get_the_expected_limiter_and_advice() {
         let recorded = auto_run(&row.kernel);
         let dir = tmp.path().join(recorded.file_name().unwrap());
         copy_dir(&recorded, &dir);
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
-            .args(["kprof", "report"])
-            .arg(&dir)
-            .output()
-            .unwrap();
+        let run = crate::support::kprof_bin().args(["kprof", "report"]).arg(&dir).output().unwrap();
         assert_eq!(run.status.code(), Some(0), "{}: {}", row.kernel, text(&run.stderr));
         let manifest: serde_yaml::Value =
             serde_yaml::from_str(&std::fs::read_to_string(dir.join("run_manifest.yaml")).unwrap()).unwrap();

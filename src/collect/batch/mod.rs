@@ -48,7 +48,7 @@ use rows::{own_page, split_rows};
 
 pub use first::{dry_plan, DryPlan};
 pub use key::batch_key;
-pub use plan::program_key;
+pub use plan::{planner_on, program_key};
 pub use run::batched_command;
 use run::run_batched;
 
@@ -156,16 +156,17 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     batch.finish(started)
 }
 
-/// Creates the hidden `.batch_<id>` folder beside the profiles, its `commands.sh` opened
-/// with what it holds.
+/// Creates the batch's hidden folder ([`batch_dir_of`]), its `commands.sh` opened with
+/// what it holds.
 fn open_batch_dir(members: &[KernelRun<'_>]) -> Result<ProfileDir> {
     let first = &members[0];
-    let parent = first.dir.path().parent().unwrap_or(first.dir.path());
-    let batch_dir = ProfileDir::create_unique(parent, batch_dir_of(first.dir).id())?;
+    let planned = batch_dir_of(first.dir, members.len());
+    let parent = planned.path().parent().unwrap_or(first.dir.path());
+    let batch_dir = ProfileDir::create_unique(parent, planned.id())?;
     crate::profile::fs::write_new(
         &batch_dir.commands_script_path(),
         &format!(
-            "#!/bin/sh\n# The batched ncu runs of {} kernels of one program ({}); each profile's own\n\
+            "#!/bin/sh\n# The batched ncu runs of {} kernel(s) of one program ({}); each profile's own\n\
              # commands.sh replays its kernel alone.\nset -e\n\n",
             members.len(),
             members.iter().map(|m| m.kernel.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -442,9 +443,14 @@ fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
     group.iter().map(|i| members[*i].kernel.name.as_str()).collect::<Vec<_>>().join(" + ")
 }
 
-/// The hidden folder a batch of `members` writes its pages to, beside the first member's
-/// profile: `.batch_<its id>` (a real run takes the next free name if that one is taken).
-pub fn batch_dir_of(first: &ProfileDir) -> ProfileDir {
+/// The hidden folder a batch of `count` kernels, `first` the first, writes its pages to:
+/// `.batch_<first's id>` beside the profiles, or for a kernel batched alone, `.batch`
+/// inside its own profile (which may be an `--output-dir` with nothing allowed beside it).
+/// A real run takes the next free name if that one is taken.
+pub fn batch_dir_of(first: &ProfileDir, count: usize) -> ProfileDir {
+    if count == 1 {
+        return ProfileDir::at(first.path().join(".batch"));
+    }
     let parent = first.path().parent().unwrap_or(first.path());
     ProfileDir::at(parent.join(format!(".batch_{}", first.id())))
 }

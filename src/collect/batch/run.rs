@@ -19,8 +19,9 @@ use crate::shell::Shell;
 /// `KPROF_CASE` and ncu's filter the alternations of their cases and filters (a plain
 /// program's census picks: one kernel id with their invocations, see
 /// [`super::invocations`]); with
-/// `source_from_basic`, basic writes its report and the source stage imports it. What a
-/// run starts, and what a dry run shows.
+/// `source_from_basic`, basic writes its report (in the batch's folder, or a kernel batched
+/// alone's own profile) and the source stage imports it. What a run starts, and what a dry
+/// run shows.
 pub fn batched_command(
     members: &[KernelRun<'_>],
     group: &[usize],
@@ -42,7 +43,10 @@ pub fn batched_command(
         target.env.insert(contract::CASE.to_string(), alternation(cases));
     }
     let log = batch_dir.stage_raw_path(collection);
-    let report = source_from_basic.then(|| batch_dir.basic_report_path());
+    // A kernel batched alone keeps basic's report in its own profile, where its run on the
+    // single path writes it.
+    let report_dir = if members.len() == 1 { members[0].dir } else { batch_dir };
+    let report = source_from_basic.then(|| report_dir.basic_report_path());
     let cmd = stage_command(
         first.ncu,
         &StageRun {

@@ -25,6 +25,14 @@ use crate::shell::Shell;
 /// How each unit ended: the index of each kernel that ran (or was meant to), and how.
 type Endings = Vec<(usize, Result<()>)>;
 
+/// Kernels that run together: the indices of their prepared kernels, and whether they
+/// run as a batch ([`collect::batch`]) or, one kernel, on the single path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Unit {
+    members: Vec<usize>,
+    batched: bool,
+}
+
 /// Everything a unit's run reads.
 struct Ctx<'a, 'p> {
     plan: &'a Plan,
@@ -66,8 +74,10 @@ pub(super) fn run_all(
 }
 
 /// The order kernels run in: each alone, or several harness kernels of one program
-/// together (see [`collect::batch`]), each unit where its first kernel was selected.
-fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Vec<usize>> {
+/// together (see [`collect::batch`]), each unit where its first kernel was selected. A
+/// batchable kernel with no partner runs as a batch of one when its `auto` plan may be
+/// merged ([`lone_batch`]).
+fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Unit> {
     let mut units: Vec<(Option<String>, Vec<usize>)> = Vec::new();
     for (i, p) in prepared.iter().enumerate() {
         let key =
@@ -77,7 +87,21 @@ fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Ve
             None => units.push((key, vec![i])),
         }
     }
-    units.into_iter().map(|(_, members)| members).collect()
+    units
+        .into_iter()
+        .map(|(key, members)| {
+            let batched = key.is_some() && (members.len() > 1 || lone_batch(prepared[members[0]].kernel));
+            Unit { members, batched }
+        })
+        .collect()
+}
+
+/// Whether a batchable kernel with no partner runs as a batch of one: with `auto` stages
+/// and the planner on, so its first run can collect basic with the follow-ups (one program
+/// start fewer than basic then a follow-up run, see `batch::first`) and a
+/// history can plan its next runs. `KPROF_PLAN=fixed` keeps it on the single path.
+fn lone_batch(kernel: &KernelPlan) -> bool {
+    kernel.stages.is_auto() && batch::planner_on()
 }
 
 /// What a dry run shows for each unit of several kernels: the batched commands of their
@@ -89,12 +113,12 @@ pub(super) fn planned_batches(
     extras: Extras,
 ) -> Vec<BatchPlanned> {
     let mut out = Vec::new();
-    for unit in units(plan, prepared, extras).into_iter().filter(|u| u.len() > 1) {
+    for unit in units(plan, prepared, extras).into_iter().filter(|u| u.batched).map(|u| u.members) {
         let ncus: Vec<PathBuf> = unit.iter().map(|i| ncu_for(prepared[*i].kernel)).collect();
         let runs: Vec<KernelRun<'_>> =
             unit.iter().zip(&ncus).map(|(i, ncu)| kernel_run(&prepared[*i], ncu, plan)).collect();
         let group: Vec<usize> = (0..runs.len()).collect();
-        let batch_dir = batch::batch_dir_of(runs[0].dir);
+        let batch_dir = batch::batch_dir_of(runs[0].dir, runs.len());
         let names: Vec<&str> = runs.iter().map(|r| r.kernel.name.as_str()).collect();
         let root = runs[0].dir.path().parent().unwrap_or(runs[0].dir.path());
         let mut collections = runs[0].kernel.initial_collections();
@@ -138,10 +162,11 @@ pub(super) fn planned_batches(
 }
 
 /// The units grouped by the GPU their first kernel was placed on, in order.
-fn lanes(prepared: &[PreparedKernel<'_>], units: Vec<Vec<usize>>) -> Vec<Vec<Vec<usize>>> {
-    let mut lanes: Vec<(String, Vec<Vec<usize>>)> = Vec::new();
+fn lanes(prepared: &[PreparedKernel<'_>], units: Vec<Unit>) -> Vec<Vec<Unit>> {
+    let mut lanes: Vec<(String, Vec<Unit>)> = Vec::new();
     for unit in units {
-        let gpu = prepared[unit[0]].kernel.env.get(plan::VISIBLE_DEVICES).cloned().unwrap_or_default();
+        let gpu =
+            prepared[unit.members[0]].kernel.env.get(plan::VISIBLE_DEVICES).cloned().unwrap_or_default();
         match lanes.iter_mut().find(|(g, _)| *g == gpu) {
             Some((_, us)) => us.push(unit),
             None => lanes.push((gpu, vec![unit])),
@@ -152,7 +177,7 @@ fn lanes(prepared: &[PreparedKernel<'_>], units: Vec<Vec<usize>>) -> Vec<Vec<Vec
 
 impl Ctx<'_, '_> {
     /// One worker: its units in order, stopping at the first failure.
-    fn run_lane(&self, lane: &[Vec<usize>]) -> Endings {
+    fn run_lane(&self, lane: &[Unit]) -> Endings {
         let mut out = Vec::new();
         for unit in lane {
             let results = self.run_unit(unit);
@@ -165,13 +190,13 @@ impl Ctx<'_, '_> {
         out
     }
 
-    fn run_unit(&self, unit: &[usize]) -> Endings {
-        match unit {
-            [one] => {
+    fn run_unit(&self, unit: &Unit) -> Endings {
+        match unit.members.as_slice() {
+            [one] if !unit.batched => {
                 let p = &self.prepared[*one];
                 vec![(*one, self.run_kernel(p, &(self.ncu_for)(p.kernel), Prelude::Run))]
             }
-            _ => self.run_batch(unit),
+            members => self.run_batch(members),
         }
     }
 

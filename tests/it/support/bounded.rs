@@ -39,6 +39,8 @@ pub fn kprof_bounded(cwd: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new("sh");
     cmd.args(["-c", "ulimit -v 4194304; exec \"$0\" kprof \"$@\"", env!("CARGO_BIN_EXE_cargo-kprof")]);
     cmd.args(args).current_dir(cwd).env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
+    // As [`super::kprof_bin`] runs it.
+    cmd.env("KPROF_PLAN", "fixed").env("KPROF_CENSUS", "ncu");
     output_within(cmd, 60).unwrap_or_else(|| {
         let failed = Command::new("sh").args(["-c", "exit 99"]).output().unwrap();
         Output { status: failed.status, stdout: Vec::new(), stderr: b"ran past 60 s".to_vec() }

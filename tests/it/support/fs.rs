@@ -48,7 +48,7 @@ pub fn import_full(prefix: &str, inputs: &Path, out: &Path) -> std::process::Out
     std::fs::create_dir_all(inputs).unwrap();
     let raw = recording_file(&format!("{prefix}_full_raw.csv"), inputs);
     let details = recording_file(&format!("{prefix}_full_details.csv"), inputs);
-    std::process::Command::new(env!("CARGO_BIN_EXE_cargo-kprof"))
+    super::kprof_bin()
         .args(["kprof", "import", "--raw"])
         .arg(&raw)
         .arg("--details")

@@ -18,4 +18,4 @@ pub use fs::{
     copy_dir, fixture_details, fixtures, only_dir, recorded_summaries, recording, recording_file, recordings,
     repo, shell_words, text,
 };
-pub use workspace::{kprof_env, path_with, write_script, Workspace};
+pub use workspace::{kprof_bin, kprof_env, path_with, write_script, Workspace};

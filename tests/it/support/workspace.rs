@@ -69,15 +69,9 @@ impl Workspace {
 
     /// The command [`Workspace::kprof`] runs, not started.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+        let mut cmd = kprof_bin();
         cmd.arg("kprof").args(args).arg("--manifest-path").arg(self.manifest());
         cmd.env_remove("NCU").env("CARGO_TARGET_DIR", self.root().join("target"));
-        // The recordings replayed hold one run per follow-up stage; a test of the planner's
-        // merged runs sets KPROF_PLAN itself (its pages were recorded that way).
-        cmd.env("KPROF_PLAN", "fixed");
-        // A census is ncu's pass, as the recordings replayed were made, whether or not this
-        // machine has CUPTI; the tests of the traced census set KPROF_CENSUS themselves.
-        cmd.env("KPROF_CENSUS", "ncu");
         for var in kprof_testkit::JOB_ARRAY_VARS {
             cmd.env_remove(var);
         }
@@ -148,10 +142,21 @@ pub fn path_with(dirs: &[&Path]) -> String {
     std::env::join_paths(all).unwrap().into_string().unwrap()
 }
 
+/// The `cargo-kprof` binary as the tests run it, with no argument yet: the stages run as
+/// the replayed recordings were made. Those hold one run per follow-up stage, so
+/// `KPROF_PLAN=fixed` (a test of the planner's merged runs sets KPROF_PLAN itself, its
+/// pages were recorded that way); a census is ncu's pass, whether or not this machine has
+/// CUPTI (the tests of the traced census set KPROF_CENSUS themselves).
+pub fn kprof_bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    cmd.env("KPROF_PLAN", "fixed").env("KPROF_CENSUS", "ncu");
+    cmd
+}
+
 /// `cargo-kprof kprof ARGS` in `cwd` with `env` added, without ncu, a step summary or the
 /// variables of a job array the tests may run in.
 pub fn kprof_env(cwd: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cargo-kprof"));
+    let mut cmd = kprof_bin();
     cmd.arg("kprof").args(args).current_dir(cwd);
     cmd.env("NCU", "/nonexistent/ncu").env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
     for var in kprof_testkit::JOB_ARRAY_VARS {

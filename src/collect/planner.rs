@@ -165,8 +165,9 @@ pub struct KernelCost {
 
 /// Replay passes per launch of one run collecting `stages`: measured for that very set
 /// when `measured` knows it (the history), else as measured on the H200 (one stage, or a
-/// merged set in [`MERGED_PASSES_H200`]), else the sum of the stages' (ncu shares passes
-/// between metrics, so the sum errs high: towards today's one run per stage).
+/// merged set in [`MERGED_PASSES_H200`]), else the largest set measured on the H200 that
+/// it holds plus the other stages' own passes (ncu shares passes between metrics, so such
+/// a sum errs high: towards today's one run per stage).
 pub fn passes_of(stages: &[Stage], measured: &BTreeMap<String, u32>) -> u32 {
     if let Some(p) = measured.get(&label(stages)) {
         return *p;
@@ -174,7 +175,18 @@ pub fn passes_of(stages: &[Stage], measured: &BTreeMap<String, u32>) -> u32 {
     if let Some((_, p)) = MERGED_PASSES_H200.iter().find(|(set, _)| *set == stages) {
         return *p;
     }
-    stages.iter().map(|s| definition(*s).passes_h200.unwrap_or(10)).sum()
+    let own = |set: &[Stage]| -> u32 { set.iter().map(|s| definition(*s).passes_h200.unwrap_or(10)).sum() };
+    let held = MERGED_PASSES_H200
+        .iter()
+        .filter(|(set, _)| set.iter().all(|s| stages.contains(s)))
+        .max_by_key(|(set, _)| set.len());
+    match held {
+        Some((set, p)) => {
+            let rest: Vec<Stage> = stages.iter().copied().filter(|s| !set.contains(s)).collect();
+            (p + own(&rest)).min(own(stages))
+        }
+        None => own(stages),
+    }
 }
 
 /// `basic+memory`: how runs of several stages are named.
@@ -296,6 +308,20 @@ pub fn choose_follow_ups(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A set the H200 never ran is priced from the largest measured set it holds plus the
+    /// rest's own passes, never above the plain sum.
+    #[test]
+    fn an_unmeasured_union_is_priced_from_the_largest_measured_set_it_holds() {
+        let none = BTreeMap::new();
+        let all4 = [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy];
+        assert_eq!(passes_of(&all4, &none), 17);
+        let with_counters = [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy, Stage::Counters];
+        assert_eq!(passes_of(&with_counters, &none), 21);
+        assert_eq!(passes_of(&[Stage::Basic, Stage::Counters], &none), 14);
+        let measured = BTreeMap::from([(label(&with_counters), 18)]);
+        assert_eq!(passes_of(&with_counters, &measured), 18);
+    }
 
     fn sample(wall_ms: f64, launch_passes: f64, first: bool) -> RunSample {
         RunSample { wall_ms, launch_passes, kernel_ms: 0.0, first }

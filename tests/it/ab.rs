@@ -680,3 +680,27 @@ fn a_change_only_the_counters_see_fails_the_check_with_exit_10() {
         assert!(stdout.contains(says), "--gate {gate}: {stdout}");
     }
 }
+
+/// #43: with the planner on, each side's first run collects the counters with basic and
+/// the likely follow-ups (one program start per side fewer than a counters run of their
+/// own); the hot lines are still imported from that run's report. The dry run shows both
+/// sides' plans.
+#[test]
+fn with_the_planner_the_counters_join_each_side_s_first_run() {
+    let Some(ws) = repository() else { return };
+    let history = ws.root().join("no-history.jsonl");
+    let mut cmd = check_base(&ws, &["--dry-run"]);
+    let out = cmd.env("KPROF_PLAN", "auto").env("KPROF_COST_HISTORY", &history).output().unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let merged = "# Stage basic+memory+compute+occupancy+counters (batched: hgemm_tiled; about ";
+    assert_eq!(stdout.matches(merged).count(), 2, "{stdout}");
+    assert!(!stdout.contains("# Stage counters (batched"), "{stdout}");
+    assert_eq!(stdout.matches("# Stage source (batched: hgemm_tiled").count(), 2, "{stdout}");
+    let cost = stdout.lines().find(|l| l.starts_with("# Cost: about ")).unwrap();
+    assert!(cost.contains("then a follow-up run and a counters run;"), "{cost}");
+    // KPROF_PLAN=fixed: each side's counters get a run of their own.
+    let out = check_base(&ws, &["--dry-run"]).env("KPROF_COST_HISTORY", &history).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains("+counters") && stdout.contains("counters"), "{stdout}");
+}

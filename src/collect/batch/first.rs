@@ -28,36 +28,90 @@ pub const LIKELY_FOLLOW_UPS: [Stage; 3] = [Stage::Memory, Stage::Compute, Stage:
 ///   time, when every member has one, the stages can merge, and the terms price it below
 ///   basic then the follow-ups;
 /// - with none, basic merged with every likely follow-up ([`first_run_unseen`]).
-pub fn first_run(history: &[HistoryRun], members: &[&str], launches: &[u32]) -> Option<FirstRun> {
+///
+/// `joining` are the stages besides basic that every member collects in a run of their
+/// own otherwise ([`joining`]: an A/B check's counters); the first run collects them too,
+/// and their run is priced among the ones it saves.
+pub fn first_run(
+    history: &[HistoryRun],
+    members: &[&str],
+    launches: &[u32],
+    joining: &[Stage],
+) -> Option<FirstRun> {
     if !planner_on() {
         return None;
     }
     let Some(learned) = Learned::of(history) else {
-        return first_run_unseen(launches);
+        return first_run_unseen(launches, joining);
     };
     let (wants, costs) = learned.follow_ups(members)?;
     let mut stages: Vec<Stage> = vec![Stage::Basic];
     stages.extend(wants.values().copied().collect::<std::collections::BTreeSet<_>>());
+    with_joining(&mut stages, joining);
     if !stages.iter().all(|s| crate::ncu::stages::merged::mergeable(*s)) {
         return None;
     }
     let (terms, passes) = (&learned.terms, &learned.passes);
     let all: Vec<&KernelCost> = costs.values().collect();
     let follow = planner::choose_follow_ups(&wants, &costs, terms, passes, true);
-    let apart = terms.run_ms(planner::passes_of(&[Stage::Basic], passes), &all) + follow.estimate_ms();
+    let own_run = |set: &[Stage]| match set.is_empty() {
+        true => 0.0,
+        false => terms.run_ms(planner::passes_of(set, passes), &all),
+    };
+    let apart = own_run(&[Stage::Basic]) + follow.estimate_ms() + own_run(joining);
     let merged = terms.run_ms(planner::passes_of(&stages, passes), &all);
     if merged >= apart {
         return None;
     }
     let why = format!(
-        "basic and last time's follow-ups in one run ({}), {:.1} s against {:.1} s for basic then the follow-ups; {}",
+        "basic and last time's follow-ups in one run ({}), {:.1} s against {:.1} s for basic then the follow-ups{}; {}",
         planner::label(&stages),
         merged / 1000.0,
         apart / 1000.0,
+        joined_said(joining),
         terms.said()
     );
-    let wants = wants.into_iter().map(|(i, s)| (i, vec![Stage::Basic, s])).collect();
+    let wants = wants
+        .into_iter()
+        .map(|(i, s)| {
+            let mut mine = vec![Stage::Basic, s];
+            with_joining(&mut mine, joining);
+            (i, mine)
+        })
+        .collect();
     Some(FirstRun { stages, wants, why, estimate_ms: merged, alternative_ms: apart })
+}
+
+/// The stages of a batch's first `collections` besides basic that every member collects
+/// and that can share basic's run ([`crate::ncu::stages::merged::mergeable`]): an A/B
+/// check's counters. The source stage cannot (a section).
+pub fn joining(collections: &[StageCollection]) -> Vec<Stage> {
+    collections
+        .iter()
+        .filter_map(|c| match c {
+            StageCollection::Named(s) if *s != Stage::Basic && crate::ncu::stages::merged::mergeable(*s) => {
+                Some(*s)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// `stages` with the `joining` ones it lacks added at the end.
+fn with_joining(stages: &mut Vec<Stage>, joining: &[Stage]) {
+    for s in joining {
+        if !stages.contains(s) {
+            stages.push(*s);
+        }
+    }
+}
+
+/// How a plan's line names the joining stages' own run, which the first run saves.
+fn joined_said(joining: &[Stage]) -> String {
+    match joining.is_empty() {
+        true => String::new(),
+        false => format!(" and a {} run", planner::label(joining)),
+    }
 }
 
 /// What a dry run shows of a batch: its first runs as the planner will start them, each
@@ -85,12 +139,14 @@ pub fn dry_plan(
     mut collections: Vec<StageCollection>,
 ) -> DryPlan {
     let history = history::runs_of(root, program);
-    let first = first_run(&history, members, launches);
+    let joining = joining(&collections);
+    let first = first_run(&history, members, launches, &joining);
     if let Some(run) = &first {
         let basic = StageCollection::Named(Stage::Basic);
         if let Some(c) = collections.iter_mut().find(|c| **c == basic) {
             *c = StageCollection::Merged(run.stages.clone());
         }
+        collections.retain(|c| !matches!(c, StageCollection::Named(s) if joining.contains(s)));
     }
     let Some(learned) = Learned::of(&history) else {
         return unseen_dry_plan(root, collections, first);
@@ -195,31 +251,39 @@ pub fn announce_first(
 /// replays no more passes, whatever the durations. A kernel whose follow-up is another
 /// stage still gets it in a run after; its page of the merged run's follow-ups is not
 /// written (it did not choose them).
-pub fn first_run_unseen(launches: &[u32]) -> Option<FirstRun> {
+pub fn first_run_unseen(launches: &[u32], joining: &[Stage]) -> Option<FirstRun> {
     let costs: Vec<KernelCost> =
         launches.iter().map(|l| KernelCost { launches: *l, duration_ms: 0.0 }).collect();
     let all: Vec<&KernelCost> = costs.iter().collect();
     let none = BTreeMap::new();
     let mut stages = vec![Stage::Basic];
     stages.extend(LIKELY_FOLLOW_UPS);
+    with_joining(&mut stages, joining);
     let (first, later) = (CostTerms::h200(true), CostTerms::h200(false));
     let merged_passes = planner::passes_of(&stages, &none);
     let basic_passes = planner::passes_of(&[Stage::Basic], &none);
     let cheapest = LIKELY_FOLLOW_UPS.iter().map(|s| planner::passes_of(&[*s], &none)).min()?;
     let merged = first.run_ms(merged_passes, &all);
-    let apart = first.run_ms(basic_passes, &all) + later.run_ms(cheapest, &all);
+    let joined = match joining.is_empty() {
+        true => 0.0,
+        false => later.run_ms(planner::passes_of(joining, &none), &all),
+    };
+    let apart = first.run_ms(basic_passes, &all) + later.run_ms(cheapest, &all) + joined;
     if merged >= apart {
         return None;
     }
     let why = format!(
         "basic and every likely follow-up in one run ({}, {merged_passes} passes), {:.1} s against at \
-         least {:.1} s for basic ({basic_passes} passes) then a follow-up run; {}",
+         least {:.1} s for basic ({basic_passes} passes) then a follow-up run{}; {}",
         planner::label(&stages),
         merged / 1000.0,
         apart / 1000.0,
+        joined_said(joining),
         first.said()
     );
-    let wants = (0..launches.len()).map(|i| (i, vec![Stage::Basic])).collect();
+    let mut mine = vec![Stage::Basic];
+    with_joining(&mut mine, joining);
+    let wants = (0..launches.len()).map(|i| (i, mine.clone())).collect();
     Some(FirstRun { stages, wants, why, estimate_ms: merged, alternative_ms: apart })
 }
 
@@ -252,13 +316,64 @@ mod tests {
     /// (its follow-up page is cut once its metrics choose it).
     #[test]
     fn without_history_the_first_run_collects_every_likely_follow_up() {
-        let run = first_run_unseen(&[1; 6]).unwrap();
+        let run = first_run_unseen(&[1; 6], &[]).unwrap();
         assert_eq!(run.stages, [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy]);
         assert!(run.wants.values().all(|w| *w == [Stage::Basic]) && run.wants.len() == 6);
         // 3.9 s + 17 x 6 x 21 ms, against 3.9 s + 10 x 6 x 21 ms + 1.97 s + 7 x 6 x 21 ms.
         assert!((run.estimate_ms - (3900.0 + 17.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
         assert!((run.alternative_ms - run.estimate_ms - 1970.0).abs() < 1e-6, "{}", run.alternative_ms);
         assert!(run.why.starts_with("basic and every likely follow-up in one run (basic+memory+compute+occupancy, 17 passes), 6.0 s against at least 8.0 s"), "{}", run.why);
+    }
+
+    /// An A/B check's counters, which every member collects, join the unseen first run:
+    /// their own run (a later start and 4 passes a launch) is one of the runs it saves,
+    /// and every member's pages include theirs. Priced at 17 + 4 passes, the union's
+    /// passes being unmeasured (ncu may share some).
+    #[test]
+    fn an_a_b_check_s_counters_join_the_first_run() {
+        let plain = first_run_unseen(&[1; 6], &[]).unwrap();
+        let run = first_run_unseen(&[1; 6], &[Stage::Counters]).unwrap();
+        assert_eq!(
+            run.stages,
+            [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy, Stage::Counters]
+        );
+        assert!(run.wants.values().all(|w| *w == [Stage::Basic, Stage::Counters]) && run.wants.len() == 6);
+        assert!((run.estimate_ms - (3900.0 + 21.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
+        let counters_run = 1970.0 + 4.0 * 6.0 * 21.0;
+        assert!(
+            (run.alternative_ms - plain.alternative_ms - counters_run).abs() < 1e-6,
+            "{}",
+            run.alternative_ms
+        );
+        assert!(run.why.contains("(basic+memory+compute+occupancy+counters, 21 passes)"), "{}", run.why);
+        assert!(run.why.contains("then a follow-up run and a counters run;"), "{}", run.why);
+    }
+
+    /// The dry run of a batch that collects counters shows them in the merged first run
+    /// and no counters run of their own; the source stage stays (a section cannot merge).
+    #[test]
+    fn the_dry_plan_of_a_check_merges_the_counters_and_keeps_the_source_page() {
+        let root = tempfile::tempdir().unwrap();
+        let collections = vec![
+            StageCollection::Named(Stage::Basic),
+            StageCollection::Named(Stage::Counters),
+            StageCollection::Named(Stage::Source),
+        ];
+        let dry = dry_plan(root.path(), "zoo/bench/latency", &["a", "b"], &[1, 1], collections);
+        assert_eq!(
+            dry.collections,
+            [
+                StageCollection::Merged(vec![
+                    Stage::Basic,
+                    Stage::Memory,
+                    Stage::Compute,
+                    Stage::Occupancy,
+                    Stage::Counters
+                ]),
+                StageCollection::Named(Stage::Source),
+            ]
+        );
+        assert_eq!(joining(&dry.collections), Vec::<Stage>::new());
     }
 
     /// On the H200, the latency program's merged first run (basic+compute+occupancy,
@@ -268,7 +383,7 @@ mod tests {
     fn the_unseen_estimate_is_within_a_quarter_of_the_recorded_merged_first_run() {
         let recorded = latency_history(|r| r.stages == "basic+compute+occupancy");
         let wall = recorded[0].wall_ms as f64;
-        let run = first_run_unseen(&[1; 6]).unwrap();
+        let run = first_run_unseen(&[1; 6], &[]).unwrap();
         let error = (run.estimate_ms - wall).abs() / wall;
         assert!(error < 0.25, "{} ms against {wall} ms", run.estimate_ms);
     }

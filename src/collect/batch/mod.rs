@@ -124,13 +124,17 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
     if auto {
         let names: Vec<&str> = members.iter().map(|m| m.kernel.name.as_str()).collect();
         let launches: Vec<u32> = members.iter().map(|m| m.kernel.window.launch_count()).collect();
-        if let Some(run) = first::first_run(&history, &names, &launches) {
+        let collections: Vec<StageCollection> = stages.iter().map(|s| s.collection.clone()).collect();
+        let joining = first::joining(&collections);
+        if let Some(run) = first::first_run(&history, &names, &launches, &joining) {
             planned = Some(first::announce_first(shell, members, &run));
             let basic = StageCollection::Named(Stage::Basic);
             if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {
                 s.collection = StageCollection::Merged(run.stages);
                 s.wants = run.wants;
             }
+            // Their pages are cut from the first run's.
+            stages.retain(|s| !matches!(s.collection, StageCollection::Named(j) if joining.contains(&j)));
         }
     }
     let collections: Vec<StageCollection> = stages.iter().map(|s| s.collection.clone()).collect();

@@ -352,3 +352,49 @@ fn a_kernel_profiled_alone_gets_the_merged_first_run() {
     assert!(!stderr.contains("Planned: ") && !stdout.contains("# Stage basic+"), "{stdout}");
     assert!(stdout.contains("# Stage 1: basic\n"), "{stdout}");
 }
+
+/// The H200's run of the demo's `copy` profiled alone (`planner/merged-first/lone-copy`),
+/// replayed: one merged first run (basic with every likely follow-up and the source
+/// section, its report in the profile's own `details/`), the source page imported from
+/// that report, nothing else; the batch's pages in the profile's hidden `.batch/`, the
+/// pages cut from them in `details/`, and the H200's verdict.
+#[test]
+fn a_kernel_alone_replays_the_h200_s_merged_first_run_and_verdict() {
+    let recorded = recordings().join("planner/merged-first/lone-copy/copy_20261205_042542");
+    let ws = crate::support::Workspace::new(&crate::output_places::harness_entry("copy"));
+    let tools = ws.root().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let ncu = fake_ncu::write(&tools);
+    let argv = tools.join("argv.txt");
+    let history = tools.join("absent.jsonl");
+    let details = recorded.join(".batch/details");
+    let env = [
+        ("NCU", ncu.to_str().unwrap()),
+        ("KPROF_SKIP_GPU_CHECK", "1"),
+        ("FAKE_NCU_ARGV", argv.to_str().unwrap()),
+        ("FAKE_NCU_REPLAY", details.to_str().unwrap()),
+        ("KPROF_PLAN", "auto"),
+        ("KPROF_COST_HISTORY", history.to_str().unwrap()),
+    ];
+    let out = ws.kprof(&["--kernel", "copy", "--clock-control", "none"], &env);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("Planning the ncu runs of `copy`"), "{stderr}");
+    assert_eq!(
+        pages_asked(&argv),
+        ["10_merged_basic+memory+compute+occupancy_raw.csv", "07_source_raw.csv"],
+        "{stderr}"
+    );
+    let profile = ws.profiles().into_iter().next().expect("the profile");
+    let calls = fake_ncu::calls(&argv);
+    let after =
+        |call: &[String], flag: &str| call.iter().position(|x| x == flag).map(|i| call[i + 1].clone());
+    let own_report = profile.join("details/01_basic.ncu-rep").display().to_string();
+    assert_eq!(after(&calls[calls.len() - 2], "--export").as_deref(), Some(own_report.as_str()));
+    assert_eq!(after(&calls[calls.len() - 1], "--import").as_deref(), Some(own_report.as_str()));
+    for page in ["01_basic_raw.csv", "03_memory_raw.csv", "07_source_raw.csv"] {
+        assert!(profile.join("details").join(page).is_file(), "{page}");
+    }
+    assert!(profile.join(".batch/commands.sh").is_file());
+    assert_eq!(crate::batching::verdict(&profile), crate::batching::verdict(&recorded));
+}

@@ -158,10 +158,8 @@ pub fn dry_plan(
         .iter()
         .map(|c| {
             if imported && *c == StageCollection::Named(Stage::Source) {
-                // An import of basic's report: no start of the program and no replay, but
-                // about as long as one start (1.2-4.2 s on the H200, against starts of
-                // 1.5-2.7 s).
-                return Some(learned.terms.start_ms);
+                // An import of basic's report: no start of the program and no replay.
+                return Some(planner::IMPORT_MS_H200);
             }
             // Discovery and custom sets have no stages to price.
             let stages = c.stages();
@@ -202,7 +200,7 @@ fn unseen_dry_plan(root: &Path, collections: Vec<StageCollection>, first: Option
         .iter()
         .map(|c| match c {
             StageCollection::Merged(_) => Some(run.estimate_ms),
-            StageCollection::Named(Stage::Source) if imported => Some(CostTerms::h200(false).start_ms),
+            StageCollection::Named(Stage::Source) if imported => Some(planner::IMPORT_MS_H200),
             _ => None,
         })
         .collect();
@@ -259,7 +257,8 @@ pub fn first_run_unseen(launches: &[u32], joining: &[Stage]) -> Option<FirstRun>
     let mut stages = vec![Stage::Basic];
     stages.extend(LIKELY_FOLLOW_UPS);
     with_joining(&mut stages, joining);
-    let (first, later) = (CostTerms::h200(true), CostTerms::h200(false));
+    let first = CostTerms { start_ms: planner::first_start_ms(launches.len()), ..CostTerms::h200(true) };
+    let later = CostTerms::h200(false);
     let merged_passes = planner::passes_of(&stages, &none);
     let basic_passes = planner::passes_of(&[Stage::Basic], &none);
     let cheapest = LIKELY_FOLLOW_UPS.iter().map(|s| planner::passes_of(&[*s], &none)).min()?;
@@ -319,16 +318,18 @@ mod tests {
         let run = first_run_unseen(&[1; 6], &[]).unwrap();
         assert_eq!(run.stages, [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy]);
         assert!(run.wants.values().all(|w| *w == [Stage::Basic]) && run.wants.len() == 6);
-        // 3.9 s + 17 x 6 x 21 ms, against 3.9 s + 10 x 6 x 21 ms + 1.97 s + 7 x 6 x 21 ms.
-        assert!((run.estimate_ms - (3900.0 + 17.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
+        // A first start of six kernels (2.67 s + 6 x 0.35 s) + 17 x 6 x 21 ms, against the
+        // same start + 10 x 6 x 21 ms + 1.97 s + 7 x 6 x 21 ms.
+        let start = 2670.0 + 6.0 * 350.0;
+        assert!((run.estimate_ms - (start + 17.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
         assert!((run.alternative_ms - run.estimate_ms - 1970.0).abs() < 1e-6, "{}", run.alternative_ms);
-        assert!(run.why.starts_with("basic and every likely follow-up in one run (basic+memory+compute+occupancy, 17 passes), 6.0 s against at least 8.0 s"), "{}", run.why);
+        assert!(run.why.starts_with("basic and every likely follow-up in one run (basic+memory+compute+occupancy, 17 passes), 6.9 s against at least 8.9 s"), "{}", run.why);
     }
 
     /// An A/B check's counters, which every member collects, join the unseen first run:
     /// their own run (a later start and 4 passes a launch) is one of the runs it saves,
-    /// and every member's pages include theirs. Priced at 17 + 4 passes, the union's
-    /// passes being unmeasured (ncu may share some).
+    /// and every member's pages include theirs. The H200 measured the union at 17 passes,
+    /// as many as without the counters.
     #[test]
     fn an_a_b_check_s_counters_join_the_first_run() {
         let plain = first_run_unseen(&[1; 6], &[]).unwrap();
@@ -338,14 +339,14 @@ mod tests {
             [Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy, Stage::Counters]
         );
         assert!(run.wants.values().all(|w| *w == [Stage::Basic, Stage::Counters]) && run.wants.len() == 6);
-        assert!((run.estimate_ms - (3900.0 + 21.0 * 6.0 * 21.0)).abs() < 1e-6, "{}", run.estimate_ms);
+        assert!((run.estimate_ms - plain.estimate_ms).abs() < 1e-6, "{}", run.estimate_ms);
         let counters_run = 1970.0 + 4.0 * 6.0 * 21.0;
         assert!(
             (run.alternative_ms - plain.alternative_ms - counters_run).abs() < 1e-6,
             "{}",
             run.alternative_ms
         );
-        assert!(run.why.contains("(basic+memory+compute+occupancy+counters, 21 passes)"), "{}", run.why);
+        assert!(run.why.contains("(basic+memory+compute+occupancy+counters, 17 passes)"), "{}", run.why);
         assert!(run.why.contains("then a follow-up run and a counters run;"), "{}", run.why);
     }
 
@@ -374,6 +375,82 @@ mod tests {
             ]
         );
         assert_eq!(joining(&dry.collections), Vec::<Stage>::new());
+    }
+
+    /// The plan without history (the merged first run and the source page's import)
+    /// against the `fresh` walls the H200 measured for the same programs
+    /// (`planner/merged-first`): within a quarter for the short-kernel programs of one to
+    /// seven kernels. Left out, as the recording's README says: `latency`, whose import
+    /// and NVRTC take three times the others' (0.7), and the hgemm pair, whose kernel time
+    /// is unknown before a run.
+    #[test]
+    fn the_unseen_estimates_are_within_a_quarter_of_the_fresh_walls_measured() {
+        let mut checked = 0;
+        for bench in ["zoo", "rest", "lone"] {
+            let text = kprof_testkit::recording(&format!("planner/merged-first/bench/{bench}/programs.json"));
+            let facts: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for (name, p) in facts["programs"].as_object().unwrap() {
+                if name == "latency" {
+                    continue;
+                }
+                let kernels = p["kernels"].as_array().unwrap().len();
+                let run = first_run_unseen(&vec![1; kernels], &[]).unwrap();
+                let estimate = run.estimate_ms + planner::IMPORT_MS_H200;
+                let wall = p["auto"]["fresh"]["wall_s"].as_f64().unwrap() * 1000.0;
+                let ratio = estimate / wall;
+                assert!((0.75..=1.25).contains(&ratio), "{bench}/{name}: {estimate} ms against {wall} ms");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 8);
+    }
+
+    /// The dry run after one fresh run (its history line only, as the H200's `again` saw
+    /// it) against the `again` walls measured: within a quarter for the short-kernel
+    /// programs but `latency` (its long import). Before the import had its own price it
+    /// was priced as a fitted program start, and these estimates were 1.37-1.47.
+    #[test]
+    fn the_estimates_with_history_are_within_a_quarter_of_the_again_walls_measured() {
+        let history = kprof_testkit::recording("planner/merged-first/cost_history.jsonl");
+        let mut checked = 0;
+        for bench in ["zoo", "rest", "lone"] {
+            let text = kprof_testkit::recording(&format!("planner/merged-first/bench/{bench}/programs.json"));
+            let facts: serde_json::Value = serde_json::from_str(&text).unwrap();
+            for (name, p) in facts["programs"].as_object().unwrap() {
+                if name == "latency" {
+                    continue;
+                }
+                let program = if bench == "lone" {
+                    format!("kprof-demo/bench/{name}")
+                } else {
+                    format!("kprof-zoo/bench/{name}")
+                };
+                // The program's first line: what its fresh run wrote.
+                let line = history
+                    .lines()
+                    .find(|l| serde_json::from_str::<HistoryRun>(l).unwrap().program == program)
+                    .unwrap();
+                let root = tempfile::tempdir().unwrap();
+                std::fs::write(root.path().join("cost_history.jsonl"), format!("{line}\n")).unwrap();
+                let names: Vec<String> = p["kernels"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|k| k.as_str().unwrap().to_string())
+                    .collect();
+                let members: Vec<&str> = names.iter().map(String::as_str).collect();
+                let collections =
+                    vec![StageCollection::Named(Stage::Basic), StageCollection::Named(Stage::Source)];
+                let dry = dry_plan(root.path(), &program, &members, &vec![1; members.len()], collections);
+                let estimate: f64 =
+                    dry.estimates_ms.iter().map(|e| e.unwrap()).sum::<f64>() + dry.follow_ups_ms.unwrap();
+                let wall = p["auto"]["again"]["wall_s"].as_f64().unwrap() * 1000.0;
+                let ratio = estimate / wall;
+                assert!((0.75..=1.25).contains(&ratio), "{bench}/{name}: {estimate} ms against {wall} ms");
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 8);
     }
 
     /// On the H200, the latency program's merged first run (basic+compute+occupancy,

@@ -265,6 +265,39 @@ fn the_second_zoo_sweep_raises_no_alarm_and_names_the_two_groups() {
     assert!(text.contains("took 434.8 s (builds excluded)") && text.ends_with("exit 14, wall 434.9 s\n"));
 }
 
+/// The third sweep (merged first runs with the counters in them, early looks): the zoo's
+/// 31 kernels, each printed interval rebuilt from its rounds and its verdict today's; no
+/// kernel regressed, no counter gated, one ambiguous (`vec_add_small`, a 5 µs launch); most
+/// kernels stopped at the first look. The known changes with the same build are caught as
+/// before, `insts` by the counters the merged run collected.
+#[test]
+fn the_third_sweep_with_merged_counters_and_early_looks_keeps_the_verdicts() {
+    let zoo = replay("zoo-aa-3");
+    assert_eq!(zoo.len(), 31);
+    zoo.iter().for_each(as_printed);
+    assert!(zoo.iter().all(|r| r.today.counters.iter().flat_map(|c| &c.changes).all(|c| !c.gated)));
+    assert!(
+        verdicts(&zoo, AbVerdict::Regressed).is_empty() && verdicts(&zoo, AbVerdict::Improved).is_empty()
+    );
+    assert_eq!(verdicts(&zoo, AbVerdict::Ambiguous), ["vec_add_small"]);
+    let at_first_look = zoo.iter().filter(|r| r.today.time.as_ref().unwrap().rounds == FIRST_LOOK).count();
+    assert_eq!(at_first_look, 29);
+    let text = std::fs::read_to_string(fixture("ab-sweep/zoo-aa-3.log")).unwrap();
+    assert!(text.contains("took 328.7 s (builds excluded)") && text.ends_with("exit 14, wall 328.8 s\n"));
+    for (check, by) in
+        [("bank-3", verdict::BY_BOTH), ("slow3-3", verdict::BY_BOTH), ("insts-3", verdict::BY_COUNTERS)]
+    {
+        let r = replay(check);
+        assert_eq!(r.len(), 1, "{check}");
+        as_printed(&r[0]);
+        assert_eq!(
+            (r[0].today.verdict, r[0].today.decided_by.as_str()),
+            (AbVerdict::Regressed, by),
+            "{check}"
+        );
+    }
+}
+
 /// The demo's seven kernels against themselves, with the same build as the known changes'
 /// second recordings: every one unchanged, no counter gated, exit 0.
 #[test]

@@ -148,6 +148,16 @@ pub struct StageRun<'a> {
     pub report: Option<&'a Path>,
 }
 
+/// How a census (every kernel's duration, one pass each, no filter) leaves the caches:
+/// as the program left them. ncu's default flushes every cache before each profiled
+/// launch, which makes small memory-bound kernels dearer than in the program: on the H200
+/// a burn program's reduce kernels took 91 and 41 µs under ncu's census against 68 and
+/// 27 µs traced, while its matmul took the same 377 µs in both, and their shares moved
+/// by up to 7.6 points (`fixtures/h200/census/tracing/`). A census is about where the
+/// program's time goes, so it keeps the program's caches; the stages, which compare a
+/// kernel with the device's peaks, keep ncu's flush.
+pub const CENSUS_CACHE_CONTROL: [&str; 2] = ["--cache-control", "none"];
+
 /// The section the source page is printed from.
 pub const SOURCE_SECTION: &str = "SourceCounters";
 
@@ -185,6 +195,9 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
     p.args(run.ranges);
     if let Some(filter) = run.filter {
         p.args(filter.ncu_args());
+    }
+    if *run.collection == StageCollection::Discovery && run.filter.is_none() {
+        p.args(CENSUS_CACHE_CONTROL);
     }
     if let (true, Some(report)) = (run.collection.collects_basic(), run.report) {
         // Basic runs again when its window is fitted or its filter narrowed; the report
@@ -353,6 +366,40 @@ mod tests {
         let line = cmd.command_line();
         assert!(line.contains("--clock-control base --launch-skip 5 --launch-count 3 --kernel-name 'regex:^k$' --set full --section SourceCounters --csv --page raw"), "{line}");
         assert!(!line.contains("--profile-from-start"));
+    }
+
+    /// A census (every kernel, durations only) keeps the program's caches; the same
+    /// collection for one kernel (an A/B check's ncu rounds) and every stage keep ncu's
+    /// flush before each launch.
+    #[test]
+    fn only_a_census_keeps_the_program_s_caches() {
+        let t = target();
+        let census = |filter: Option<&KernelFilter>| {
+            stage_command(
+                Path::new("ncu"),
+                &StageRun {
+                    collection: &StageCollection::Discovery,
+                    filter,
+                    window: LaunchWindow::SkipCount { launch_skip: 0, launch_count: 1000 },
+                    clock_control: ClockControl::None,
+                    log_file: Path::new("00_discovery_raw.csv"),
+                    target: &t,
+                    privilege: Privilege::None,
+                    ranges: &[],
+                    report: None,
+                },
+            )
+            .command_line()
+        };
+        let line = census(None);
+        assert!(
+            line.contains("--launch-count 1000 --cache-control none --metrics gpu__time_duration.sum --csv"),
+            "{line}"
+        );
+        let one = KernelFilter::containing("copy");
+        assert!(!census(Some(&one)).contains("--cache-control"));
+        let basic = copy_stage(&StageCollection::Named(Stage::Basic), &t, Privilege::None, "b.csv", None);
+        assert!(!basic.command_line().contains("--cache-control"));
     }
 
     /// A stage of the harness kernel `copy` (one launch of its range, clocks as they are),

@@ -20,12 +20,21 @@ pub fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
         .collect()
 }
 
-/// `argv` with the metrics added since the recorded runs left out of its `--metrics`
+/// `argv` without the census's `--cache-control none` and with the metrics added since the
+/// recorded runs left out of its `--metrics`
 /// ([`super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV`]).
 pub fn without_added_metrics(argv: &[String]) -> Vec<String> {
     let added = super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV;
     let mut out = Vec::new();
     for (i, a) in argv.iter().enumerate() {
+        // The census's `--cache-control none` (December 2026), which the recordings predate.
+        let census_cache = |j: usize| {
+            argv.get(j).is_some_and(|x| x == "--cache-control")
+                && argv.get(j + 1).is_some_and(|x| x == "none")
+        };
+        if census_cache(i) || (i > 0 && census_cache(i - 1)) {
+            continue;
+        }
         if i > 0 && argv[i - 1] == "--metrics" {
             out.push(a.split(',').filter(|m| !added.contains(m)).collect::<Vec<_>>().join(","));
         } else {
@@ -36,17 +45,14 @@ pub fn without_added_metrics(argv: &[String]) -> Vec<String> {
 }
 
 /// What may differ between two machines: the log file's directory and the program; and
-/// what the stages ask for that the recorded runs predate
-/// ([`super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV`], left out of `--metrics`).
+/// what the stages ask for that the recorded runs predate (see [`without_added_metrics`]).
 pub fn normalised(argv: &[String]) -> Vec<String> {
+    let argv = without_added_metrics(argv);
     let mut out = Vec::new();
     let mut prev = "";
     for (i, a) in argv.iter().enumerate() {
         let last = i + 1 == argv.len();
-        let a = if prev == "--metrics" {
-            let added = super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV;
-            a.split(',').filter(|m| !added.contains(m)).collect::<Vec<_>>().join(",")
-        } else if prev == "--log-file" {
+        let a = if prev == "--log-file" {
             format!(".../{}", Path::new(a).file_name().unwrap().to_string_lossy())
         } else if last {
             // The program: the replays run a stand-in built here.

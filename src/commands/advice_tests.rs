@@ -220,7 +220,7 @@ fn every_command_kprof_prints_as_advice_parses_and_plans_against_the_demo() {
             caption.split("--stages ").nth(1).expect("a --stages list").split_whitespace().next().unwrap();
         commands.push(("the picture".into(), format!("cargo kprof --kernel hgemm --stages {stages}")));
     }
-    let note = crate::ncu::stages::auto_choice();
+    let note = crate::ncu::stages::auto_choice(true);
     assert!(!note.contains("cargo kprof"), "{note}");
     assert!(from_source >= 12, "the scan found only {from_source} commands: {commands:#?}");
 

@@ -345,8 +345,10 @@ pub fn auto_first_stages() -> Vec<Stage> {
 }
 
 /// The one line that says what `auto` collects and what it costs against `--set full`,
-/// from the passes measured on the H200.
-pub fn auto_choice() -> String {
+/// from the passes measured on the H200; `planned`: the planner may merge the runs
+/// (`KPROF_PLAN` not `fixed`, batching on), so a first run collects basic with the likely
+/// follow-ups.
+pub fn auto_choice(planned: bool) -> String {
     let passes = |s: Stage| definition(s).passes_h200.unwrap_or(0);
     // The source page is imported from basic's report: its section rides on basic's run.
     let first: u32 = match auto_collects_source() {
@@ -356,7 +358,15 @@ pub fn auto_choice() -> String {
     let follow: Vec<u32> = FOLLOW_UPS.iter().map(|s| passes(*s)).collect();
     let (lo, hi) = (first + follow.iter().min().unwrap_or(&0), first + follow.iter().max().unwrap_or(&0));
     let full = passes(Stage::Full);
-    if auto_collects_source() {
+    if auto_collects_source() && planned {
+        let merged = MERGED_FIRST_WITH_SOURCE_PASSES_H200;
+        format!(
+            "stages auto: basic, source (the hot lines) and one follow-up chosen from basic's metrics, \
+             planned as one ncu run where it can (basic with memory, compute and occupancy and the source \
+             section: {merged} replay passes per launch on an H200, {lo}-{hi} as separate runs), where \
+             --set full takes {full}; a --stages list without source leaves the hot lines out"
+        )
+    } else if auto_collects_source() {
         format!(
             "stages auto: basic and source (the hot lines), then one follow-up chosen from basic's metrics: \
              {lo}-{hi} replay passes per launch on an H200, where --set full takes {full}; \
@@ -376,6 +386,12 @@ pub fn auto_choice() -> String {
 /// `fixtures/h200/source-import/columns.txt.gz`): 13, where basic alone takes 10 and the
 /// source stage on its own 5.
 pub const BASIC_WITH_SOURCE_PASSES_H200: u32 = 13;
+
+/// Replay passes per launch of the planner's first run without history (basic, memory,
+/// compute and occupancy, with or without an A/B check's counters) with the SourceCounters
+/// section, measured on the H200 (`fixtures/h200/planner/merged-first/pass-sets.md`): 19,
+/// where the stages alone take 17.
+pub const MERGED_FIRST_WITH_SOURCE_PASSES_H200: u32 = 19;
 
 /// The definition of a stage.
 pub fn definition(stage: Stage) -> &'static StageDefinition {
@@ -454,10 +470,14 @@ mod tests {
         // Source's 5 passes against basic's 10 and the cheapest follow-up's 7.
         assert!(auto_collects_source());
         assert_eq!(auto_first_stages(), [Stage::Basic, Stage::Source]);
-        let line = auto_choice();
+        let line = auto_choice(false);
         assert!(line.contains("basic and source") && line.contains("20-25 replay passes"), "{line}");
         assert!(line.contains("--set full takes 38"), "{line}");
         assert!(!line.contains('\n'), "one line: {line}");
+        // Planned: the merged first run's passes, measured.
+        let line = auto_choice(true);
+        assert!(line.contains("19 replay passes per launch on an H200, 20-25 as separate runs"), "{line}");
+        assert!(line.contains("--set full takes 38") && !line.contains('\n'), "{line}");
     }
 
     #[test]

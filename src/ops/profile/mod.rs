@@ -81,7 +81,8 @@ pub fn profile_plan<'a>(
     if extras.runs_ncu() && plan.kernels.iter().any(|k| k.stages.is_auto()) {
         // What `auto` collects and what it costs, said once, and only once the machine can
         // run it: a run that cannot start leads with what is missing.
-        shell.emit(&Event::note(About::AutoStages, crate::ncu::stages::auto_choice()));
+        let planned = plan.batch && crate::collect::batch::planner_on();
+        shell.emit(&Event::note(About::AutoStages, crate::ncu::stages::auto_choice(planned)));
     }
     let built = match (&plan.build, prebuilt) {
         (_, Some(b)) => Some(b),

@@ -119,10 +119,15 @@ impl fmt::Debug for KernelFilter {
 }
 
 /// Several regexes as one that matches what any of them matches, each in its own group:
-/// `(?:hgemm_naive)|(?:hgemm_tiled)`. A batch's ncu filter and `KPROF_CASE`, and the case
-/// of a timing run shared by several kernels.
+/// `(?:hgemm_naive)|(?:hgemm_tiled)`; one regex as it is (a kernel batched alone keeps the
+/// filter and case its own commands show). A batch's ncu filter and `KPROF_CASE`, and the
+/// case of a timing run shared by several kernels.
 pub fn alternation<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
-    parts.into_iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|")
+    let parts: Vec<&str> = parts.into_iter().collect();
+    match parts.as_slice() {
+        [one] => one.to_string(),
+        _ => parts.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|"),
+    }
 }
 
 /// A `--kernel` hint: the name, or part of one, and whether it names the function

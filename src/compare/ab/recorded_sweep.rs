@@ -229,6 +229,20 @@ fn the_known_changes_are_still_caught() {
     assert_eq!(gated(&insts), ["instructions", "thread instructions"]);
 }
 
+/// The recorded A/A sweep `check` of `kernels` kernels, replayed: each printed interval
+/// rebuilt from its rounds and each verdict today's, no counter gated, none regressed or
+/// improved.
+fn a_quiet_sweep(check: &str, kernels: usize) -> Vec<Replayed> {
+    let zoo = replay(check);
+    assert_eq!(zoo.len(), kernels, "{check}");
+    zoo.iter().for_each(as_printed);
+    assert!(zoo.iter().all(|r| r.today.counters.iter().flat_map(|c| &c.changes).all(|c| !c.gated)));
+    assert!(
+        verdicts(&zoo, AbVerdict::Regressed).is_empty() && verdicts(&zoo, AbVerdict::Improved).is_empty()
+    );
+    zoo
+}
+
 /// The second zoo-wide A/A check (each side's PTX kept for the check, more rounds where
 /// they could decide): the same verdicts, in 434.9 s instead of 492.6 s. `l2_reread_cg`
 /// was again ambiguous (-1.69 % [-3.12, +0.15]): more rounds could not have decided it,
@@ -236,13 +250,7 @@ fn the_known_changes_are_still_caught() {
 /// its line now says.
 #[test]
 fn the_second_zoo_sweep_raises_no_alarm_and_names_the_two_groups() {
-    let zoo = replay("zoo-aa-2");
-    assert_eq!(zoo.len(), 28);
-    zoo.iter().for_each(as_printed);
-    assert!(zoo.iter().all(|r| r.today.counters.iter().flat_map(|c| &c.changes).all(|c| !c.gated)));
-    assert!(
-        verdicts(&zoo, AbVerdict::Regressed).is_empty() && verdicts(&zoo, AbVerdict::Improved).is_empty()
-    );
+    let zoo = a_quiet_sweep("zoo-aa-2", 28);
     assert_eq!(verdicts(&zoo, AbVerdict::Ambiguous), ["l2_reread_cg", "vec_add_small"]);
     for r in &zoo {
         let t = r.today.time.as_ref().unwrap();
@@ -272,13 +280,7 @@ fn the_second_zoo_sweep_raises_no_alarm_and_names_the_two_groups() {
 /// before, `insts` by the counters the merged run collected.
 #[test]
 fn the_third_sweep_with_merged_counters_and_early_looks_keeps_the_verdicts() {
-    let zoo = replay("zoo-aa-3");
-    assert_eq!(zoo.len(), 31);
-    zoo.iter().for_each(as_printed);
-    assert!(zoo.iter().all(|r| r.today.counters.iter().flat_map(|c| &c.changes).all(|c| !c.gated)));
-    assert!(
-        verdicts(&zoo, AbVerdict::Regressed).is_empty() && verdicts(&zoo, AbVerdict::Improved).is_empty()
-    );
+    let zoo = a_quiet_sweep("zoo-aa-3", 31);
     assert_eq!(verdicts(&zoo, AbVerdict::Ambiguous), ["vec_add_small"]);
     let at_first_look = zoo.iter().filter(|r| r.today.time.as_ref().unwrap().rounds == FIRST_LOOK).count();
     assert_eq!(at_first_look, 29);

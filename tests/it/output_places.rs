@@ -84,6 +84,27 @@ fn the_index_is_never_written_beside_an_explicit_output_dir() {
     assert!(!ws.root().join("profile/index.md").exists(), "{stderr}");
 }
 
+/// With the planner on, a kernel whose `--output-dir` is its one profile directory stays on
+/// the single path: a batch would write the program's cost history in the folder beside
+/// that directory. Only the directory is created there.
+#[test]
+fn a_planned_kernel_alone_writes_nothing_beside_its_output_dir() {
+    let ws = Workspace::new(&harness_entry("copy"));
+    let mine = ws.root().join("mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    let out_dir = mine.join("prof");
+    let env = replay_env(&ws);
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    env.push(("KPROF_PLAN", "auto"));
+    let out = ws.kprof(&["--kernel", "copy", "--output-dir", out_dir.to_str().unwrap()], &env);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out_dir.join("final_report.md").is_file() && !out_dir.join(".batch").exists(), "{stderr}");
+    let names: Vec<String> =
+        std::fs::read_dir(&mine).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(names, ["prof"], "{stderr}");
+}
+
 /// `cargo-kprof kprof ARGS --manifest-path <ws>` run from `cwd`, with the fake ncu.
 fn profile_copy_from(ws: &Workspace, cwd: &Path, args: &[&str]) -> Output {
     let mut cmd = crate::support::kprof_bin();

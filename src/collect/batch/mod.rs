@@ -449,7 +449,7 @@ fn shown_names(members: &[KernelRun<'_>], group: &[usize]) -> String {
 
 /// The hidden folder a batch of `count` kernels, `first` the first, writes its pages to:
 /// `.batch_<first's id>` beside the profiles, or for a kernel batched alone, `.batch`
-/// inside its own profile (which may be an `--output-dir` with nothing allowed beside it).
+/// inside its own profile (its profiles to come go beside it, not its batches).
 /// A real run takes the next free name if that one is taken.
 pub fn batch_dir_of(first: &ProfileDir, count: usize) -> ProfileDir {
     if count == 1 {

@@ -90,7 +90,8 @@ fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Un
     units
         .into_iter()
         .map(|(key, members)| {
-            let batched = key.is_some() && (members.len() > 1 || lone_batch(prepared[members[0]].kernel));
+            let batched =
+                key.is_some() && (members.len() > 1 || lone_batch(plan, prepared[members[0]].kernel));
             Unit { members, batched }
         })
         .collect()
@@ -98,10 +99,14 @@ fn units(plan: &Plan, prepared: &[PreparedKernel<'_>], extras: Extras) -> Vec<Un
 
 /// Whether a batchable kernel with no partner runs as a batch of one: with `auto` stages
 /// and the planner on, so its first run can collect basic with the follow-ups (one program
-/// start fewer than basic then a follow-up run, see `batch::first`) and a
-/// history can plan its next runs. `KPROF_PLAN=fixed` keeps it on the single path.
-fn lone_batch(kernel: &KernelPlan) -> bool {
-    kernel.stages.is_auto() && batch::planner_on()
+/// start fewer than basic then a follow-up run, see `batch::first`) and a history can plan
+/// its next runs. `KPROF_PLAN=fixed` keeps it on the single path, and so does an
+/// `--output-dir` that names its one profile directory: a batch writes its program's cost
+/// history in the profiles root, here the folder beside that directory, where nothing is
+/// written.
+fn lone_batch(plan: &Plan, kernel: &KernelPlan) -> bool {
+    let explicit_dir = plan.output_dir.is_some() && plan.kernels.len() == 1;
+    kernel.stages.is_auto() && batch::planner_on() && !explicit_dir
 }
 
 /// What a dry run shows for each unit of several kernels: the batched commands of their

@@ -289,15 +289,18 @@ fn the_third_sweep_with_merged_counters_and_early_looks_keeps_the_verdicts() {
     for (check, by) in
         [("bank-3", verdict::BY_BOTH), ("slow3-3", verdict::BY_BOTH), ("insts-3", verdict::BY_COUNTERS)]
     {
-        let r = replay(check);
-        assert_eq!(r.len(), 1, "{check}");
-        as_printed(&r[0]);
-        assert_eq!(
-            (r[0].today.verdict, r[0].today.decided_by.as_str()),
-            (AbVerdict::Regressed, by),
-            "{check}"
-        );
+        a_caught_change(check, by);
     }
+}
+
+/// The recorded check `check` of one known change, replayed: its printed interval rebuilt,
+/// and `regressed` decided `by` the signal named, today as printed.
+fn a_caught_change(check: &str, by: &str) -> Replayed {
+    let mut r = replay(check);
+    assert_eq!(r.len(), 1, "{check}");
+    as_printed(&r[0]);
+    assert_eq!((r[0].today.verdict, r[0].today.decided_by.as_str()), (AbVerdict::Regressed, by), "{check}");
+    r.remove(0)
 }
 
 /// The demo's seven kernels against themselves, with the same build as the known changes'
@@ -322,15 +325,8 @@ fn the_known_changes_are_caught_by_the_second_sweeps_build() {
         ("insts-2", verdict::BY_COUNTERS),
         ("py-slow", verdict::BY_BOTH),
     ] {
-        let r = replay(check);
-        assert_eq!(r.len(), 1, "{check}");
-        as_printed(&r[0]);
-        assert_eq!(
-            (r[0].today.verdict, r[0].today.decided_by.as_str()),
-            (AbVerdict::Regressed, by),
-            "{check}"
-        );
-        assert_eq!(r[0].today.time.as_ref().unwrap().rounds, 12, "{check}");
+        let r = a_caught_change(check, by);
+        assert_eq!(r.today.time.as_ref().unwrap().rounds, 12, "{check}");
     }
     let py = replay("py-slow");
     let dram =

@@ -38,27 +38,24 @@ pub const DEFAULT_PER_PASS_MS: f64 = 21.0;
 /// better: the same fit as [`DEFAULT_PER_PASS_MS`].
 pub const DEFAULT_START_MS: f64 = 1970.0;
 
-/// The first start of a program in a batch, ms, when no history says better: what the six
-/// first runs of the zoo's programs on the H200 left after their launch passes and kernel
-/// time (2.9-4.5 s, mean 3.9 s; `fixtures/h200/planner/cost_history.jsonl`). It also pays
-/// for the program's module loads and the driver's JIT cache. Where the number of kernels
-/// is known, [`first_start_ms`] prices it better.
-pub const DEFAULT_FIRST_START_MS: f64 = 3900.0;
-
 /// The first start of a program under ncu that sets up `kernels` kernels, ms, before any
-/// run of it: 2.67 s and 0.35 s per kernel (each case's NVRTC compile and set-up), the
-/// least-squares line through the 18 first runs of one- to seven-kernel programs on the
-/// H200 (`fixtures/h200/planner/merged-first/cost_history.jsonl.gz`: 2.7-3.2 s for one
-/// kernel, 3.3-3.9 s for three, 4.4-6.0 s for six or seven). Programs of long kernels
-/// are left out of the fit: there the source section's instrumented passes, not the
-/// start, take the time.
+/// run of it (it also pays for the program's module loads and the driver's JIT cache):
+/// 2.67 s and 0.35 s per kernel (each case's NVRTC compile and set-up), the
+/// least-squares line through the mean first start of the one-, three-, six- and
+/// seven-kernel programs of 18 first runs on the H200
+/// (`fixtures/h200/planner/merged-first/cost_history.jsonl.gz`: 2.7-3.2 s for one kernel,
+/// 3.3-3.9 s for three, 4.4-6.0 s for six or seven; through the 18 runs themselves the
+/// line is 2.57 s + 0.40 s, within 0.25 s of this one up to seven kernels). Programs of
+/// long kernels are left out of the fit: there the source section's instrumented passes,
+/// not the start, take the time.
 pub fn first_start_ms(kernels: usize) -> f64 {
     2670.0 + 350.0 * kernels as f64
 }
 
 /// The source page's import from basic's report (`ncu --import`, no program start and no
-/// replay), ms: the median of 32 imports on the H200 (0.9-1.4 s; 3.4-4.4 s for a program
-/// whose 64-way switch prints a long SASS listing), where a later program start costs
+/// replay), ms: the median of 42 imports on the H200 (1.18 s; 0.87-1.43 s but for the one
+/// program whose 64-way switch prints a long SASS listing, 3.4-4.4 s), where a later
+/// program start costs
 /// [`DEFAULT_START_MS`] and a first one 3-6 s.
 pub const IMPORT_MS_H200: f64 = 1200.0;
 
@@ -141,11 +138,16 @@ impl CostTerms {
         CostTerms { start_ms, per_pass_ms: DEFAULT_PER_PASS_MS, from: TermsFrom::BasicRun }
     }
 
-    /// The terms measured on an H200, for a program with no run to fit them on: a
-    /// `first` start of its batch ([`DEFAULT_FIRST_START_MS`]) or a later one.
-    pub fn h200(first: bool) -> CostTerms {
-        let start_ms = if first { DEFAULT_FIRST_START_MS } else { DEFAULT_START_MS };
-        CostTerms { start_ms, per_pass_ms: DEFAULT_PER_PASS_MS, from: TermsFrom::H200 }
+    /// The terms measured on an H200, for a program with no run to fit them on: a start
+    /// after its batch's first ([`DEFAULT_START_MS`]).
+    pub fn h200() -> CostTerms {
+        CostTerms { start_ms: DEFAULT_START_MS, per_pass_ms: DEFAULT_PER_PASS_MS, from: TermsFrom::H200 }
+    }
+
+    /// The same for its batch's first start, of a program that sets up `kernels` kernels
+    /// ([`first_start_ms`]).
+    pub fn h200_first(kernels: usize) -> CostTerms {
+        CostTerms { start_ms: first_start_ms(kernels), ..CostTerms::h200() }
     }
 
     /// The predicted wall time of one run of `passes` passes over `kernels`, ms.

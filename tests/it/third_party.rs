@@ -28,7 +28,7 @@ fn yaml(path: &Path) -> serde_yaml::Value {
 /// ncu's options of one call, up to and including the log file's name (its folder and the
 /// program differ between machines).
 fn ncu_options(argv: &[String]) -> Vec<String> {
-    let argv = crate::support::recorded_argv::without_added_metrics(argv);
+    let argv = crate::support::recorded_argv::without_later_additions(argv);
     let at = argv.iter().position(|a| a == "--log-file").expect("a --log-file");
     let mut out = argv[..at].to_vec();
     out.push(Path::new(&argv[at + 1]).file_name().unwrap().to_string_lossy().into_owned());

@@ -257,8 +257,7 @@ pub fn first_run_unseen(launches: &[u32], joining: &[Stage]) -> Option<FirstRun>
     let mut stages = vec![Stage::Basic];
     stages.extend(LIKELY_FOLLOW_UPS);
     with_joining(&mut stages, joining);
-    let first = CostTerms { start_ms: planner::first_start_ms(launches.len()), ..CostTerms::h200(true) };
-    let later = CostTerms::h200(false);
+    let (first, later) = (CostTerms::h200_first(launches.len()), CostTerms::h200());
     let merged_passes = planner::passes_of(&stages, &none);
     let basic_passes = planner::passes_of(&[Stage::Basic], &none);
     let cheapest = LIKELY_FOLLOW_UPS.iter().map(|s| planner::passes_of(&[*s], &none)).min()?;

@@ -319,8 +319,8 @@ impl Learned {
         if runs.is_empty() {
             return None;
         }
-        let terms = CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>())
-            .unwrap_or_else(|| CostTerms::h200(false));
+        let terms =
+            CostTerms::fit(&runs.iter().map(sample_of).collect::<Vec<_>>()).unwrap_or_else(CostTerms::h200);
         let mut last: BTreeMap<String, (Option<Stage>, KernelCost)> = BTreeMap::new();
         for run in runs {
             for k in &run.kernels {

@@ -39,7 +39,7 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
     if plan.dry_run || !extras.runs_ncu() || !plan.kernels.iter().any(traces_census) {
         return CensusWay::Ncu(None);
     }
-    if std::env::var(CENSUS_VAR).is_ok_and(|v| v == "ncu") {
+    if ncu_chosen() {
         return CensusWay::Ncu(None);
     }
     let cupti = match locate_cupti(&Probe::here(shell)) {
@@ -74,7 +74,7 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
 
 /// What `doctor` says of the census: the way a run would take it, and why.
 pub fn describe(shell: &Shell) -> Result<String, String> {
-    if std::env::var(CENSUS_VAR).is_ok_and(|v| v == "ncu") {
+    if ncu_chosen() {
         return Ok(format!("ncu's durations-only pass ({CENSUS_VAR}=ncu)"));
     }
     let cupti =
@@ -89,6 +89,11 @@ pub fn describe(shell: &Shell) -> Result<String, String> {
         "tracing (CUPTI {}, {tracer}); ncu's pass where a census is bounded by a range",
         cupti.display()
     ))
+}
+
+/// Whether `KPROF_CENSUS=ncu` chose ncu's pass.
+fn ncu_chosen() -> bool {
+    std::env::var(CENSUS_VAR).is_ok_and(|v| v == "ncu")
 }
 
 /// Where CUPTI is looked for: the variables read and the loader's search.

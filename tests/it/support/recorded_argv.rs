@@ -23,7 +23,7 @@ pub fn recorded_ncu_argv(commands_sh: &Path) -> Vec<Vec<String>> {
 /// `argv` without the census's `--cache-control none` and with the metrics added since the
 /// recorded runs left out of its `--metrics`
 /// ([`super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV`]).
-pub fn without_added_metrics(argv: &[String]) -> Vec<String> {
+pub fn without_later_additions(argv: &[String]) -> Vec<String> {
     let added = super::fake_ncu::ADDED_SINCE_THE_RECORDED_ARGV;
     let mut out = Vec::new();
     for (i, a) in argv.iter().enumerate() {
@@ -45,9 +45,9 @@ pub fn without_added_metrics(argv: &[String]) -> Vec<String> {
 }
 
 /// What may differ between two machines: the log file's directory and the program; and
-/// what the stages ask for that the recorded runs predate (see [`without_added_metrics`]).
+/// what the stages ask for that the recorded runs predate (see [`without_later_additions`]).
 pub fn normalised(argv: &[String]) -> Vec<String> {
-    let argv = without_added_metrics(argv);
+    let argv = without_later_additions(argv);
     let mut out = Vec::new();
     let mut prev = "";
     for (i, a) in argv.iter().enumerate() {

@@ -104,20 +104,22 @@ impl Graph {
 }
 
 /// Writes the archive: the executables of `built`, the files of `contents` and the plan,
-/// with the libraries each program loads and the dependency sources its line info names.
-/// Refuses to overwrite an existing file, and removes the file it created when packing fails.
+/// with the libraries each program loads, the dependency sources its line info names and
+/// `tracer`, the census tracer library (`ops::archive::tracer_to_pack`). Refuses to
+/// overwrite an existing file, and removes the file it created when packing fails.
 pub fn write(
     plan: &Plan,
     built: Option<&BuildOutput>,
     contents: &Contents,
     graph: &Graph,
+    tracer: Option<&Path>,
     out: &Path,
 ) -> Result<ArchiveManifest> {
     let file = std::fs::OpenOptions::new().write(true).create_new(true).open(out).map_err(|e| {
         Failure::new(ExitCode::Filesystem, format!("could not create the archive {}: {e}", out.display()))
             .help("archives are never overwritten: pick a new file name")
     })?;
-    let written = pack(plan, built, contents, graph, file);
+    let written = pack(plan, built, contents, graph, tracer, file);
     if written.is_err() {
         // Only the file this call created: a half-written archive would block the retry.
         std::fs::remove_file(out).ok();
@@ -130,6 +132,7 @@ fn pack(
     built: Option<&BuildOutput>,
     contents: &Contents,
     graph: &Graph,
+    tracer: Option<&Path>,
     file: std::fs::File,
 ) -> Result<ArchiveManifest> {
     let mut tar = builder(file);
@@ -176,8 +179,7 @@ fn pack(
         tar.append_path_with_name(&s.file, Path::new(DEPS).join(&s.entry))
             .with_context(|| format!("could not pack {}", s.file.display()))?;
     }
-    let tracer = tracer_to_pack(plan);
-    if let Some(file) = &tracer {
+    if let Some(file) = tracer {
         tar.append_path_with_name(file, TRACER_ENTRY)
             .with_context(|| format!("could not pack {}", file.display()))?;
     }
@@ -208,17 +210,6 @@ fn pack(
 
 /// The tracer library's entry in an archive.
 pub const TRACER_ENTRY: &str = "bin/libkprof_tracer.so";
-
-/// The tracer library to pack with `plan`: built (or found built) with the plan's cargo
-/// when a program's census may be traced. `None` when none may be, or when it cannot be
-/// built: the GPU machine then takes ncu's census and says why.
-fn tracer_to_pack(plan: &Plan) -> Option<PathBuf> {
-    let build = plan.build.as_ref()?;
-    if !plan.kernels.iter().any(libs::traces_census) {
-        return None;
-    }
-    crate::build::tracer::ensure(&build.cargo, &build.target_dir, &crate::shell::Shell::quiet()).ok()
-}
 
 /// A tar writer that stores every file as a plain file. Linkers leave holes in large
 /// executables; the tar crate would store those as GNU sparse entries, which other tools

@@ -91,12 +91,38 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
     crate::process::check_signal("after the build")?;
     contents::add_build_outputs(&mut packed, &plan, built.as_ref());
     let graph = graph(o.manifest_path, shell);
-    let manifest = archive::write(&plan, built.as_ref(), &packed, &graph, o.output)?;
+    let tracer = tracer_to_pack(&plan, shell);
+    let manifest = archive::write(&plan, built.as_ref(), &packed, &graph, tracer.as_deref(), o.output)?;
     if let Some(l) = &launchers {
         l.write()?;
     }
     shell.emit(&Event::ArchiveWritten(listing(o.output, &manifest, &packed, launchers.as_ref())));
     Ok(ExitCode::Success)
+}
+
+/// The census tracer library to pack with `plan`: built (or found built) with the plan's
+/// cargo when a program's census may be traced; `None` when none may be. When it cannot be
+/// built, a warning says why and what the GPU machine does instead: the archive is still
+/// written, and its census takes ncu's pass there.
+pub(crate) fn tracer_to_pack(plan: &Plan, shell: &Shell) -> Option<std::path::PathBuf> {
+    let build = plan.build.as_ref()?;
+    if !plan.kernels.iter().any(crate::archive::libs::traces_census) {
+        return None;
+    }
+    match crate::ops::profile::tracer::built_tracer(&build.cargo, &build.target_dir, shell) {
+        Ok(library) => Some(library),
+        Err(why) => {
+            shell.emit(&Event::warning(
+                About::Census,
+                format!(
+                    "the census tracer is not packed: {why}; where the archive runs, a census takes ncu's \
+                     pass, one per launch, unless {} names a built libkprof_tracer.so there",
+                    crate::ops::profile::tracer::LIBRARY_VAR
+                ),
+            ));
+            None
+        }
+    }
 }
 
 /// The libraries cudarc opens itself (from the features `cargo metadata`'s resolve

@@ -171,18 +171,8 @@ fn an_archive_carries_the_tracer_that_run_archive_injects() {
     let archive = ws.root().join("copy.tar");
     let out = ws.kprof(&["archive", "--bench", "copy", "-o", archive.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let mut packed = Vec::new();
-    let mut manifest = String::new();
-    for entry in tar::Archive::new(std::fs::File::open(&archive).unwrap()).entries().unwrap() {
-        let mut entry = entry.unwrap();
-        let name = entry.path().unwrap().to_string_lossy().into_owned();
-        if name == "kprof-archive.json" {
-            std::io::Read::read_to_string(&mut entry, &mut manifest).unwrap();
-        }
-        packed.push(name);
-    }
+    let (packed, manifest) = packed_entries(&archive);
     assert!(packed.iter().any(|n| n == "bin/libkprof_tracer.so"), "{packed:?}");
-    let manifest: serde_json::Value = serde_json::from_str(&manifest).unwrap();
     assert_eq!(manifest["tracer"], "bin/libkprof_tracer.so");
 
     let cupti = some_file(&ws, "libcupti.so");
@@ -210,6 +200,56 @@ fn an_archive_carries_the_tracer_that_run_archive_injects() {
     let injected = remap.canonicalize().unwrap().join("bin/libkprof_tracer.so");
     assert!(seen.starts_with(&format!("CUDA_INJECTION64_PATH={}\n", injected.display())), "{seen}");
     assert!(!ncu_census_ran(&run), "{:?}", run.calls);
+}
+
+/// An archive's entries, and its manifest.
+fn packed_entries(archive: &Path) -> (Vec<String>, serde_json::Value) {
+    let mut packed = Vec::new();
+    let mut manifest = String::new();
+    for entry in tar::Archive::new(std::fs::File::open(archive).unwrap()).entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        if name == "kprof-archive.json" {
+            std::io::Read::read_to_string(&mut entry, &mut manifest).unwrap();
+        }
+        packed.push(name);
+    }
+    (packed, serde_json::from_str(&manifest).unwrap())
+}
+
+/// #44: when the tracer cannot be built where the archive is packed, the archive is still
+/// written, without it, and a warning says why and what the GPU machine does instead (it
+/// used to be left out without a word, and the census there took ncu's pass unexplained
+/// until the run).
+#[test]
+fn an_archive_whose_tracer_cannot_be_built_says_so_and_packs_the_rest() {
+    let ws = stand_in();
+    // The tracer's folder cannot be made: a file stands where it goes.
+    let blocker = ws.root().join("target/kprof/tracer");
+    std::fs::create_dir_all(blocker.parent().unwrap()).unwrap();
+    std::fs::write(&blocker, "not a folder").unwrap();
+    let archive = ws.root().join("copy.tar");
+    let out = ws.kprof(&["archive", "--bench", "copy", "-o", archive.to_str().unwrap()], &[]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("the census tracer is not packed"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        warning.starts_with(
+            "warning: the census tracer is not packed: could not write the tracer's sources into "
+        ),
+        "{warning}"
+    );
+    assert!(
+        warning.ends_with("a census takes ncu's pass, one per launch, unless KPROF_TRACER names a built libkprof_tracer.so there"),
+        "{warning}"
+    );
+    let (packed, manifest) = packed_entries(&archive);
+    assert!(packed.iter().any(|n| n.starts_with("bin/")), "{packed:?}");
+    assert!(!packed.iter().any(|n| n.ends_with("libkprof_tracer.so")), "{packed:?}");
+    assert!(manifest["tracer"].is_null(), "{manifest}");
 }
 
 /// The first traced census builds the tracer with the user's cargo, under the profiling

@@ -55,7 +55,8 @@ fn pack_pair(
             contents::add_build_outputs(&mut packed, plan, built.as_ref());
             written.push(tmp.clone());
             let graph = graph(o.manifest_path, shell);
-            archive::write(plan, built.as_ref(), &packed, &graph, tmp)?;
+            let tracer = crate::ops::archive::tracer_to_pack(plan, shell);
+            archive::write(plan, built.as_ref(), &packed, &graph, tracer.as_deref(), tmp)?;
         }
         let repo = crate::vcs::worktree::repository_root(&head.workspace_root)?;
         let pair = archive::pair::PairManifest {

@@ -231,7 +231,8 @@ impl Builds<'_> {
         self.tmps.push(tmp.clone());
         self.fingerprints.push(print);
         let graph = crate::ops::archive::graph(Some(&plan.workspace_root.join("Cargo.toml")), shell);
-        crate::archive::write(plan, built, packed, &graph, &tmp)?;
+        let tracer = crate::ops::archive::tracer_to_pack(plan, shell);
+        crate::archive::write(plan, built, packed, &graph, tracer.as_deref(), &tmp)?;
         Ok(n)
     }
 }

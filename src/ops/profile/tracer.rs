@@ -16,6 +16,7 @@
 //!
 //! `doctor` reports the same decision, without building anything.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::Extras;
@@ -54,15 +55,7 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
                 Some(b) => (b.cargo.clone(), b.target_dir.clone()),
                 None => (crate::build::cargo_binary(), plan.workspace_root.join("target").join("kprof")),
             };
-            if !crate::build::tracer::built(&target_dir) {
-                shell.emit(&Event::BuildStarted(BuildStarted {
-                    side: None,
-                    build: crate::build::tracer::tracer_dir(&target_dir).display().to_string(),
-                    targets: 1,
-                    purpose: BuildPurpose::CensusTracer,
-                }));
-            }
-            crate::build::tracer::ensure(&cargo, &target_dir, shell)
+            built_tracer(&cargo, &target_dir, shell)
                 .map_err(|e| format!("{e} (set {LIBRARY_VAR} to a built libkprof_tracer.so)"))
         }
     };
@@ -70,6 +63,20 @@ pub fn census_way(plan: &Plan, extras: Extras, shell: &Shell) -> CensusWay {
         Ok(library) => CensusWay::Trace(Tracer { library, cupti }),
         Err(why) => CensusWay::Ncu(Some(why)),
     }
+}
+
+/// The tracer built under `target_dir` with `cargo` (see `build::tracer`), said first
+/// when it is not built yet: the build takes a few seconds, once.
+pub fn built_tracer(cargo: &OsString, target_dir: &Path, shell: &Shell) -> Result<PathBuf, String> {
+    if !crate::build::tracer::built(target_dir) {
+        shell.emit(&Event::BuildStarted(BuildStarted {
+            side: None,
+            build: crate::build::tracer::tracer_dir(target_dir).display().to_string(),
+            targets: 1,
+            purpose: BuildPurpose::CensusTracer,
+        }));
+    }
+    crate::build::tracer::ensure(cargo, target_dir, shell)
 }
 
 /// What `doctor` says of the census: the way a run would take it, and why.

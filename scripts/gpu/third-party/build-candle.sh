@@ -7,11 +7,12 @@
 # candle-core forces cudarc's `dynamic-linking`: the link needs libcuda, libcublas,
 # libcublasLt, libcurand, libcudart and libnvrtc. CUDA_ROOT names a folder whose lib/ holds
 # them: a libcuda.so stand-in (soname libcuda.so.1, exporting the driver symbols cudarc
-# binds, e.g. empty functions compiled with `cc -shared`) and links to the CUDA 13 wheels'
-# libraries (nvidia-cublas, nvidia-curand, nvidia-cuda-runtime, nvidia-cuda-nvrtc). nvcc
-# comes from .ci/install-cuda-tools.sh. candle-kernels' build script compiles its .cu files
-# for CUDA_COMPUTE_CAP (90: an H100/H200), one at a time (CUDAFORGE_THREADS=1) on small
-# machines; `cargo kprof archive` adds -lineinfo through NVCC_APPEND_FLAGS.
+# binds as empty functions) and links to the CUDA 13 wheels' libraries (nvidia-cublas,
+# nvidia-curand, nvidia-cuda-runtime, nvidia-cuda-nvrtc); link-stand-ins.sh DIR makes
+# them (CUDA_ROOT=DIR). nvcc comes from .ci/install-cuda-tools.sh. candle-kernels' build
+# script compiles its .cu files for CUDA_COMPUTE_CAP (90: an H100/H200), one at a time
+# (CUDAFORGE_THREADS=1) on small machines; `cargo kprof archive` adds -lineinfo through
+# NVCC_APPEND_FLAGS.
 #
 # BUILD_DIR receives a copy of the crate (its target/ is kept between runs: the first
 # build of candle-kernels takes about 12 minutes on two cores). KPROF_BIN names the

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::hot_lines::HotLines;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::Privilege;
 pub use crate::model::kinds::{ClockControl, LaunchWindow};
@@ -167,6 +168,11 @@ pub const SOURCE_SECTION: &str = "SourceCounters";
 /// environment, the variables go on the target's side:
 /// `sudo -n ncu [options] /usr/bin/env K=V program args`.
 pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
+    stage_command_with(ncu, run, HotLines::chosen())
+}
+
+/// [`stage_command`] with the hot lines collected as `hot_lines` says.
+fn stage_command_with(ncu: &Path, run: &StageRun<'_>, hot_lines: HotLines) -> ProcessBuilder {
     let source = StageCollection::Named(Stage::Source);
     if let (true, Some(report)) = (*run.collection == source, run.report) {
         return import_command(ncu, report, run);
@@ -199,12 +205,17 @@ pub fn stage_command(ncu: &Path, run: &StageRun<'_>) -> ProcessBuilder {
     if *run.collection == StageCollection::Discovery && run.filter.is_none() {
         p.args(CENSUS_CACHE_CONTROL);
     }
+    let mut own = run.collection.ncu_args();
+    if *run.collection == source {
+        own = hot_lines.source_stage(own);
+    }
     if let (true, Some(report)) = (run.collection.collects_basic(), run.report) {
         // Basic runs again when its window is fitted or its filter narrowed; the report
         // then replaces the one of the run before, in this profile's own folder.
-        p.args(["--section", SOURCE_SECTION, "--export"]).arg(report).arg("--force-overwrite");
+        p.args(hot_lines.prefix()).arg("--export").arg(report).arg("--force-overwrite");
+        own = hot_lines.joined(own);
     }
-    p.args(run.collection.ncu_args());
+    p.args(own);
     p.arg("--log-file").arg(run.log_file);
     if sudo && !run.target.env.is_empty() {
         p.arg(super::privilege::ENV_PROGRAM);
@@ -411,6 +422,17 @@ mod tests {
         log: &str,
         report: Option<&Path>,
     ) -> ProcessBuilder {
+        copy_stage_with(c, t, privilege, log, report, HotLines::Section)
+    }
+
+    fn copy_stage_with(
+        c: &StageCollection,
+        t: &TargetCommand,
+        privilege: Privilege,
+        log: &str,
+        report: Option<&Path>,
+        hot_lines: HotLines,
+    ) -> ProcessBuilder {
         let filter = KernelFilter::containing("copy");
         let run = StageRun {
             collection: c,
@@ -423,7 +445,7 @@ mod tests {
             ranges: &[],
             report,
         };
-        stage_command(Path::new("/opt/nvidia/ncu"), &run)
+        stage_command_with(Path::new("/opt/nvidia/ncu"), &run, hot_lines)
     }
 
     #[test]
@@ -516,5 +538,42 @@ mod tests {
             StageCollection::Merged(vec![Stage::Compute, Stage::Occupancy]),
             StageCollection::Named(Stage::Source)
         ]));
+    }
+
+    /// `KPROF_HOT_LINES=sampling`: the sampling metrics join the metric list of the run
+    /// that exports the report (basic alone or merged), no section anywhere; the source
+    /// stage run on its own asks for them alone; the import is unchanged.
+    #[test]
+    fn sampling_hot_lines_join_the_report_run_s_metric_list() {
+        let t = target();
+        let report = Path::new("/ws/p/details/01_basic.ncu-rep");
+        let sampling = super::super::hot_lines::SAMPLING_METRICS.join(",");
+        let run = |c: StageCollection, report| {
+            copy_stage_with(&c, &t, Privilege::None, "/ws/p/details/page.csv", report, HotLines::Sampling)
+                .to_string()
+        };
+        for first in [
+            StageCollection::Named(Stage::Basic),
+            StageCollection::Merged(vec![Stage::Basic, Stage::Memory, Stage::Compute, Stage::Occupancy]),
+        ] {
+            let line = run(first, Some(report));
+            assert!(!line.contains("--section"), "{line}");
+            assert!(
+                line.contains("--kernel-name 'regex:.*copy.*' --export /ws/p/details/01_basic.ncu-rep --force-overwrite --metrics gpu__time_duration.sum,"),
+                "{line}"
+            );
+            assert!(line.contains(&format!(",{sampling} --csv --page raw --log-file")), "{line}");
+            assert_eq!(line.matches("--metrics").count(), 1, "{line}");
+        }
+        let alone = run(StageCollection::Named(Stage::Source), None);
+        assert!(
+            alone.contains(&format!(
+                "--kernel-name 'regex:.*copy.*' --metrics {sampling} --csv --page source --print-source cuda,sass"
+            )),
+            "{alone}"
+        );
+        assert!(run(StageCollection::Named(Stage::Source), Some(report)).contains("--import"));
+        // Without a report, basic collects no hot lines.
+        assert!(!run(StageCollection::Named(Stage::Basic), None).contains("pcsamp"));
     }
 }

@@ -7,6 +7,7 @@
 //! disagree.
 
 pub mod command;
+pub mod hot_lines;
 pub mod locate;
 pub mod parse;
 pub mod preflight;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::hot_lines::HotLines;
+pub use super::hot_lines::SOURCE_SECTION;
 use crate::model::filter::KernelFilter;
 use crate::model::kinds::Privilege;
 pub use crate::model::kinds::{ClockControl, LaunchWindow};
@@ -143,9 +144,9 @@ pub struct StageRun<'a> {
     /// Ranges that bound every launch profiled (`--nvtx --nvtx-include R`,
     /// `--profile-from-start off`), as ncu options; empty for none.
     pub ranges: &'a [String],
-    /// Where basic's report goes when the source page comes from it ([`SOURCE_SECTION`]):
-    /// basic's run adds that section and writes this report beside its page, and the
-    /// source stage imports it instead of running the program again. `None` for the rest.
+    /// Where basic's report goes when the source page comes from it: basic's run adds the
+    /// hot lines ([`HotLines`]) and writes this report beside its page, and the source
+    /// stage imports it instead of running the program again. `None` for the rest.
     pub report: Option<&'a Path>,
 }
 
@@ -158,9 +159,6 @@ pub struct StageRun<'a> {
 /// program's time goes, so it keeps the program's caches; the stages, which compare a
 /// kernel with the device's peaks, keep ncu's flush.
 pub const CENSUS_CACHE_CONTROL: [&str; 2] = ["--cache-control", "none"];
-
-/// The section the source page is printed from.
-pub const SOURCE_SECTION: &str = "SourceCounters";
 
 /// The exact ncu invocation for one stage.
 ///

@@ -17,7 +17,8 @@
 //! alone are cheaper and rank the same lines: the pass counts the planner prices
 //! (`ncu::stages`) are the section's.
 
-use super::command::SOURCE_SECTION;
+/// The section the source page is printed from by default.
+pub const SOURCE_SECTION: &str = "SourceCounters";
 
 /// `KPROF_HOT_LINES`: `sampling` for [`HotLines::Sampling`]; anything else, or nothing,
 /// for the section.

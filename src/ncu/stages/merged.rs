@@ -75,7 +75,7 @@ pub fn column_for_stage(column: &str, stage: Stage, merged: &[Stage]) -> bool {
 
 /// Whether `column` is on the page `stage`'s own run prints: a launch column, one of the
 /// stage's metrics (any roll-up), or a column ncu prints on every page. Basic's page is
-/// cut to these when its run also collected the source section (`command::SOURCE_SECTION`),
+/// cut to these when its run also collected the source section (`hot_lines::SOURCE_SECTION`),
 /// whose 117 columns an H200 run added to basic's 305 (`fixtures/h200/source-import/`).
 pub fn printed_alone(column: &str, stage: Stage) -> bool {
     crate::ncu::parse::LAUNCH_COLUMNS.contains(&column)

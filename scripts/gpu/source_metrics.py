@@ -40,6 +40,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cost_programs import split  # noqa: E402  (`cd DIR && env K=V ... NCU ARGS...` into (cwd, env, argv))
+
 SAMPLING = ["group:smsp__pcsamp_warp_stall_reasons", "group:smsp__pcsamp_warp_stall_reasons_not_issued"]
 WAYS = {
     "none": ([], []),
@@ -56,22 +59,6 @@ def run(argv, cwd=None, env=None, log=None):
         f.flush()
         rc = subprocess.call(argv, cwd=cwd, env=env, stdout=f, stderr=subprocess.STDOUT)
     return round(time.monotonic() - began, 2), rc
-
-
-def split(command):
-    """`cd DIR && env K=V ... NCU ARGS...` into (cwd, env, argv)."""
-    words = shlex.split(command)
-    cwd = None
-    if words[0] == "cd":
-        cwd, words = words[1], words[3:]
-    env = dict(os.environ)
-    if words[0] == "env":
-        words = words[1:]
-        while "=" in words[0] and not words[0].startswith("/"):
-            k, v = words[0].split("=", 1)
-            env[k] = v
-            words = words[1:]
-    return cwd, env, words
 
 
 def bare(command):

@@ -62,7 +62,8 @@ done
 
 # Start-up and set-up: the first kernel's basic line with a filter that matches nothing,
 # and the program alone with the same environment.
-first="$(ls -d "$work"/unbatched/workspace/profile/*/ | head -n 1)"
+profiles=("$work"/unbatched/workspace/profile/*/)
+first="${profiles[0]%/}"
 line="$(grep -m1 -- '--log-file .*01_basic_raw.csv' "$first/commands.sh")"
 empty="$(printf '%s' "$line" | sed -E "s/--kernel-name '[^']*'/--kernel-name regex:^kprof_matches_nothing\$/; s#--log-file [^ ]+#--log-file $work/empty.csv#")"
 program_alone="$(printf '%s' "$line" | sed -E 's# [^ ]*ncu .* --log-file [^ ]+ # #')"

@@ -18,7 +18,7 @@ mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 export PATH=/usr/local/cuda/bin:$PATH
 NCU="${NCU:-ncu}"
-cd "$(dirname "$0")/../../examples/demo"   # benches find their .cu files from here
+cd "$(dirname "$0")/../../examples/demo" || exit 1   # benches find their .cu files from here
 
 log() { printf '%s\n' "$*" | tee -a "$out/record.log"; }
 
@@ -87,20 +87,20 @@ COMP_M="smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_
 OCC_M="smsp__warps_eligible.avg.per_cycle_active,smsp__warps_active.avg.per_cycle_active,sm__warps_active.avg.pct_of_peak_sustained_active,sm__maximum_warps_per_active_cycle_pct"
 for k in "copy copy .*copy_kernel.* copy" "hgemm hgemm_naive .*hgemm_naive.* hgemm_naive"; do
   read -r b c re name <<<"$k"
-  f="--kernel-name regex:$re --csv --page raw"
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_set_basic.csv" $f --set basic
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_basic.csv" $f --section SpeedOfLight --section LaunchStats --section Occupancy
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_basic.csv" $f --metrics "$BASIC_M"
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_memory.csv" $f --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_memory.csv" $f --metrics "$MEM_M"
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_compute.csv" $f --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_compute.csv" $f --metrics "$COMP_M,$STALL_M"
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_stalls.csv" $f --metrics "$STALL_M"
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_occupancy.csv" $f --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_occupancy.csv" $f --metrics "$OCC_M,$STALL_M"
+  f=(--kernel-name "regex:$re" --csv --page raw)
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_set_basic.csv" "${f[@]}" --set basic
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_basic.csv" "${f[@]}" --section SpeedOfLight --section LaunchStats --section Occupancy
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_basic.csv" "${f[@]}" --metrics "$BASIC_M"
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_memory.csv" "${f[@]}" --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_memory.csv" "${f[@]}" --metrics "$MEM_M"
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_compute.csv" "${f[@]}" --section ComputeWorkloadAnalysis --section InstructionStats --section WarpStateStats
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_compute.csv" "${f[@]}" --metrics "$COMP_M,$STALL_M"
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_stalls.csv" "${f[@]}" --metrics "$STALL_M"
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_occupancy.csv" "${f[@]}" --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_met_occupancy.csv" "${f[@]}" --metrics "$OCC_M,$STALL_M"
   ncu_case "$b" "$c" 1 "$out/stages/${name}_sec_source.csv" --kernel-name "regex:$re" --section SourceCounters --csv --page source --print-source cuda,sass
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_set_full.csv" $f --set full
-  ncu_case "$b" "$c" 1 "$out/stages/${name}_one_metric.csv" $f --metrics gpu__time_duration.sum
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_set_full.csv" "${f[@]}" --set full
+  ncu_case "$b" "$c" 1 "$out/stages/${name}_one_metric.csv" "${f[@]}" --metrics gpu__time_duration.sum
 done
 
 fi

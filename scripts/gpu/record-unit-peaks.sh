@@ -59,11 +59,12 @@ for k in "${kernels[@]}"; do
   cases="${cases:+$cases|}(?:^$k/)"; names="${names:+$names|}(?:.*$k.*)"
 done
 source_page() { # FILE CASE_REGEX NAME_REGEX
-  echo "+ cd $out && env KPROF_CASE='$2' KPROF_LAUNCH_COUNT=1 KPROF_PROFILE=1 ncu --clock-control none --profile-from-start off --kernel-name 'regex:$3' --section SourceCounters --csv --page source --print-source cuda,sass --log-file $1 $bin/compute" >>"$out/source.log"
-  (cd "$out" && env KPROF_CASE="$2" KPROF_LAUNCH_COUNT=1 KPROF_PROFILE=1 \
-    ncu --clock-control none --profile-from-start off --kernel-name "regex:$3" \
-    --section SourceCounters --csv --page source --print-source cuda,sass --log-file "$1" "$bin/compute") \
-    >>"$out/source.log" 2>&1
+  {
+    echo "+ cd $out && env KPROF_CASE='$2' KPROF_LAUNCH_COUNT=1 KPROF_PROFILE=1 ncu --clock-control none --profile-from-start off --kernel-name 'regex:$3' --section SourceCounters --csv --page source --print-source cuda,sass --log-file $1 $bin/compute"
+    (cd "$out" && env KPROF_CASE="$2" KPROF_LAUNCH_COUNT=1 KPROF_PROFILE=1 \
+      ncu --clock-control none --profile-from-start off --kernel-name "regex:$3" \
+      --section SourceCounters --csv --page source --print-source cuda,sass --log-file "$1" "$bin/compute")
+  } >>"$out/source.log" 2>&1
   echo "exit $?" >>"$out/source.log"
 }
 source_page "$out/source_batched_compute.csv" "$cases" "$names"

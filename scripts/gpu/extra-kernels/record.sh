@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # the `sh -c '...'` steps read their arguments as "$1", "$2": not expanded here
 # Records ncu --set full for the five held-out kernels in this folder (reduction, transpose,
 # tc_gemm, small_grid, atomics), to test the verdict rules on kernels they were not tuned on.
 # EXPECTED.md beside this script says what each kernel should be classified as, and why.

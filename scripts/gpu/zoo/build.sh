@@ -22,7 +22,7 @@ dest="${1:?usage: scripts/gpu/zoo/build.sh DEST}"
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
 zoo="$repo/examples/zoo"
-benches="memory compute latency occupancy heldout mio"
+benches=(memory compute latency occupancy heldout mio)
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"
 
@@ -32,7 +32,7 @@ trap 'rm -f "$messages"' EXIT
 cargo build --release --benches --manifest-path "$zoo/Cargo.toml" \
     --message-format=json-render-diagnostics >"$messages"
 
-python3 - "$messages" "$dest" $benches <<'PY'
+python3 - "$messages" "$dest" "${benches[@]}" <<'PY'
 import json, os, shutil, sys
 messages, dest, wanted = sys.argv[1], sys.argv[2], sys.argv[3:]
 found = {}
@@ -56,7 +56,7 @@ for name in wanted:
 PY
 
 if [ "${KPROF_STAGE_KEEP_DEBUG:-0}" != 1 ] && command -v strip >/dev/null 2>&1; then
-    for b in $benches; do strip --strip-debug "$dest/$b"; done
+    for b in "${benches[@]}"; do strip --strip-debug "$dest/$b"; done
 fi
 
 python3 - "$zoo/Cargo.toml" "$here/kernels.tsv" "$zoo/kernels" <<'PY'

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2016  # the `sh -c '...'` steps read their arguments as "$1", "$2": not expanded here
 # Records ncu --set full for one launch of every kernel of the zoo (examples/zoo), to check
 # cargo kprof's diagnosis against examples/zoo/EXPECTED.md. For the GPU machine: no cargo
 # there; the bench binaries are built elsewhere by build.sh (beside this script) and copied
@@ -218,7 +219,7 @@ fi
     echo "$src_dir (absent: the source page has SASS but no CUDA text; see ZOO_LINK_SOURCES)"
   fi
 } > "$out/environment.txt" 2>&1
-log "environment.txt: rc=$?"
+log "environment.txt written"
 
 list_check "$bin" > "$out/list-check.txt" 2>&1
 log "list check: rc=$? (list-check.txt)"

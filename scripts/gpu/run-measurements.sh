@@ -49,7 +49,10 @@ libs=/usr/local/cuda/lib64
 if [ -n "$wheels" ]; then
   for d in "$wheels"/nvidia/*/lib; do libs="$libs:$d"; done
 fi
-echo "KPROF_CUPTI=$cupti LD_LIBRARY_PATH=$libs" > "$out/env.txt"
+# Where no CUPTI is found, kprof's own search runs (and says what it looked for).
+cupti_env=()
+[ -n "$cupti" ] && cupti_env=("KPROF_CUPTI=$cupti")
+echo "${cupti_env[*]} LD_LIBRARY_PATH=$libs" > "$out/env.txt"
 status=0
 
 for part in "${parts[@]}"; do
@@ -57,10 +60,10 @@ for part in "${parts[@]}"; do
     census)
       for t in bins zoo; do xz -dc "$pack/$t.tar.xz" | tar x; done
       for t in burn candle; do xz -dc "$pack/$t.tar.xz" > "$t.tar"; done
-      (cd bins/tracer-tests/deps && KPROF_CUPTI="$cupti" timeout 60 ./tracer-gpu-tests --exact \
+      (cd bins/tracer-tests/deps && env "${cupti_env[@]}" timeout 60 ./tracer-gpu-tests --exact \
         a_traced_program_s_launches_are_in_its_trace) > "$out/tracer-test.txt" 2>&1 || status=1
-      KPROF_CUPTI="$cupti" ./cargo-kprof kprof doctor > "$out/doctor.txt" 2>&1
-      NCU_CENSUS_LAUNCHES=300 STAGE_TIMEOUT_S=120 LD_LIBRARY_PATH="$libs" KPROF_CUPTI="$cupti" \
+      env "${cupti_env[@]}" ./cargo-kprof kprof doctor > "$out/doctor.txt" 2>&1
+      env "${cupti_env[@]}" NCU_CENSUS_LAUNCHES=300 STAGE_TIMEOUT_S=120 LD_LIBRARY_PATH="$libs" \
         timeout "${CENSUS_TIMEOUT_S:-480}" "$repo/scripts/gpu/census-speed.sh" ./cargo-kprof \
         bins/libkprof_tracer.so census burn.tar candle.tar --zoo zoo > "$out/census-speed.txt" 2>&1 || status=1
       cp census/census-speed.tar.gz "$out/" 2>/dev/null ||

@@ -307,6 +307,51 @@ fn the_dry_run_shows_the_planned_runs_and_their_cost() {
     );
 }
 
+/// `KPROF_HOT_LINES=sampling` reaches the planned commands: the merged first run asks for
+/// the PC sampling groups and `inst_executed` in its one metric list and exports the
+/// report without the SourceCounters section; the source page is still imported from it.
+#[test]
+fn the_sampling_switch_changes_only_how_the_first_run_collects_the_hot_lines() {
+    let setup = setup_at(&recorded("again"));
+    let none = setup.ws.root().join("tools/absent.jsonl");
+    let dry = |hot_lines: &str| {
+        let env = [
+            ("NCU", setup.ncu.to_str().unwrap()),
+            ("KPROF_PLAN", "auto"),
+            ("KPROF_COST_HISTORY", none.to_str().unwrap()),
+            ("KPROF_HOT_LINES", hot_lines),
+        ];
+        let out = setup.ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run"], &env);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let section = dry("section");
+    let sampling = dry("sampling");
+    let first = |stdout: &str| {
+        let at = stdout.find("# Stage basic+memory+compute+occupancy (batched: ").unwrap();
+        stdout[at..].lines().find(|l| l.contains("--export ")).unwrap().to_string()
+    };
+    let (with_section, with_sampling) = (first(&section), first(&sampling));
+    assert!(with_section.contains("--section SourceCounters --export ") && !with_section.contains("pcsamp"));
+    assert!(!with_sampling.contains("SourceCounters"), "{with_sampling}");
+    assert!(
+        with_sampling.contains(
+            ",group:smsp__pcsamp_warp_stall_reasons,group:smsp__pcsamp_warp_stall_reasons_not_issued,inst_executed --csv --page raw"
+        ),
+        "{with_sampling}"
+    );
+    assert_eq!(with_sampling.matches("--metrics").count(), 1, "{with_sampling}");
+    assert!(sampling.contains("--import "), "{sampling}");
+    // Nothing else changes: the same lines once the hot lines' options are taken out.
+    let plain = |line: &str| {
+        line.replace("--section SourceCounters ", "").replace(
+            ",group:smsp__pcsamp_warp_stall_reasons,group:smsp__pcsamp_warp_stall_reasons_not_issued,inst_executed",
+            "",
+        )
+    };
+    assert_eq!(plain(&with_section), plain(&with_sampling));
+}
+
 /// A kernel profiled on its own plans its runs as a batch's do: without history, basic
 /// and every likely follow-up share its first run, whose report stays in its own profile
 /// for the source page's import, and the batch's folder is inside that profile (nothing

@@ -104,7 +104,7 @@ pub fn pack(asked: RequestFn<'_>, o: PackOptions<'_>, shell: &Shell) -> Result<E
 /// cargo when a program's census may be traced; `None` when none may be. When it cannot be
 /// built, a warning says why and what the GPU machine does instead: the archive is still
 /// written, and its census takes ncu's pass there.
-pub(crate) fn tracer_to_pack(plan: &Plan, shell: &Shell) -> Option<std::path::PathBuf> {
+fn tracer_to_pack(plan: &Plan, shell: &Shell) -> Option<std::path::PathBuf> {
     let build = plan.build.as_ref()?;
     if !plan.kernels.iter().any(crate::archive::libs::traces_census) {
         return None;
@@ -122,6 +122,22 @@ pub(crate) fn tracer_to_pack(plan: &Plan, shell: &Shell) -> Option<std::path::Pa
             ));
             None
         }
+    }
+}
+
+/// The census tracer for the archives of one pack (an A/B pair's two sides, a bisect's
+/// revisions): built, or found unbuildable and said so, once, then packed into each
+/// archive whose plan may trace a census.
+#[derive(Default)]
+pub(crate) struct PackedTracer(Option<Option<std::path::PathBuf>>);
+
+impl PackedTracer {
+    /// The tracer to pack with `plan` ([`tracer_to_pack`], the first time one is needed).
+    pub(crate) fn for_plan(&mut self, plan: &Plan, shell: &Shell) -> Option<std::path::PathBuf> {
+        if plan.build.is_none() || !plan.kernels.iter().any(crate::archive::libs::traces_census) {
+            return None;
+        }
+        self.0.get_or_insert_with(|| tracer_to_pack(plan, shell)).clone()
     }
 }
 

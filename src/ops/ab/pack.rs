@@ -45,6 +45,7 @@ fn pack_pair(
     let base_include = base_config.map(|c| c.include).unwrap_or_default();
     let _deferral = crate::process::defer_signals();
     let mut written = Vec::new();
+    let mut tracer = crate::ops::archive::PackedTracer::default();
     let sides = [(&head, include, &head_tmp, "head"), (&base.plan, &base_include[..], &base_tmp, "base")];
     let packed = (|| -> Result<()> {
         for (plan, include, tmp, side) in sides {
@@ -55,7 +56,7 @@ fn pack_pair(
             contents::add_build_outputs(&mut packed, plan, built.as_ref());
             written.push(tmp.clone());
             let graph = graph(o.manifest_path, shell);
-            let tracer = crate::ops::archive::tracer_to_pack(plan, shell);
+            let tracer = tracer.for_plan(plan, shell);
             archive::write(plan, built.as_ref(), &packed, &graph, tracer.as_deref(), tmp)?;
         }
         let repo = crate::vcs::worktree::repository_root(&head.workspace_root)?;

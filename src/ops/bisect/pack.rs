@@ -49,6 +49,7 @@ struct Builds<'a> {
     out: &'a Path,
     tmps: Vec<PathBuf>,
     fingerprints: Vec<String>,
+    tracer: crate::ops::archive::PackedTracer,
 }
 
 /// `cargo kprof archive --bisect GOOD..BAD -k KERNEL -o FILE`.
@@ -95,7 +96,8 @@ fn pack_range(
         revisions: commits.len(),
     }));
     let _deferral = crate::process::defer_signals();
-    let mut builds = Builds { out: o.output, tmps: Vec::new(), fingerprints: Vec::new() };
+    let mut builds =
+        Builds { out: o.output, tmps: Vec::new(), fingerprints: Vec::new(), tracer: Default::default() };
     let packer = Packer { o, repo: &repo, request, head, shell };
     let packed = packer.all(&good_rev, &commits, &mut builds);
     let written = packed.and_then(|(good_build, history)| {
@@ -231,7 +233,7 @@ impl Builds<'_> {
         self.tmps.push(tmp.clone());
         self.fingerprints.push(print);
         let graph = crate::ops::archive::graph(Some(&plan.workspace_root.join("Cargo.toml")), shell);
-        let tracer = crate::ops::archive::tracer_to_pack(plan, shell);
+        let tracer = self.tracer.for_plan(plan, shell);
         crate::archive::write(plan, built, packed, &graph, tracer.as_deref(), &tmp)?;
         Ok(n)
     }

@@ -11,7 +11,7 @@ use crate::collect::planner::{self, CostTerms, KernelCost};
 use crate::events::Event;
 use crate::model::stage::Stage;
 use crate::ncu::command::StageCollection;
-use crate::profile::history::{self, HistoryRun};
+use crate::profile::history;
 use crate::profile::run_manifest::PlanRecord;
 
 /// The follow-ups basic's metrics choose on most kernels, which one run collects with
@@ -24,7 +24,7 @@ pub const LIKELY_FOLLOW_UPS: [Stage; 3] = [Stage::Memory, Stage::Compute, Stage:
 
 /// The first run of a batch of `members` (kernel names) that each profile `launches` per
 /// run, planned before it starts, or `None` for basic alone:
-/// - with a history of the program, basic merged with each member's follow-up of last
+/// - with a history of the program (`learned`, [`Learned::of`] its runs), basic merged with each member's follow-up of last
 ///   time, when every member has one, the stages can merge, and the terms price it below
 ///   basic then the follow-ups;
 /// - with none, basic merged with every likely follow-up ([`first_run_unseen`]).
@@ -33,7 +33,7 @@ pub const LIKELY_FOLLOW_UPS: [Stage; 3] = [Stage::Memory, Stage::Compute, Stage:
 /// own otherwise ([`joining`]: an A/B check's counters); the first run collects them too,
 /// and their run is priced among the ones it saves.
 pub fn first_run(
-    history: &[HistoryRun],
+    learned: Option<&Learned>,
     members: &[&str],
     launches: &[u32],
     joining: &[Stage],
@@ -41,7 +41,7 @@ pub fn first_run(
     if !planner_on() {
         return None;
     }
-    let Some(learned) = Learned::of(history) else {
+    let Some(learned) = learned else {
         return first_run_unseen(launches, joining);
     };
     let (wants, costs) = learned.follow_ups(members)?;
@@ -54,11 +54,9 @@ pub fn first_run(
     let (terms, passes) = (&learned.terms, &learned.passes);
     let all: Vec<&KernelCost> = costs.values().collect();
     let follow = planner::choose_follow_ups(&wants, &costs, terms, passes, true);
-    let own_run = |set: &[Stage]| match set.is_empty() {
-        true => 0.0,
-        false => terms.run_ms(planner::passes_of(set, passes), &all),
-    };
-    let apart = own_run(&[Stage::Basic]) + follow.estimate_ms() + own_run(joining);
+    let apart = terms.run_ms(planner::passes_of(&[Stage::Basic], passes), &all)
+        + follow.estimate_ms()
+        + joined_run_ms(terms, joining, passes, &all);
     let merged = terms.run_ms(planner::passes_of(&stages, passes), &all);
     if merged >= apart {
         return None;
@@ -106,6 +104,20 @@ fn with_joining(stages: &mut Vec<Stage>, joining: &[Stage]) {
     }
 }
 
+/// What the `joining` stages' own run would cost, which the first run saves: nothing when
+/// there are none.
+fn joined_run_ms(
+    terms: &CostTerms,
+    joining: &[Stage],
+    passes: &BTreeMap<String, u32>,
+    all: &[&KernelCost],
+) -> f64 {
+    match joining.is_empty() {
+        true => 0.0,
+        false => terms.run_ms(planner::passes_of(joining, passes), all),
+    }
+}
+
 /// How a plan's line names the joining stages' own run, which the first run saves.
 fn joined_said(joining: &[Stage]) -> String {
     match joining.is_empty() {
@@ -138,9 +150,9 @@ pub fn dry_plan(
     launches: &[u32],
     mut collections: Vec<StageCollection>,
 ) -> DryPlan {
-    let history = history::runs_of(root, program);
+    let learned = Learned::of(&history::runs_of(root, program));
     let joining = joining(&collections);
-    let first = first_run(&history, members, launches, &joining);
+    let first = first_run(learned.as_ref(), members, launches, &joining);
     if let Some(run) = &first {
         let basic = StageCollection::Named(Stage::Basic);
         if let Some(c) = collections.iter_mut().find(|c| **c == basic) {
@@ -148,7 +160,7 @@ pub fn dry_plan(
         }
         collections.retain(|c| !matches!(c, StageCollection::Named(s) if joining.contains(s)));
     }
-    let Some(learned) = Learned::of(&history) else {
+    let Some(learned) = learned else {
         return unseen_dry_plan(root, collections, first);
     };
     let costs: Option<Vec<&KernelCost>> =
@@ -262,11 +274,9 @@ pub fn first_run_unseen(launches: &[u32], joining: &[Stage]) -> Option<FirstRun>
     let basic_passes = planner::passes_of(&[Stage::Basic], &none);
     let cheapest = LIKELY_FOLLOW_UPS.iter().map(|s| planner::passes_of(&[*s], &none)).min()?;
     let merged = first.run_ms(merged_passes, &all);
-    let joined = match joining.is_empty() {
-        true => 0.0,
-        false => later.run_ms(planner::passes_of(joining, &none), &all),
-    };
-    let apart = first.run_ms(basic_passes, &all) + later.run_ms(cheapest, &all) + joined;
+    let apart = first.run_ms(basic_passes, &all)
+        + later.run_ms(cheapest, &all)
+        + joined_run_ms(&later, joining, &none, &all);
     if merged >= apart {
         return None;
     }
@@ -288,6 +298,7 @@ pub fn first_run_unseen(launches: &[u32], joining: &[Stage]) -> Option<FirstRun>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::profile::history::HistoryRun;
 
     /// The H200's history lines of the zoo's latency program (six kernels, one launch
     /// each) that `keep` accepts.

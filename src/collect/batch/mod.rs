@@ -126,7 +126,8 @@ pub fn collect_batch(members: &[KernelRun<'_>], rules: &Rules, shell: &Shell) ->
         let launches: Vec<u32> = members.iter().map(|m| m.kernel.window.launch_count()).collect();
         let collections: Vec<StageCollection> = stages.iter().map(|s| s.collection.clone()).collect();
         let joining = first::joining(&collections);
-        if let Some(run) = first::first_run(&history, &names, &launches, &joining) {
+        if let Some(run) = first::first_run(plan::Learned::of(&history).as_ref(), &names, &launches, &joining)
+        {
             planned = Some(first::announce_first(shell, members, &run));
             let basic = StageCollection::Named(Stage::Basic);
             if let Some(s) = stages.iter_mut().find(|s| s.collection == basic) {

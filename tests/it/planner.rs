@@ -307,23 +307,28 @@ fn the_dry_run_shows_the_planned_runs_and_their_cost() {
     );
 }
 
+/// A dry run of `setup`'s workspace with `args`, `--clock-control none`, no cost history
+/// and `extra` in its environment, which must succeed: (stdout, stderr).
+fn dry_run_without_history(setup: &Setup, args: &[&str], extra: &[(&str, &str)]) -> (String, String) {
+    let none = setup.ws.root().join("tools/absent.jsonl");
+    let mut env = vec![("NCU", setup.ncu.to_str().unwrap()), ("KPROF_COST_HISTORY", none.to_str().unwrap())];
+    env.extend_from_slice(extra);
+    let mut all = args.to_vec();
+    all.extend(["--clock-control", "none", "--dry-run"]);
+    let out = setup.ws.kprof(&all, &env);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    (text(&out.stdout), text(&out.stderr))
+}
+
 /// `KPROF_HOT_LINES=sampling` reaches the planned commands: the merged first run asks for
 /// the PC sampling groups and `inst_executed` in its one metric list and exports the
 /// report without the SourceCounters section; the source page is still imported from it.
 #[test]
 fn the_sampling_switch_changes_only_how_the_first_run_collects_the_hot_lines() {
     let setup = setup_at(&recorded("again"));
-    let none = setup.ws.root().join("tools/absent.jsonl");
     let dry = |hot_lines: &str| {
-        let env = [
-            ("NCU", setup.ncu.to_str().unwrap()),
-            ("KPROF_PLAN", "auto"),
-            ("KPROF_COST_HISTORY", none.to_str().unwrap()),
-            ("KPROF_HOT_LINES", hot_lines),
-        ];
-        let out = setup.ws.kprof(&["--workspace", "--clock-control", "none", "--dry-run"], &env);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        text(&out.stdout)
+        let env = [("KPROF_PLAN", "auto"), ("KPROF_HOT_LINES", hot_lines)];
+        dry_run_without_history(&setup, &["--workspace"], &env).0
     };
     let section = dry("section");
     let sampling = dry("sampling");
@@ -359,17 +364,8 @@ fn the_sampling_switch_changes_only_how_the_first_run_collects_the_hot_lines() {
 #[test]
 fn a_kernel_profiled_alone_gets_the_merged_first_run() {
     let setup = setup_at(&recorded("again"));
-    let none = setup.ws.root().join("tools/absent.jsonl");
-    let run_as = |plan: &str| {
-        let env = [
-            ("NCU", setup.ncu.to_str().unwrap()),
-            ("KPROF_PLAN", plan),
-            ("KPROF_COST_HISTORY", none.to_str().unwrap()),
-        ];
-        let out = setup.ws.kprof(&["--kernel", "atomic_bins", "--clock-control", "none", "--dry-run"], &env);
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        (text(&out.stdout), text(&out.stderr))
-    };
+    let run_as =
+        |plan: &str| dry_run_without_history(&setup, &["--kernel", "atomic_bins"], &[("KPROF_PLAN", plan)]);
     let (stdout, stderr) = run_as("auto");
     assert!(stderr.contains("Planned: `atomic_bins` of `"), "{stderr}");
     let stage = stdout
